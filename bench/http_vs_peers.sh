@@ -1,0 +1,400 @@
+#!/usr/bin/env bash
+# perfbase's HTTP load generator side by side with wrk and oha, against one
+# local nginx. See bench/README.md for what is measured and how to read it.
+#
+#   bench/http_vs_peers.sh                         # full run: 2 scenarios x 3 tools x 3 reps, 10 s each
+#   D=3 REPS=1 TOOLS="wrk oha" bench/http_vs_peers.sh
+#   SCENARIOS=open TOOLS="oha perfbase" PERFBASE=/path/to/perfbase bench/http_vs_peers.sh
+#
+# Knobs (environment): D (seconds of load per run, 10), REPS (3), SCENARIOS
+# ("closed open"), TOOLS ("wrk oha perfbase"), PORT (18080, first free port
+# from there on), PAUSE (2 s between runs), PERFBASE (target/release/perfbase),
+# HOST (only 127.0.0.1 is accepted).
+#
+# nginx (one worker) runs on CPU 0, the load tool on CPU 1. Missing peers are
+# installed (Debian: apt-get; oha: cargo install --locked). Raw outputs and the
+# final tables land in bench/out/<UTC stamp>/.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+D="${D:-10}"
+REPS="${REPS:-3}"
+SCENARIOS="${SCENARIOS:-closed open}"
+TOOLS="${TOOLS:-wrk oha perfbase}"
+PORT="${PORT:-18080}"
+PAUSE="${PAUSE:-2}"
+HOST="${HOST:-127.0.0.1}"
+PERFBASE="${PERFBASE:-$ROOT/target/release/perfbase}"
+CONNS=50          # connections (closed) / connection cap (open)
+RATE=20000        # requested req/s in the open scenario
+SERVER_CPU=0
+TOOL_CPU=1
+
+die() { printf 'http_vs_peers: error: %s\n' "$*" >&2; exit 1; }
+log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+have() { command -v "$1" > /dev/null 2>&1; }
+
+# ---------------------------------------------------------------- checks
+[[ "$HOST" == "127.0.0.1" ]] \
+  || die "refusing to target '$HOST': this benchmark only sends load to 127.0.0.1"
+[[ "$D" =~ ^[1-9][0-9]*$ ]] || die "D must be a whole number of seconds (got '$D')"
+[[ "$REPS" =~ ^[1-9][0-9]*$ ]] || die "REPS must be a positive integer (got '$REPS')"
+[[ "$PAUSE" =~ ^[0-9]+$ ]] || die "PAUSE must be a whole number of seconds (got '$PAUSE')"
+[[ "$PORT" =~ ^[0-9]+$ ]] && (( PORT >= 1024 && PORT <= 65000 )) \
+  || die "PORT must be between 1024 and 65000 (got '$PORT')"
+for s in $SCENARIOS; do
+  [[ "$s" == closed || "$s" == open ]] || die "unknown scenario '$s' (known: closed open)"
+done
+for t in $TOOLS; do
+  [[ "$t" == wrk || "$t" == oha || "$t" == perfbase ]] || die "unknown tool '$t' (known: wrk oha perfbase)"
+done
+[[ -n "${SCENARIOS// /}" && -n "${TOOLS// /}" ]] || die "SCENARIOS and TOOLS must not be empty"
+(( $(nproc) >= 2 )) || die "need 2 CPUs (nginx on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
+CAP=$(( D + 5 ))
+wants() { [[ " $TOOLS " == *" $1 "* ]]; }
+
+# ---------------------------------------------------------------- installs
+APT_UPDATED=0
+apt_install() {   # apt_install PKG...; waits for a busy dpkg lock, retries
+  [[ "$(id -u)" == 0 ]] || die "$* missing and not root: install with apt-get install $*"
+  have apt-get || die "$* missing and no apt-get here: install $* by hand"
+  local try
+  for try in 1 2 3 4 5; do
+    if (( ! APT_UPDATED )); then
+      apt-get -q -o DPkg::Lock::Timeout=300 update > /dev/null && APT_UPDATED=1 || true
+    fi
+    if DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" > /dev/null; then
+      return 0
+    fi
+    log "apt-get install $* failed (try $try), retrying in 15 s (dpkg may be busy)"
+    APT_UPDATED=0
+    sleep 15
+  done
+  die "could not install $* with apt-get"
+}
+need_cmd() {      # need_cmd COMMAND DEBIAN_PACKAGE
+  have "$1" || { log "installing $2 (for $1)"; apt_install "$2"; }
+  have "$1" || die "$1 still missing after installing $2"
+}
+
+need_cmd taskset util-linux
+need_cmd timeout coreutils
+need_cmd python3 python3
+[[ -x /usr/bin/time ]] || { log "installing time (for /usr/bin/time)"; apt_install time; }
+[[ -x /usr/bin/time ]] || die "/usr/bin/time still missing after installing the 'time' package"
+need_cmd nginx nginx
+wants wrk && need_cmd wrk wrk
+if wants oha && ! have oha; then
+  have cargo || die "oha is missing and there is no cargo to build it (install Rust, then: cargo install oha --locked)"
+  have cc || { log "installing build-essential (C compiler for oha's dependencies)"; apt_install build-essential; }
+  log "cargo install oha --locked (about 5 min on 2 cores; log: /tmp/oha-install.log)"
+  CARGO_TARGET_DIR="${OHA_TARGET_DIR:-/tmp/oha-target}" cargo install oha --locked > /tmp/oha-install.log 2>&1 \
+    || die "cargo install oha --locked failed; see /tmp/oha-install.log"
+  have oha || die "oha still not on PATH after cargo install (is ~/.cargo/bin on PATH?)"
+fi
+if wants perfbase; then
+  if [[ ! -x "$PERFBASE" ]]; then
+    [[ "$PERFBASE" == "$ROOT/target/release/perfbase" ]] || die "PERFBASE=$PERFBASE is not an executable file"
+    have cargo || die "perfbase is not built and there is no cargo to build it"
+    log "building perfbase: cargo build --release --bin perfbase"
+    (cd "$ROOT" && cargo build --release --bin perfbase) || die "cargo build --release failed; no perfbase binary"
+    [[ -x "$PERFBASE" ]] || die "cargo build --release finished but $PERFBASE does not exist"
+  fi
+  if [[ " $SCENARIOS " == *" open "* ]] && ! "$PERFBASE" http --help 2>&1 | grep -q -- '--max-inflight'; then
+    die "$PERFBASE http --help has no --max-inflight: this perfbase cannot run the open scenario"
+  fi
+fi
+OHA_JSON=()
+if wants oha; then
+  if oha --help 2>&1 | grep -q -- '--output-format'; then OHA_JSON=(--output-format json); else OHA_JSON=(-j); fi
+fi
+
+# ---------------------------------------------------------------- output dir
+STAMP="$(date -u +%Y%m%dT%H%M%SZ)"
+OUT="$HERE/out/$STAMP"
+mkdir -p "$OUT"
+{
+  echo "date_utc: $STAMP"
+  echo "host: $(uname -srm), nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+  echo "D=${D}s cap=${CAP}s REPS=$REPS PAUSE=${PAUSE}s SCENARIOS='$SCENARIOS' TOOLS='$TOOLS' conns=$CONNS open_rate=$RATE"
+  echo "nginx: $(nginx -v 2>&1 | sed 's/^nginx version: //')"
+  wants wrk && echo "wrk: $(dpkg-query -W -f '${Version} (Debian package)' wrk 2>/dev/null || wrk -v 2>&1 | head -1)"
+  wants oha && echo "oha: $(oha --version 2>&1 | head -1)"
+  wants perfbase && echo "perfbase: $PERFBASE ($("$PERFBASE" --version 2>&1 | head -1))"
+  true
+} > "$OUT/env.txt"
+
+# ---------------------------------------------------------------- nginx
+port_busy() { (exec 3<> "/dev/tcp/$HOST/$1") 2> /dev/null; }
+http_ok() {       # one GET / over bash's /dev/tcp; true on a 200
+  local line
+  exec 3<> "/dev/tcp/$HOST/$PORT" || return 1
+  printf 'GET / HTTP/1.0\r\nHost: %s\r\n\r\n' "$HOST" >&3
+  IFS= read -r -t 2 line <&3 || line=""
+  exec 3<&- 3>&-
+  [[ "$line" == "HTTP/1."?" 200"* ]]
+}
+
+for _ in $(seq 20); do port_busy "$PORT" || break; PORT=$(( PORT + 1 )); done
+port_busy "$PORT" && die "no free port found near ${PORT}; set PORT"
+URL="http://$HOST:$PORT/"
+[[ "$URL" =~ ^http://127\.0\.0\.1:[0-9]+/$ ]] || die "refusing to target $URL"
+
+NGX="$OUT/nginx"
+mkdir -p "$NGX/tmp"
+cat > "$NGX/nginx.conf" << EOF
+worker_processes 1;
+daemon off;
+pid $NGX/nginx.pid;
+error_log $NGX/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_timeout 65s;
+    keepalive_requests 1000000;
+    client_body_temp_path $NGX/tmp/client_body;
+    proxy_temp_path $NGX/tmp/proxy;
+    fastcgi_temp_path $NGX/tmp/fastcgi;
+    uwsgi_temp_path $NGX/tmp/uwsgi;
+    scgi_temp_path $NGX/tmp/scgi;
+    server {
+        listen $HOST:$PORT backlog=4096;
+        location / {
+            default_type text/plain;
+            return 200 "ok\n";
+        }
+    }
+}
+EOF
+
+NGINX_PID=""
+stop_nginx() {
+  [[ -n "$NGINX_PID" ]] || return 0
+  if kill -0 "$NGINX_PID" 2> /dev/null; then
+    kill -QUIT "$NGINX_PID" 2> /dev/null || true
+    for _ in $(seq 50); do kill -0 "$NGINX_PID" 2> /dev/null || break; sleep 0.1; done
+    kill -TERM "$NGINX_PID" 2> /dev/null || true
+  fi
+  wait "$NGINX_PID" 2> /dev/null || true
+  NGINX_PID=""
+}
+trap stop_nginx EXIT
+trap 'exit 130' INT TERM
+
+taskset -c "$SERVER_CPU" nginx -p "$NGX/" -e "$NGX/error.log" -c "$NGX/nginx.conf" > "$NGX/stdout" 2>&1 &
+NGINX_PID=$!
+for _ in $(seq 50); do http_ok 2> /dev/null && break; sleep 0.1; done
+http_ok 2> /dev/null || { cat "$NGX/error.log" "$NGX/stdout" >&2 2> /dev/null || true; die "nginx did not answer on $URL"; }
+WORKER="$(pgrep -P "$NGINX_PID" | head -1)"
+[[ -n "$WORKER" ]] || die "could not find nginx's worker process"
+log "nginx master $NGINX_PID, worker $WORKER on CPU $SERVER_CPU, $URL"
+
+# ---------------------------------------------------------------- runs
+CLK_TCK="$(getconf CLK_TCK)"
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2> /dev/null || echo 0; }
+
+tool_cmd() {      # tool_cmd SCENARIO TOOL RUNDIR -> CMD array
+  local scen=$1 tool=$2 dir=$3
+  case "$scen/$tool" in
+    closed/wrk)      CMD=(wrk -t1 -c"$CONNS" -d"${D}s" --latency "$URL") ;;
+    closed/oha)      CMD=(oha --no-tui -z "${D}s" -c "$CONNS" --worker-threads 1 "${OHA_JSON[@]}" "$URL") ;;
+    closed/perfbase) CMD=("$PERFBASE" http "$URL" -c "$CONNS" -t 1 -d "${D}s" --quiet --json "$dir/perfbase.json") ;;
+    open/oha)        CMD=(oha --no-tui -z "${D}s" -c "$CONNS" -q "$RATE" --worker-threads 1 "${OHA_JSON[@]}" "$URL") ;;
+    open/perfbase)   CMD=("$PERFBASE" http "$URL" -r "$RATE" --max-inflight "$CONNS" -t 1 -d "${D}s" --quiet --json "$dir/perfbase.json") ;;
+    *) return 1 ;;
+  esac
+}
+
+FIRST_RUN=1
+run_one() {       # run_one SCENARIO TOOL REP
+  local scen=$1 tool=$2 rep=$3
+  local dir="$OUT/$scen/$tool/rep$rep"
+  mkdir -p "$dir"
+  tool_cmd "$scen" "$tool" "$dir"
+  (( FIRST_RUN )) || sleep "$PAUSE"
+  FIRST_RUN=0
+  printf '%q ' "${CMD[@]}" > "$dir/cmd.txt"; echo >> "$dir/cmd.txt"
+  local rc=0 t0 t1 w0 w1
+  t0=$(ticks "$WORKER"); w0=$(date +%s%N)
+  taskset -c "$TOOL_CPU" /usr/bin/time -o "$dir/time.txt" -f '%U %S %M' \
+    timeout -k 3 "$CAP" "${CMD[@]}" > "$dir/stdout" 2> "$dir/stderr" < /dev/null || rc=$?
+  w1=$(date +%s%N); t1=$(ticks "$WORKER")
+  kill -0 "$WORKER" 2> /dev/null || die "nginx worker $WORKER died during $scen/$tool rep $rep"
+  local line
+  line="$(python3 -c "$PY" run "$dir" "$tool" "$scen" "$rc" "$(( (w1 - w0) / 1000 ))" "$(( t1 - t0 ))" "$CLK_TCK" "$RATE")" \
+    || line="$scen $tool rep$rep: could not summarise the run (see $dir)"
+  log "$line"
+}
+
+PY="$(cat << 'PYEOF'
+import json, os, re, statistics, sys
+
+def read(p):
+    try:
+        with open(p, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+def to_ms(v, unit):
+    return float(v) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[unit]
+
+def p_wrk(d):
+    out, r = read(f"{d}/stdout"), {}
+    m = re.search(r"(\d+) requests in", out)
+    if m: r["requests"] = int(m.group(1))
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if m: r["rps"] = float(m.group(1))
+    for q, k in (("50", "p50"), ("99", "p99")):
+        m = re.search(rf"^\s+{q}%\s+([\d.]+)(\w+)", out, re.M)
+        if m: r[k] = to_ms(m.group(1), m.group(2))
+    err = 0
+    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    if m: err += int(m.group(1))
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if m: err += sum(int(x) for x in m.groups())
+    r["errors"] = err
+    return r
+
+def p_oha(d):
+    j = json.loads(read(f"{d}/stdout") or "{}")
+    codes = {str(k): v for k, v in (j.get("statusCodeDistribution") or {}).items()}
+    errs = j.get("errorDistribution") or {}
+    lat = j.get("latencyPercentiles") or {}
+    r = {"rps": j["summary"]["requestsPerSec"], "requests": sum(codes.values())}
+    for k in ("p50", "p99"):
+        if lat.get(k) is not None: r[k] = lat[k] * 1e3
+    r["errors"] = sum(v for k, v in codes.items() if not k.startswith("2")) \
+        + sum(v for k, v in errs.items() if "deadline" not in k)
+    aborted = sum(v for k, v in errs.items() if "deadline" in k)
+    if aborted: r["note"] = f"{aborted} in flight aborted at deadline"
+    return r
+
+def p_perfbase(d):
+    j = json.loads(read(f"{d}/perfbase.json") or "{}")
+    lat = j.get("latency_ms") or {}
+    r = {"requests": int(j["requests"]), "rps": float(j["rps"])}
+    for k in ("p50", "p99"):
+        if lat.get(k) is not None: r[k] = float(lat[k])
+    e = j.get("errors")
+    if isinstance(e, dict): e = sum(v for v in e.values() if isinstance(v, (int, float)))
+    if isinstance(e, (int, float)): r["errors"] = e
+    rate = (j.get("config") or {}).get("rate")
+    if rate is not None: r["config_rate"] = rate
+    return r
+
+def run(d, tool, scen, rc, wall_us, nticks, clk, rate):
+    r = {"tool": tool, "scenario": scen, "rc": int(rc), "wall_s": int(wall_us) / 1e6}
+    try:
+        r.update({"wrk": p_wrk, "oha": p_oha, "perfbase": p_perfbase}[tool](d))
+    except Exception as e:
+        r["parse_error"] = f"{type(e).__name__}: {e}"
+    nums = [l.split() for l in read(f"{d}/time.txt").splitlines()]
+    nums = [l for l in nums if len(l) == 3 and all(re.fullmatch(r"[\d.]+", x) for x in l)]
+    if nums:
+        u, s, m = nums[-1]
+        r["cpu_s"] = float(u) + float(s)
+        r["rss_mib"] = int(m) / 1024
+        if r.get("requests"): r["cpu_us_per_req"] = r["cpu_s"] * 1e6 / r["requests"]
+    r["nginx_cpu_pct"] = int(nticks) / int(clk) / r["wall_s"] * 100 if r["wall_s"] > 0 else None
+    if scen == "open": r["requested_rps"] = int(rate)
+    r["ok"] = r["rc"] == 0 and "parse_error" not in r and bool(r.get("requests")) and "cpu_s" in r
+    with open(f"{d}/result.json", "w") as f:
+        json.dump(r, f, indent=1)
+    f = lambda k, nd: "-" if r.get(k) is None else f"{r[k]:.{nd}f}"
+    print(f"{scen:6} {tool:8} {os.path.basename(d):5} rc={r['rc']} req/s={f('rps', 0)} "
+          f"cpu_us/req={f('cpu_us_per_req', 2)} rss_MiB={f('rss_mib', 1)} p50={f('p50', 3)}ms "
+          f"p99={f('p99', 3)}ms nginx={f('nginx_cpu_pct', 0)}%" + ("" if r["ok"] else "  FAILED")
+          + (f"  [{r['parse_error']}]" if "parse_error" in r else ""))
+
+def spread(vals, fmt):
+    if not vals: return "n/a"
+    med = fmt(statistics.median(vals))
+    return med if len(vals) == 1 else f"{med} ({fmt(min(vals))}–{fmt(max(vals))})"
+
+def table(out, scenarios, tools, rate):
+    n0 = lambda v: f"{v:,.0f}"
+    n1 = lambda v: f"{v:.1f}"
+    n2 = lambda v: f"{v:.2f}"
+    n3 = lambda v: f"{v:.3f}"
+    env = read(f"{out}/env.txt").splitlines()
+    print(f"## perfbase vs peers, HTTP ({out})\n")
+    for l in env: print(f"    {l}")
+    for scen in scenarios:
+        rows, meds = [], {}
+        for tool in tools:
+            base = f"{out}/{scen}/{tool}"
+            if not os.path.isdir(base): continue
+            runs = []
+            for rep in sorted(os.listdir(base)):
+                try:
+                    runs.append(json.loads(read(f"{base}/{rep}/result.json")))
+                except ValueError:
+                    runs.append({"ok": False})
+            ok = [r for r in runs if r.get("ok")]
+            col = lambda k: [r[k] for r in ok if r.get(k) is not None]
+            meds[tool] = {k: statistics.median(col(k)) for k in ("rps", "cpu_us_per_req") if col(k)}
+            notes = []
+            if len(ok) < len(runs): notes.append(f"{len(runs) - len(ok)} failed run(s)")
+            errs = col("errors")
+            if errs and max(errs) > 0: notes.append(f"errors {spread(errs, n0)}")
+            notes += sorted({r["note"] for r in ok if r.get("note")})[:1]
+            cells = [tool, f"{len(ok)}/{len(runs)}", spread(col("rps"), n0)]
+            if scen == "open":
+                cells.append(spread([r["rps"] / rate * 100 for r in ok if r.get("rps")], n1))
+            cells += [spread(col("cpu_us_per_req"), n2), spread(col("rss_mib"), n1),
+                      spread(col("p50"), n3), spread(col("p99"), n3),
+                      spread(col("nginx_cpu_pct"), n0), "; ".join(notes)]
+            rows.append(cells)
+        if not rows: continue
+        if scen == "closed":
+            print(f"\n### closed: {CONNS} connections, 1 thread, max throughput\n")
+            head = ["tool", "ok runs", "req/s", "CPU µs/req", "peak RSS MiB", "p50 ms", "p99 ms", "nginx CPU %", "notes"]
+        else:
+            print(f"\n### open: fixed rate {rate:,} req/s, at most {CONNS} connections, 1 thread\n")
+            head = ["tool", "ok runs", "req/s", "% of requested", "CPU µs/req", "peak RSS MiB", "p50 ms", "p99 ms", "nginx CPU %", "notes"]
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for c in rows: print("| " + " | ".join(c) + " |")
+        peer = "wrk" if scen == "closed" else "oha"
+        pb, pr = meds.get("perfbase", {}), meds.get(peer, {})
+        ratio = lambda k: f"{pb[k] / pr[k]:.2f}" if pb.get(k) and pr.get(k) else "n/a"
+        print()
+        if scen == "closed":
+            print(f"perfbase/wrk (medians): req/s {ratio('rps')}, CPU µs/req {ratio('cpu_us_per_req')}")
+        else:
+            pct = lambda m: f"{m['rps'] / rate * 100:.1f} %" if m.get("rps") else "n/a"
+            print(f"perfbase/oha (medians): achieved rate {ratio('rps')} (perfbase {pct(pb)}, oha {pct(pr)} "
+                  f"of requested), CPU µs/req {ratio('cpu_us_per_req')}")
+    print("\nCells: median over the ok runs (min–max). CPU µs/req = tool user+sys / requests completed. "
+          "nginx CPU % = its one worker, 100 = one core.")
+
+CONNS = 50
+if sys.argv[1] == "run":
+    run(*sys.argv[2:])
+else:
+    CONNS = int(sys.argv[5])
+    table(sys.argv[2], sys.argv[3].split(), sys.argv[4].split(), int(sys.argv[6]))
+PYEOF
+)"
+
+for scen in $SCENARIOS; do
+  tools=()
+  for tool in $TOOLS; do
+    if tool_cmd "$scen" "$tool" /dev/null; then tools+=("$tool"); else log "$scen: $tool has no $scen model, skipped"; fi
+  done
+  (( ${#tools[@]} )) || continue
+  # round-robin: every repetition runs each tool once, so slow drift hits them alike
+  for rep in $(seq "$REPS"); do
+    for tool in "${tools[@]}"; do
+      run_one "$scen" "$tool" "$rep"
+    done
+  done
+done
+stop_nginx
+
+python3 -c "$PY" table "$OUT" "$SCENARIOS" "$TOOLS" "$CONNS" "$RATE" | tee "$OUT/results.md"
+log "raw outputs: $OUT"

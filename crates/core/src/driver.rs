@@ -1,0 +1,24 @@
+//! The driver seam. A protocol is a [`Driver`] that opens [`Session`]s; a session executes
+//! operations and reports [`Outcome`]s. The engine owns the clock, so every protocol measures
+//! latency the same way, and dispatch is static (no boxing on the hot path).
+//!
+//! Sessions live on one single-threaded worker, so neither they nor their futures need `Send`.
+
+use crate::outcome::Outcome;
+use std::future::Future;
+
+/// A protocol: knows how to open sessions (connections) to the target.
+pub trait Driver: Send + Sync + 'static {
+    /// One connection or virtual user.
+    type Session: Session;
+
+    /// Opens a session for worker `worker`. A failure is reported as the outcome that the
+    /// engine records (typically class `connect`).
+    fn open(&self, worker: usize) -> impl Future<Output = Result<Self::Session, Outcome>>;
+}
+
+/// One connection: executes operation number `op` (a global sequence number the session maps
+/// to a request, e.g. `op % targets`).
+pub trait Session: 'static {
+    fn execute(&mut self, op: u64) -> impl Future<Output = Outcome>;
+}

@@ -1,0 +1,21 @@
+//! perfbase-core: the small, stable interface crate at the root of the dependency graph.
+//!
+//! It holds what every other crate agrees on: the [`Outcome`] of one operation and its
+//! [`Class`], the [`Driver`]/[`Session`] traits that protocols implement, the [`Recorder`]
+//! that turns timed outcomes into HDR histograms and counters, unit parsing
+//! (`250ms`, `2k/s`), secret redaction, and the `perfbase.result/v1` schema types.
+//!
+//! It must not depend on tokio or on any other perfbase crate: drivers, the engine and the
+//! reports all meet here, so it stays free of runtimes and I/O.
+
+pub mod driver;
+pub mod outcome;
+pub mod recorder;
+pub mod redact;
+pub mod result;
+pub mod timeline;
+pub mod units;
+
+pub use driver::{Driver, Session};
+pub use outcome::{Class, Outcome};
+pub use recorder::Recorder;

@@ -1,0 +1,165 @@
+//! What one operation came to: its class, status and byte counts. The engine takes the times;
+//! drivers only say what happened.
+
+use serde::{Deserialize, Serialize};
+
+/// The class of an operation's outcome. Counted as enum counters, never keyed by strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    /// The operation succeeded (HTTP 1xx–3xx, a query that returned).
+    Ok,
+    /// The server answered with a 4xx status.
+    Http4xx,
+    /// The server answered with a 5xx status.
+    Http5xx,
+    /// No connection could be made (refused, unreachable, DNS).
+    Connect,
+    /// The connection failed while reading the response (reset, EOF mid-response).
+    Read,
+    /// The connection failed while sending the request.
+    Write,
+    /// No complete response within the timeout.
+    Timeout,
+    /// The response was malformed or oversized.
+    Protocol,
+    /// The backend reported an error (SQL error, Redis error reply); its code is in `detail`.
+    Driver,
+}
+
+impl Class {
+    /// Every class, in the order used for counters and reports.
+    pub const ALL: [Class; 9] = [
+        Class::Ok,
+        Class::Http4xx,
+        Class::Http5xx,
+        Class::Connect,
+        Class::Read,
+        Class::Write,
+        Class::Timeout,
+        Class::Protocol,
+        Class::Driver,
+    ];
+    /// Number of classes, the length of counter arrays.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// Index into counter arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The stable name used in JSON and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Ok => "ok",
+            Class::Http4xx => "http_4xx",
+            Class::Http5xx => "http_5xx",
+            Class::Connect => "connect",
+            Class::Read => "read",
+            Class::Write => "write",
+            Class::Timeout => "timeout",
+            Class::Protocol => "protocol",
+            Class::Driver => "driver",
+        }
+    }
+
+    /// Parses a stable name back (for reading stored results).
+    pub fn from_name(name: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Whether the session that produced this outcome can no longer be trusted and must be
+    /// dropped and reopened: after a transport failure or a timeout the connection's state
+    /// (half-read response, dead socket) is unknown.
+    pub fn breaks_session(self) -> bool {
+        matches!(
+            self,
+            Class::Connect | Class::Read | Class::Write | Class::Timeout | Class::Protocol
+        )
+    }
+
+    /// Whether this class counts as an error (everything but `ok`).
+    pub fn is_error(self) -> bool {
+        self != Class::Ok
+    }
+}
+
+/// The outcome of one operation as a driver reports it. The engine adds the timing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub class: Class,
+    /// Protocol status: the HTTP status code, 0 where the protocol has none or none arrived.
+    pub status: u16,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// A human-readable cause for errors (kept only as a bounded sample by the recorder).
+    pub detail: Option<Box<str>>,
+}
+
+impl Outcome {
+    /// A successful outcome without a status code.
+    pub fn ok(bytes_in: u64, bytes_out: u64) -> Outcome {
+        Outcome {
+            class: Class::Ok,
+            status: 0,
+            bytes_in,
+            bytes_out,
+            detail: None,
+        }
+    }
+
+    /// An error of `class` with a message explaining it.
+    pub fn error(class: Class, detail: impl Into<String>) -> Outcome {
+        Outcome {
+            class,
+            status: 0,
+            bytes_in: 0,
+            bytes_out: 0,
+            detail: Some(detail.into().into_boxed_str()),
+        }
+    }
+
+    /// An HTTP response with `status`, classed by its code.
+    pub fn http(status: u16, bytes_in: u64, bytes_out: u64) -> Outcome {
+        let class = match status {
+            400..=499 => Class::Http4xx,
+            500..=599 => Class::Http5xx,
+            _ => Class::Ok,
+        };
+        Outcome {
+            class,
+            status,
+            bytes_in,
+            bytes_out,
+            detail: None,
+        }
+    }
+
+    /// Sets the bytes already exchanged when an error cut the operation short.
+    pub fn with_bytes(mut self, bytes_in: u64, bytes_out: u64) -> Outcome {
+        self.bytes_in = bytes_in;
+        self.bytes_out = bytes_out;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_status_classes() {
+        assert_eq!(Outcome::http(200, 0, 0).class, Class::Ok);
+        assert_eq!(Outcome::http(302, 0, 0).class, Class::Ok);
+        assert_eq!(Outcome::http(404, 0, 0).class, Class::Http4xx);
+        assert_eq!(Outcome::http(503, 0, 0).class, Class::Http5xx);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for c in Class::ALL {
+            assert_eq!(Class::from_name(c.name()), Some(c));
+            assert_eq!(Class::ALL[c.index()], c);
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The recorder: one per worker, fed one timed outcome at a time, merged exactly at the end of
+//! a phase. HDR histograms (hdrhistogram crate) keep every latency at 3 significant digits, so
+//! merging recorders gives the same percentiles as recording everything in one place.
+
+use crate::outcome::{Class, Outcome};
+use crate::timeline::Timeline;
+use hdrhistogram::Histogram;
+use std::time::Duration;
+
+/// Latencies are recorded in microseconds: loopback round trips are tens of µs, and the
+/// range below reaches one hour, longer than any timeout perfbase accepts.
+pub const UNIT_PER_S: u64 = 1_000_000;
+/// The highest latency kept exactly (1 h in µs); longer ones are clamped to it.
+pub const HIGHEST_US: u64 = 3_600 * UNIT_PER_S;
+/// Significant digits kept by the main histograms.
+pub const SIGFIG: u8 = 3;
+/// How many distinct error messages are kept as samples.
+pub const MAX_ERROR_SAMPLES: usize = 16;
+/// Status codes are counted in a flat array indexed by code; codes above this are folded into 0.
+const STATUS_SLOTS: usize = 600;
+
+/// A new, empty latency histogram with perfbase's range and precision.
+pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
+    // Valid constant bounds (1 ≤ low, high ≥ 2·low, sigfig ≤ 5): construction cannot fail.
+    Histogram::new_with_bounds(1, HIGHEST_US, sigfig).expect("constant histogram bounds are valid")
+}
+
+fn as_us(d: Duration) -> u64 {
+    (d.as_micros() as u64).min(HIGHEST_US)
+}
+
+/// One distinct error message and how often it was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorSample {
+    pub class: Class,
+    pub message: String,
+    pub count: u64,
+}
+
+/// Counters and histograms of one worker (or, after merging, of one phase).
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    /// Response time: from the intended start (open model) or the actual send (closed model).
+    pub response: Histogram<u64>,
+    /// Service time: from the actual send. Kept only in the open model, where it differs.
+    pub service: Option<Histogram<u64>>,
+    classes: [u64; Class::COUNT],
+    status: Box<[u64]>,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// Operations that could not start on schedule (open model).
+    pub late: u64,
+    /// Operations whose intended start fell inside the send window but that never started
+    /// (open model: the window closed while they waited for a free session).
+    pub unsent: u64,
+    /// Operations in flight when the phase was cut off (deadline grace or Ctrl-C); not recorded.
+    pub aborted: u64,
+    samples: Vec<ErrorSample>,
+    pub timeline: Timeline,
+}
+
+impl Recorder {
+    /// An empty recorder; `open_model` also keeps service times.
+    pub fn new(open_model: bool) -> Recorder {
+        Recorder {
+            response: new_histogram(SIGFIG),
+            service: open_model.then(|| new_histogram(SIGFIG)),
+            classes: [0; Class::COUNT],
+            status: vec![0; STATUS_SLOTS].into_boxed_slice(),
+            bytes_in: 0,
+            bytes_out: 0,
+            late: 0,
+            unsent: 0,
+            aborted: 0,
+            samples: Vec::new(),
+            timeline: Timeline::new(),
+        }
+    }
+
+    /// Records one completed operation. `response` is the latency the user saw, `service` the
+    /// time from the actual send (open model only), `at` when it completed since phase start.
+    pub fn record(
+        &mut self,
+        outcome: &Outcome,
+        response: Duration,
+        service: Duration,
+        at: Duration,
+    ) {
+        let response_us = as_us(response);
+        self.response.saturating_record(response_us);
+        if let Some(h) = self.service.as_mut() {
+            h.saturating_record(as_us(service));
+        }
+        self.classes[outcome.class.index()] += 1;
+        let slot = outcome.status as usize;
+        self.status[if slot < STATUS_SLOTS { slot } else { 0 }] += 1;
+        self.bytes_in += outcome.bytes_in;
+        self.bytes_out += outcome.bytes_out;
+        if outcome.class.is_error() {
+            if let Some(detail) = &outcome.detail {
+                self.sample(outcome.class, detail, 1);
+            }
+        }
+        self.timeline
+            .record(at, response_us, outcome.class.is_error());
+    }
+
+    fn sample(&mut self, class: Class, message: &str, count: u64) {
+        if let Some(s) = self
+            .samples
+            .iter_mut()
+            .find(|s| s.class == class && s.message == message)
+        {
+            s.count += count;
+        } else if self.samples.len() < MAX_ERROR_SAMPLES {
+            self.samples.push(ErrorSample {
+                class,
+                message: message.to_string(),
+                count,
+            });
+        }
+    }
+
+    /// Completed operations (every class).
+    pub fn requests(&self) -> u64 {
+        self.classes.iter().sum()
+    }
+
+    /// Operations of one class.
+    pub fn count(&self, class: Class) -> u64 {
+        self.classes[class.index()]
+    }
+
+    /// Operations that ended in error (every class but `ok`).
+    pub fn errors(&self) -> u64 {
+        self.requests() - self.count(Class::Ok)
+    }
+
+    /// Non-zero status counts as (code, count), ascending; code 0 means "no status".
+    pub fn status_counts(&self) -> Vec<(u16, u64)> {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| (code as u16, *n))
+            .collect()
+    }
+
+    /// Non-zero class counts, in [`Class::ALL`] order.
+    pub fn class_counts(&self) -> Vec<(Class, u64)> {
+        Class::ALL
+            .into_iter()
+            .map(|c| (c, self.count(c)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// The kept error samples.
+    pub fn error_samples(&self) -> &[ErrorSample] {
+        &self.samples
+    }
+
+    /// Closes the timeline's current second (call once the phase is over).
+    pub fn finish(&mut self) {
+        self.timeline.flush();
+    }
+
+    /// Adds `other` into `self`. Histogram addition is exact: merge(a, b) holds the same
+    /// counts as recording a ∪ b into one recorder.
+    pub fn merge(&mut self, other: &Recorder) {
+        // Both histograms share bounds by construction, so adding cannot fail; if a recorder
+        // read from elsewhere had other bounds, saturate rather than lose the merge.
+        if self.response.add(&other.response).is_err() {
+            for v in other.response.iter_recorded() {
+                self.response
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+        match (self.service.as_mut(), other.service.as_ref()) {
+            (Some(a), Some(b)) => {
+                let _ = a.add(b);
+            }
+            (None, Some(b)) => self.service = Some(b.clone()),
+            _ => {}
+        }
+        for (a, b) in self.classes.iter_mut().zip(other.classes.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.late += other.late;
+        self.unsent += other.unsent;
+        self.aborted += other.aborted;
+        for s in &other.samples {
+            self.sample(s.class, &s.message, s.count);
+        }
+        self.timeline.merge(&other.timeline);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn rec(r: &mut Recorder, status: u16, us: u64, at_ms: u64) {
+        r.record(
+            &Outcome::http(status, 10, 5),
+            Duration::from_micros(us),
+            Duration::from_micros(us / 2),
+            Duration::from_millis(at_ms),
+        );
+    }
+
+    #[test]
+    fn counts_statuses_classes_and_bytes() {
+        let mut r = Recorder::new(false);
+        rec(&mut r, 200, 100, 0);
+        rec(&mut r, 200, 100, 10);
+        rec(&mut r, 500, 100, 1500);
+        r.record(
+            &Outcome::error(Class::Connect, "refused"),
+            Duration::from_micros(5),
+            Duration::ZERO,
+            Duration::from_millis(1600),
+        );
+        r.finish();
+        assert_eq!(r.requests(), 4);
+        assert_eq!(r.errors(), 2);
+        assert_eq!(r.status_counts(), vec![(0, 1), (200, 2), (500, 1)]);
+        assert_eq!(r.count(Class::Http5xx), 1);
+        assert_eq!(r.bytes_in, 30);
+        assert_eq!(r.error_samples()[0].message, "refused");
+        let points = r.timeline.points();
+        assert_eq!(points.len(), 2);
+        assert_eq!((points[0].requests, points[0].errors), (2, 0));
+        assert_eq!((points[1].requests, points[1].errors), (2, 2));
+    }
+
+    #[test]
+    fn error_samples_are_bounded_and_counted() {
+        let mut r = Recorder::new(false);
+        for i in 0..100 {
+            let o = Outcome::error(Class::Read, format!("reset {}", i % 20));
+            r.record(&o, Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        }
+        assert_eq!(r.error_samples().len(), MAX_ERROR_SAMPLES);
+        assert_eq!(r.error_samples()[0].count, 5);
+    }
+
+    proptest! {
+        // merge(a, b) == record(a ∪ b): the property that makes per-worker recording exact.
+        #[test]
+        fn merge_equals_recording_the_union(
+            a in proptest::collection::vec((1u64..5_000_000, 0u64..5_000, prop_oneof![Just(200u16), Just(404), Just(503)]), 0..200),
+            b in proptest::collection::vec((1u64..5_000_000, 0u64..5_000, prop_oneof![Just(200u16), Just(404), Just(503)]), 0..200),
+        ) {
+            let mut ra = Recorder::new(true);
+            let mut rb = Recorder::new(true);
+            let mut all = Recorder::new(true);
+            for &(us, at, st) in &a { rec(&mut ra, st, us, at); rec(&mut all, st, us, at); }
+            for &(us, at, st) in &b { rec(&mut rb, st, us, at); rec(&mut all, st, us, at); }
+            ra.finish(); rb.finish(); all.finish();
+            ra.merge(&rb);
+            prop_assert_eq!(ra.requests(), all.requests());
+            prop_assert_eq!(ra.status_counts(), all.status_counts());
+            prop_assert_eq!(ra.class_counts(), all.class_counts());
+            prop_assert_eq!(ra.response.len(), all.response.len());
+            for q in [0.0, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                prop_assert_eq!(ra.response.value_at_quantile(q), all.response.value_at_quantile(q));
+            }
+            prop_assert_eq!(ra.service.as_ref().map(|h| h.value_at_quantile(0.99)), all.service.as_ref().map(|h| h.value_at_quantile(0.99)));
+            prop_assert_eq!(ra.timeline.points(), all.timeline.points());
+        }
+    }
+}

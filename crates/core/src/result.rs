@@ -1,0 +1,361 @@
+//! The result contract, `perfbase.result/v1`: what `--json FILE` writes, what the store keeps
+//! and what reports read. Documented in `docs/result-schema.md` and validated against
+//! `docs/result.schema.json` in tests. Fields are only ever added, never renamed, within v1.
+
+use crate::recorder::{new_histogram, Recorder, SIGFIG};
+use crate::timeline::TimelinePoint;
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The schema tag every result carries.
+pub const SCHEMA: &str = "perfbase.result/v1";
+/// How histograms are encoded in results.
+pub const HISTOGRAM_ENCODING: &str = "hdr-v2-deflate+base64";
+
+/// Open (fixed arrival rate) or closed (fixed concurrency) load model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Model {
+    Open,
+    Closed,
+}
+
+impl Model {
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Open => "open",
+            Model::Closed => "closed",
+        }
+    }
+}
+
+/// Latency statistics in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LatencyMs {
+    pub min: f64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl LatencyMs {
+    /// Summarises a µs histogram. Percentiles are HDR's "highest equivalent value" at the
+    /// quantile, the convention of wrk and HdrHistogram itself.
+    pub fn from_histogram(h: &Histogram<u64>) -> LatencyMs {
+        if h.is_empty() {
+            return LatencyMs::default();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        LatencyMs {
+            min: ms(h.min()),
+            mean: h.mean() / 1000.0,
+            stdev: h.stdev() / 1000.0,
+            p50: ms(h.value_at_quantile(0.50)),
+            p75: ms(h.value_at_quantile(0.75)),
+            p90: ms(h.value_at_quantile(0.90)),
+            p95: ms(h.value_at_quantile(0.95)),
+            p99: ms(h.value_at_quantile(0.99)),
+            p999: ms(h.value_at_quantile(0.999)),
+            max: ms(h.max()),
+        }
+    }
+}
+
+/// Encoded histograms, for exact merging of results later.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histograms {
+    /// Unit of recorded values: always `us`.
+    pub unit: String,
+    /// Always [`HISTOGRAM_ENCODING`].
+    pub encoding: String,
+    /// Response time histogram.
+    pub response: String,
+    /// Service time histogram (open model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+}
+
+/// Encodes a histogram as HDR V2 compressed, base64.
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    // Writing to a Vec has no I/O error; a failed compression leaves the field empty, which
+    // decode_histogram reports.
+    let _ = V2DeflateSerializer::new().serialize(h, &mut bytes);
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Decodes what [`encode_histogram`] wrote.
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("histogram is not base64: {e}"))?;
+    let mut slice = bytes.as_slice();
+    let h: Histogram<u64> = Deserializer::new()
+        .deserialize(&mut slice)
+        .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+    // Re-home into perfbase's bounds so merges of decoded histograms always add.
+    let mut out = new_histogram(SIGFIG);
+    let _ = out.add(&h);
+    Ok(out)
+}
+
+/// Open-model bookkeeping: what was asked for and what happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenModelStats {
+    /// Requested arrival rate, operations per second.
+    pub requested_rate: f64,
+    /// Operations started per second of the send window.
+    pub achieved_rate: f64,
+    /// Operations that started more than 1 ms after their intended time, or had to wait for a
+    /// free connection (max in-flight reached). They were sent, never dropped.
+    pub late: u64,
+    /// Operations scheduled inside the window that never started because the window closed
+    /// while they waited for a free connection.
+    pub unsent: u64,
+    /// The cap on concurrent operations.
+    pub max_inflight: u64,
+}
+
+/// One distinct error message and how often it was seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorSampleOut {
+    pub class: String,
+    pub message: String,
+    pub count: u64,
+}
+
+/// The measured block: shared by a whole run and by each phase of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub requests: u64,
+    /// Wall time from the phase start until the last operation finished.
+    pub duration_s: f64,
+    /// Completed operations per second of `duration_s`.
+    pub rps: f64,
+    /// Share of operations of class `ok`, 0..1 (1 when nothing ran).
+    pub success_ratio: f64,
+    /// Status code → count ("0" = no status, e.g. transport errors).
+    pub status: BTreeMap<String, u64>,
+    /// Error class → count; only classes that occurred.
+    pub errors: BTreeMap<String, u64>,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub latency_ms: LatencyMs,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_time_ms: Option<LatencyMs>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_model: Option<OpenModelStats>,
+    /// Operations in flight when the phase was cut off (Ctrl-C, or still running after the
+    /// deadline plus the request timeout); they are not in the counts above.
+    pub aborted_in_flight: u64,
+    pub histogram: Histograms,
+    pub timeline: Vec<TimelinePoint>,
+    pub error_samples: Vec<ErrorSampleOut>,
+}
+
+impl Measurement {
+    /// Builds the measured block from a merged, finished recorder. `elapsed` is the wall time
+    /// of the phase; `open` carries the requested rate, the send window and the in-flight cap.
+    pub fn from_recorder(
+        rec: &Recorder,
+        elapsed: Duration,
+        open: Option<(f64, Duration, u64)>,
+    ) -> Measurement {
+        let requests = rec.requests();
+        let secs = elapsed.as_secs_f64();
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let ok = rec.count(crate::Class::Ok);
+        Measurement {
+            requests,
+            duration_s: secs,
+            rps: per_s(requests),
+            success_ratio: if requests == 0 {
+                1.0
+            } else {
+                ok as f64 / requests as f64
+            },
+            status: rec
+                .status_counts()
+                .into_iter()
+                .map(|(c, n)| (c.to_string(), n))
+                .collect(),
+            errors: rec
+                .class_counts()
+                .into_iter()
+                .filter(|(c, _)| c.is_error())
+                .map(|(c, n)| (c.name().to_string(), n))
+                .collect(),
+            bytes_read: rec.bytes_in,
+            bytes_written: rec.bytes_out,
+            latency_ms: LatencyMs::from_histogram(&rec.response),
+            service_time_ms: rec.service.as_ref().map(LatencyMs::from_histogram),
+            open_model: open.map(|(rate, window, max_inflight)| {
+                let started = requests + rec.aborted;
+                let w = window.as_secs_f64();
+                OpenModelStats {
+                    requested_rate: rate,
+                    achieved_rate: if w > 0.0 { started as f64 / w } else { 0.0 },
+                    late: rec.late,
+                    unsent: rec.unsent,
+                    max_inflight,
+                }
+            }),
+            aborted_in_flight: rec.aborted,
+            histogram: Histograms {
+                unit: "us".into(),
+                encoding: HISTOGRAM_ENCODING.into(),
+                response: encode_histogram(&rec.response),
+                service: rec.service.as_ref().map(encode_histogram),
+            },
+            timeline: rec.timeline.points(),
+            error_samples: rec
+                .error_samples()
+                .iter()
+                .map(|s| ErrorSampleOut {
+                    class: s.class.name().into(),
+                    message: s.message.clone(),
+                    count: s.count,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The tool that wrote a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// The machine a result was measured on, captured at run time.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Env {
+    pub cpu_model: String,
+    pub cores: u32,
+    pub memory_bytes: u64,
+    pub os: String,
+    pub kernel: String,
+    pub hostname: String,
+    pub tool_version: String,
+}
+
+/// How the load was shaped (protocol-independent part).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadConfig {
+    pub threads: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_inflight: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    pub warmup_s: f64,
+    pub timeout_s: f64,
+    /// Protocol-specific settings (for HTTP: method, headers (redacted), keep-alive, targets).
+    #[serde(default)]
+    pub protocol: BTreeMap<String, serde_json::Value>,
+}
+
+/// A named phase of a plan (warm-up, a sweep step, a repetition).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub name: String,
+    pub model: Model,
+    #[serde(flatten)]
+    pub measurement: Measurement,
+}
+
+/// A whole run: what `--json FILE` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema: String,
+    pub tool: Tool,
+    /// RFC 3339 UTC wall-clock time of the start of measurement (a label only).
+    pub started_at: String,
+    /// The target, secrets redacted.
+    pub target: String,
+    pub protocol: String,
+    pub model: Model,
+    pub config: LoadConfig,
+    /// True when the run was interrupted (Ctrl-C) and this is a partial result.
+    pub interrupted: bool,
+    #[serde(flatten)]
+    pub measurement: Measurement,
+    /// Phases of a plan, in order; empty for a single ad-hoc run.
+    pub phases: Vec<PhaseResult>,
+    pub env: Env,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Outcome;
+
+    #[test]
+    fn histogram_round_trips_through_base64() {
+        let mut r = Recorder::new(false);
+        for us in [10u64, 200, 3000, 45_000, 1_000_000] {
+            r.record(
+                &Outcome::http(200, 1, 1),
+                Duration::from_micros(us),
+                Duration::ZERO,
+                Duration::ZERO,
+            );
+        }
+        let text = encode_histogram(&r.response);
+        let back = decode_histogram(&text).unwrap();
+        assert_eq!(back.len(), 5);
+        assert_eq!(
+            back.value_at_quantile(0.5),
+            r.response.value_at_quantile(0.5)
+        );
+        assert_eq!(back.max(), r.response.max());
+    }
+
+    #[test]
+    fn measurement_counts() {
+        let mut r = Recorder::new(true);
+        for i in 0..10u64 {
+            let st = if i == 9 { 500 } else { 200 };
+            r.record(
+                &Outcome::http(st, 100, 50),
+                Duration::from_millis(2),
+                Duration::from_millis(1),
+                Duration::from_millis(i * 100),
+            );
+        }
+        r.late = 3;
+        r.finish();
+        let m = Measurement::from_recorder(
+            &r,
+            Duration::from_secs(2),
+            Some((5.0, Duration::from_secs(2), 10)),
+        );
+        assert_eq!(m.requests, 10);
+        assert_eq!(m.rps, 5.0);
+        assert_eq!(m.success_ratio, 0.9);
+        assert_eq!(m.status.get("200"), Some(&9));
+        assert_eq!(m.errors.get("http_5xx"), Some(&1));
+        assert_eq!(m.bytes_read, 1000);
+        let open = m.open_model.unwrap();
+        assert_eq!(open.achieved_rate, 5.0);
+        assert_eq!(open.late, 3);
+        assert!((m.latency_ms.p50 - 2.0).abs() < 0.01);
+        assert!((m.service_time_ms.unwrap().p50 - 1.0).abs() < 0.01);
+    }
+}

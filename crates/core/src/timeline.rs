@@ -1,0 +1,202 @@
+//! The per-second timeline: requests, errors, p50 and p99 for every second of a phase.
+//!
+//! Each worker keeps the current second in a small histogram (2 significant digits) and, when
+//! a completion falls into a later second, serialises the finished one (HDR V2, a few hundred
+//! bytes) so long runs stay small. Merging workers deserialises and adds, so the merged
+//! per-second percentiles are exact at that precision.
+
+use crate::recorder::HIGHEST_US;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+const SIGFIG: u8 = 2;
+
+/// One second of a phase as reports show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelinePoint {
+    /// Seconds since the phase started (the second [s, s+1)).
+    pub second: u32,
+    pub requests: u64,
+    pub errors: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+#[derive(Debug, Clone)]
+struct Closed {
+    second: u32,
+    requests: u64,
+    errors: u64,
+    histogram: Vec<u8>,
+}
+
+/// The timeline of one worker or of a merged phase.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    current: Option<u32>,
+    requests: u64,
+    errors: u64,
+    histogram: Histogram<u64>,
+    closed: Vec<Closed>,
+}
+
+impl Default for Timeline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn new_small() -> Histogram<u64> {
+    // Constant, valid bounds: cannot fail.
+    Histogram::new_with_bounds(1, HIGHEST_US, SIGFIG).expect("constant histogram bounds are valid")
+}
+
+fn encode(h: &Histogram<u64>) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Serialising into a Vec cannot fail on I/O; an encoding error would only come from a
+    // histogram with impossible counts, and then the second is kept without percentiles.
+    let _ = V2Serializer::new().serialize(h, &mut out);
+    out
+}
+
+fn decode(bytes: &[u8]) -> Histogram<u64> {
+    let mut slice = bytes;
+    Deserializer::new()
+        .deserialize(&mut slice)
+        .unwrap_or_else(|_| new_small())
+}
+
+impl Timeline {
+    pub fn new() -> Timeline {
+        Timeline {
+            current: None,
+            requests: 0,
+            errors: 0,
+            histogram: new_small(),
+            closed: Vec::new(),
+        }
+    }
+
+    /// Counts a completion at `at` since the phase start.
+    #[inline]
+    pub fn record(&mut self, at: Duration, latency_us: u64, error: bool) {
+        let second = at.as_secs() as u32;
+        if self.current != Some(second) {
+            self.roll(second);
+        }
+        self.requests += 1;
+        self.errors += error as u64;
+        self.histogram.saturating_record(latency_us);
+    }
+
+    fn roll(&mut self, second: u32) {
+        self.flush();
+        self.current = Some(second);
+    }
+
+    /// Closes the current second.
+    pub fn flush(&mut self) {
+        if let Some(second) = self.current.take() {
+            if self.requests > 0 {
+                self.push_closed(Closed {
+                    second,
+                    requests: self.requests,
+                    errors: self.errors,
+                    histogram: encode(&self.histogram),
+                });
+            }
+            self.requests = 0;
+            self.errors = 0;
+            self.histogram.reset();
+        }
+    }
+
+    fn push_closed(&mut self, c: Closed) {
+        // Completions are timed by one monotonic clock, so seconds arrive in order per worker;
+        // a second seen again (merge) is added into the existing entry.
+        match self.closed.binary_search_by_key(&c.second, |x| x.second) {
+            Ok(i) => {
+                let e = &mut self.closed[i];
+                e.requests += c.requests;
+                e.errors += c.errors;
+                let mut h = decode(&e.histogram);
+                let _ = h.add(decode(&c.histogram));
+                e.histogram = encode(&h);
+            }
+            Err(i) => self.closed.insert(i, c),
+        }
+    }
+
+    /// Adds another (flushed) timeline into this one.
+    pub fn merge(&mut self, other: &Timeline) {
+        self.flush();
+        for c in &other.closed {
+            self.push_closed(c.clone());
+        }
+    }
+
+    /// The seconds recorded so far, with empty seconds in between filled with zeros.
+    pub fn points(&self) -> Vec<TimelinePoint> {
+        let mut out = Vec::new();
+        let mut next = 0u32;
+        for c in &self.closed {
+            while next < c.second {
+                out.push(TimelinePoint {
+                    second: next,
+                    requests: 0,
+                    errors: 0,
+                    p50_ms: 0.0,
+                    p99_ms: 0.0,
+                });
+                next += 1;
+            }
+            let h = decode(&c.histogram);
+            out.push(TimelinePoint {
+                second: c.second,
+                requests: c.requests,
+                errors: c.errors,
+                p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
+                p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
+            });
+            next = c.second + 1;
+        }
+        out
+    }
+
+    /// The most recent closed second, for live progress.
+    pub fn last(&self) -> Option<TimelinePoint> {
+        let c = self.closed.last()?;
+        let h = decode(&c.histogram);
+        Some(TimelinePoint {
+            second: c.second,
+            requests: c.requests,
+            errors: c.errors,
+            p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
+            p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_are_filled_and_percentiles_kept() {
+        let mut t = Timeline::new();
+        for i in 0..100u64 {
+            t.record(Duration::from_millis(10), 1000 + i, false);
+        }
+        t.record(Duration::from_millis(3200), 50_000, true);
+        t.flush();
+        let p = t.points();
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0].requests, 100);
+        assert!((p[0].p50_ms - 1.05).abs() < 0.02, "{}", p[0].p50_ms);
+        assert_eq!(p[1].requests, 0);
+        assert_eq!(p[3].errors, 1);
+        assert!((p[3].p99_ms - 50.0).abs() < 0.6);
+    }
+}

@@ -1,0 +1,236 @@
+//! HTTP/1.1 over TCP (keep-alive, or a fresh connection per request).
+//!
+//! The hot path is hand-written on tokio's `TcpStream` rather than on hyper's client: the
+//! side-by-side benchmark kit (`shared/bench/peers/RESULTS.md`) measured the hyper-based oha
+//! at 10.0 CPU-µs per request against wrk's 8.2 on this machine, and perfbase's goal is wrk's
+//! cost. Requests are serialised once; responses are parsed in place in a reused buffer
+//! (httparse for the head, [`chunked::Decoder`] for chunked bodies) and their bodies counted,
+//! not kept.
+
+pub mod chunked;
+mod request;
+mod response;
+pub mod targets;
+
+pub use request::{HttpOptions, Target};
+pub use targets::{parse_targets, TargetsError};
+
+use perfbase_core::{Class, Driver, Outcome, Session};
+use request::Prepared;
+use response::{read_response, ReadError};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use thiserror::Error;
+use tokio::io::Interest;
+use tokio::net::TcpStream;
+
+/// Why an HTTP driver could not be built from the given targets.
+#[derive(Debug, Error)]
+pub enum HttpError {
+    /// Use an `http://` URL; TLS and HTTP/2 are not supported yet.
+    #[error(
+        "'{0}': https:// is not supported yet (TLS and HTTP/2 are planned); use an http:// URL"
+    )]
+    Https(String),
+    /// Only http:// URLs can be loaded.
+    #[error("'{url}': unsupported scheme '{scheme}'; use an http:// URL")]
+    Scheme { url: String, scheme: String },
+    /// The URL has no host.
+    #[error("'{0}': the URL has no host")]
+    NoHost(String),
+    /// Every target must point at the same host and port (one connection per session).
+    #[error("targets mix hosts ({0} and {1}): every target of one run must use the same scheme, host and port")]
+    MixedHosts(String, String),
+    /// The host name did not resolve.
+    #[error("cannot resolve '{host}': {source}")]
+    Resolve {
+        host: String,
+        #[source]
+        source: io::Error,
+    },
+    /// A header name or value that cannot be sent.
+    #[error("invalid header '{0}': use 'Name: value' with a token name and no line breaks")]
+    Header(String),
+    /// Nothing to send.
+    #[error("no targets to load")]
+    NoTargets,
+}
+
+struct Shared {
+    addr: SocketAddr,
+    requests: Box<[Prepared]>,
+    keepalive: bool,
+    max_head: usize,
+}
+
+/// The HTTP/1.1 driver: an address and the prepared requests, shared by all sessions.
+pub struct HttpDriver {
+    shared: Arc<Shared>,
+}
+
+impl HttpDriver {
+    /// Prepares every target's request bytes and resolves the (single) host.
+    pub fn new(targets: &[Target], options: &HttpOptions) -> Result<HttpDriver, HttpError> {
+        let first = targets.first().ok_or(HttpError::NoTargets)?;
+        let authority = request::authority(&first.url)?;
+        for t in targets {
+            let a = request::authority(&t.url)?;
+            if a != authority {
+                return Err(HttpError::MixedHosts(authority, a));
+            }
+        }
+        let addr = request::resolve(&first.url)?;
+        let requests = targets
+            .iter()
+            .map(|t| Prepared::build(t, options))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_boxed_slice();
+        Ok(HttpDriver {
+            shared: Arc::new(Shared {
+                addr,
+                requests,
+                keepalive: options.keepalive,
+                max_head: options.max_head_bytes,
+            }),
+        })
+    }
+
+    /// The resolved address every session connects to.
+    pub fn addr(&self) -> SocketAddr {
+        self.shared.addr
+    }
+}
+
+impl Driver for HttpDriver {
+    type Session = HttpSession;
+
+    async fn open(&self, _worker: usize) -> Result<HttpSession, Outcome> {
+        let mut s = HttpSession {
+            shared: self.shared.clone(),
+            stream: None,
+            buf: vec![0; response::INITIAL_BUFFER].into_boxed_slice(),
+        };
+        // Keep-alive sessions connect now, so the connect is not in the first latency (as
+        // wrk does); fresh-connection sessions connect inside every request instead.
+        if self.shared.keepalive {
+            s.stream = Some(connect(self.shared.addr).await?);
+        }
+        Ok(s)
+    }
+}
+
+/// One connection (or, without keep-alive, one connection per request).
+pub struct HttpSession {
+    shared: Arc<Shared>,
+    stream: Option<TcpStream>,
+    buf: Box<[u8]>,
+}
+
+async fn connect(addr: SocketAddr) -> Result<TcpStream, Outcome> {
+    match TcpStream::connect(addr).await {
+        Ok(s) => {
+            // Requests are written in one go; Nagle would only delay them.
+            let _ = s.set_nodelay(true);
+            Ok(s)
+        }
+        Err(e) => Err(Outcome::error(
+            Class::Connect,
+            format!("connect {addr}: {e}"),
+        )),
+    }
+}
+
+/// Whether an idle keep-alive connection was closed (or spoken on) by the server since its
+/// last response. Costs no syscall unless the socket became readable while idle.
+fn closed_while_idle(stream: &TcpStream, buf: &mut [u8]) -> bool {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    if stream.poll_read_ready(&mut cx).is_pending() {
+        return false;
+    }
+    match stream.try_read(buf) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
+        // EOF, unsolicited bytes or an error: this connection cannot carry a request.
+        _ => true,
+    }
+}
+
+async fn write_all(stream: &TcpStream, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        match stream.try_write(bytes) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.writable().await?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+impl HttpSession {
+    async fn attempt(&mut self, req: &Prepared) -> Result<Outcome, (Outcome, bool)> {
+        let shared = &self.shared;
+        let reused = match &self.stream {
+            Some(s) if closed_while_idle(s, &mut self.buf) => {
+                self.stream = None;
+                false
+            }
+            Some(_) => true,
+            None => false,
+        };
+        let stream = match self.stream {
+            Some(ref s) => s,
+            None => self
+                .stream
+                .insert(connect(shared.addr).await.map_err(|o| (o, false))?),
+        };
+        let out = req.bytes.len() as u64;
+        if let Err(e) = write_all(stream, &req.bytes).await {
+            self.stream = None;
+            let retry = reused && req.idempotent;
+            return Err((Outcome::error(Class::Write, format!("write: {e}")), retry));
+        }
+        match read_response(stream, &mut self.buf, shared.max_head, req.head).await {
+            Ok(resp) => {
+                if resp.close || !shared.keepalive {
+                    self.stream = None;
+                } else {
+                    // The response is complete and nothing else is expected until the next
+                    // request: forget the read readiness without a syscall, so the next read
+                    // waits for epoll instead of first trying a read that would block.
+                    let _ = stream.try_io(Interest::READABLE, || {
+                        Err::<(), _>(io::ErrorKind::WouldBlock.into())
+                    });
+                }
+                Ok(Outcome::http(resp.status, resp.bytes_in, out))
+            }
+            Err(e) => {
+                self.stream = None;
+                let retry =
+                    reused && req.idempotent && matches!(e, ReadError::ClosedBeforeResponse);
+                let (class, bytes) = e.class_and_bytes();
+                Err((
+                    Outcome::error(class, e.to_string()).with_bytes(bytes, out),
+                    retry,
+                ))
+            }
+        }
+    }
+}
+
+impl Session for HttpSession {
+    async fn execute(&mut self, op: u64) -> Outcome {
+        let shared = self.shared.clone();
+        let req = &shared.requests[(op % shared.requests.len() as u64) as usize];
+        match self.attempt(req).await {
+            Ok(o) => o,
+            // A reused keep-alive connection that the server had already closed: the request
+            // never reached it, so an idempotent request is sent once more on a fresh one.
+            Err((_, true)) => match self.attempt(req).await {
+                Ok(o) => o,
+                Err((o, _)) => o,
+            },
+            Err((o, false)) => o,
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Targets and the request bytes built from them once, before any load is sent.
+
+use super::HttpError;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use url::Url;
+
+/// One request to send: method, URL, extra headers and body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub method: String,
+    pub url: Url,
+    pub headers: Vec<(String, String)>,
+    pub body: Arc<[u8]>,
+}
+
+/// Settings shared by all targets.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Reuse connections (HTTP/1.1 keep-alive); false opens a new one per request.
+    pub keepalive: bool,
+    /// Headers added to every request (a target's own header of the same name wins).
+    pub headers: Vec<(String, String)>,
+    /// The largest response head accepted before it counts as a protocol error.
+    pub max_head_bytes: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            keepalive: true,
+            headers: Vec::new(),
+            max_head_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// A request serialised once and reused for every send.
+pub(crate) struct Prepared {
+    pub(crate) bytes: Box<[u8]>,
+    /// A HEAD request: the response has no body whatever its headers say.
+    pub(crate) head: bool,
+    /// Safe to send again when a reused connection turned out to be closed (RFC 9110 §9.2.2).
+    pub(crate) idempotent: bool,
+}
+
+pub(crate) fn authority(url: &Url) -> Result<String, HttpError> {
+    match url.scheme() {
+        "http" => {}
+        "https" => return Err(HttpError::Https(url.to_string())),
+        other => {
+            return Err(HttpError::Scheme {
+                url: url.to_string(),
+                scheme: other.to_string(),
+            })
+        }
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| HttpError::NoHost(url.to_string()))?;
+    Ok(match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    })
+}
+
+pub(crate) fn resolve(url: &Url) -> Result<SocketAddr, HttpError> {
+    let host = url
+        .host_str()
+        .ok_or_else(|| HttpError::NoHost(url.to_string()))?;
+    // IPv6 literals come bracketed from the URL; the resolver wants them bare.
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let port = url.port_or_known_default().unwrap_or(80);
+    (bare, port)
+        .to_socket_addrs()
+        .and_then(|mut a| {
+            a.next()
+                .ok_or_else(|| std::io::Error::other("no address found"))
+        })
+        .map_err(|source| HttpError::Resolve {
+            host: host.to_string(),
+            source,
+        })
+}
+
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn check_header(name: &str, value: &str) -> Result<(), HttpError> {
+    if is_token(name) && !value.contains(['\r', '\n']) {
+        Ok(())
+    } else {
+        Err(HttpError::Header(format!("{name}: {value}")))
+    }
+}
+
+impl Prepared {
+    pub(crate) fn build(t: &Target, o: &HttpOptions) -> Result<Prepared, HttpError> {
+        if !is_token(&t.method) {
+            return Err(HttpError::Header(format!("method '{}'", t.method)));
+        }
+        let host = authority(&t.url)?;
+        let mut path = t.url.path().to_string();
+        if let Some(q) = t.url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        let has = |name: &str| {
+            t.headers
+                .iter()
+                .chain(o.headers.iter())
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let mut head = format!("{} {} HTTP/1.1\r\n", t.method, path);
+        if !has("host") {
+            head.push_str(&format!("Host: {host}\r\n"));
+        }
+        if !has("user-agent") {
+            head.push_str(concat!(
+                "User-Agent: perfbase/",
+                env!("CARGO_PKG_VERSION"),
+                "\r\n"
+            ));
+        }
+        for (n, v) in &t.headers {
+            check_header(n, v)?;
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+        for (n, v) in &o.headers {
+            check_header(n, v)?;
+            if !t.headers.iter().any(|(tn, _)| tn.eq_ignore_ascii_case(n)) {
+                head.push_str(&format!("{n}: {v}\r\n"));
+            }
+        }
+        let method = t.method.to_ascii_uppercase();
+        let body_method = matches!(method.as_str(), "POST" | "PUT" | "PATCH");
+        if (!t.body.is_empty() || body_method) && !has("content-length") {
+            head.push_str(&format!("Content-Length: {}\r\n", t.body.len()));
+        }
+        if !o.keepalive && !has("connection") {
+            head.push_str("Connection: close\r\n");
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(&t.body);
+        Ok(Prepared {
+            bytes: bytes.into_boxed_slice(),
+            head: method == "HEAD",
+            idempotent: matches!(
+                method.as_str(),
+                "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(method: &str, url: &str, body: &[u8]) -> Target {
+        Target {
+            method: method.into(),
+            url: Url::parse(url).unwrap(),
+            headers: vec![("X-Test".into(), "1".into())],
+            body: body.into(),
+        }
+    }
+
+    #[test]
+    fn builds_the_bytes_once() {
+        let o = HttpOptions {
+            headers: vec![("Accept".into(), "*/*".into())],
+            ..HttpOptions::default()
+        };
+        let p = Prepared::build(&target("POST", "http://127.0.0.1:8080/a?b=1", b"hi"), &o).unwrap();
+        let text = String::from_utf8(p.bytes.to_vec()).unwrap();
+        assert!(
+            text.starts_with("POST /a?b=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("X-Test: 1\r\nAccept: */*\r\nContent-Length: 2\r\n\r\nhi"),
+            "{text}"
+        );
+        assert!(!p.idempotent);
+    }
+
+    #[test]
+    fn no_keepalive_asks_the_server_to_close() {
+        let o = HttpOptions {
+            keepalive: false,
+            ..HttpOptions::default()
+        };
+        let p = Prepared::build(&target("GET", "http://127.0.0.1/", b""), &o).unwrap();
+        let text = String::from_utf8(p.bytes.to_vec()).unwrap();
+        assert!(text.contains("Connection: close\r\n"));
+        assert!(!text.contains("Content-Length"));
+    }
+
+    #[test]
+    fn rejects_header_injection() {
+        let mut t = target("GET", "http://127.0.0.1/", b"");
+        t.headers.push(("X-Bad".into(), "a\r\nEvil: 1".into()));
+        assert!(Prepared::build(&t, &HttpOptions::default()).is_err());
+    }
+
+    #[test]
+    fn https_is_named_as_unsupported() {
+        let t = target("GET", "https://127.0.0.1/", b"");
+        assert!(matches!(authority(&t.url), Err(HttpError::Https(_))));
+    }
+}

@@ -1,0 +1,272 @@
+//! Reads one HTTP/1.1 response in place: the head is parsed (httparse) in the session's reused
+//! buffer, the body is counted and discarded as it arrives. Nothing is allocated per response
+//! unless a head outgrows the buffer (then it grows once, up to the head limit).
+
+use super::chunked::{ChunkError, Decoder};
+use perfbase_core::Class;
+use std::fmt;
+use std::io;
+use tokio::net::TcpStream;
+
+/// The read buffer a session starts with; bodies stream through it.
+pub(crate) const INITIAL_BUFFER: usize = 16 * 1024;
+/// Headers parsed per response; more is a protocol error.
+const MAX_HEADERS: usize = 100;
+
+pub(crate) struct Response {
+    pub(crate) status: u16,
+    pub(crate) bytes_in: u64,
+    /// The connection cannot carry another request.
+    pub(crate) close: bool,
+}
+
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The server closed the connection before sending a single byte.
+    ClosedBeforeResponse,
+    /// The server closed the connection part-way through the response.
+    Truncated { got: u64, stage: &'static str },
+    /// The socket failed (reset…).
+    Io { err: io::Error, got: u64 },
+    /// The bytes are not an HTTP/1.x response.
+    Malformed { what: String, got: u64 },
+    /// The head exceeds the limit.
+    HeadTooLarge { limit: usize, got: u64 },
+}
+
+impl ReadError {
+    pub(crate) fn class_and_bytes(&self) -> (Class, u64) {
+        match self {
+            ReadError::ClosedBeforeResponse => (Class::Read, 0),
+            ReadError::Truncated { got, .. } | ReadError::Io { got, .. } => (Class::Read, *got),
+            ReadError::Malformed { got, .. } | ReadError::HeadTooLarge { got, .. } => {
+                (Class::Protocol, *got)
+            }
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::ClosedBeforeResponse => {
+                write!(f, "connection closed before any response byte")
+            }
+            ReadError::Truncated { got, stage } => {
+                write!(f, "connection closed in the response {stage} after {got} bytes (truncated response)")
+            }
+            ReadError::Io { err, .. } => write!(f, "read: {err}"),
+            ReadError::Malformed { what, .. } => write!(f, "malformed response: {what}"),
+            ReadError::HeadTooLarge { limit, .. } => {
+                write!(f, "response head larger than {limit} bytes")
+            }
+        }
+    }
+}
+
+enum Framing {
+    None,
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+async fn fill(stream: &TcpStream, buf: &mut [u8], got: u64) -> Result<usize, ReadError> {
+    loop {
+        match stream.try_read(buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                stream
+                    .readable()
+                    .await
+                    .map_err(|err| ReadError::Io { err, got })?;
+            }
+            Err(err) => return Err(ReadError::Io { err, got }),
+        }
+    }
+}
+
+fn header_has_token(value: &[u8], token: &str) -> bool {
+    value
+        .split(|b| *b == b',')
+        .any(|part| part.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+}
+
+/// Decides how the body is delimited (RFC 9112 §6.3) and whether the connection closes.
+fn framing(
+    resp: &httparse::Response<'_, '_>,
+    head_request: bool,
+    got: u64,
+) -> Result<(Framing, bool), ReadError> {
+    let code = resp.code.unwrap_or(0);
+    let mut length: Option<u64> = None;
+    let mut chunked = None;
+    let mut close = resp.version == Some(0);
+    for h in resp.headers.iter() {
+        if h.name.eq_ignore_ascii_case("content-length") {
+            let v = std::str::from_utf8(h.value)
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .ok_or_else(|| ReadError::Malformed {
+                    what: "invalid Content-Length".into(),
+                    got,
+                })?;
+            if length.is_some_and(|l| l != v) {
+                return Err(ReadError::Malformed {
+                    what: "conflicting Content-Length headers".into(),
+                    got,
+                });
+            }
+            length = Some(v);
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            let last = h.value.rsplit(|b| *b == b',').next().unwrap_or(b"");
+            chunked = Some(last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            if header_has_token(h.value, "close") {
+                close = true;
+            } else if header_has_token(h.value, "keep-alive") {
+                close = false;
+            }
+        }
+    }
+    let framing = if head_request || code == 204 || code == 304 {
+        Framing::None
+    } else if let Some(is_chunked) = chunked {
+        if is_chunked {
+            Framing::Chunked
+        } else {
+            Framing::UntilClose
+        }
+    } else if let Some(l) = length {
+        Framing::Length(l)
+    } else {
+        Framing::UntilClose
+    };
+    if matches!(framing, Framing::UntilClose) {
+        close = true;
+    }
+    Ok((framing, close))
+}
+
+fn chunk_error(e: ChunkError, got: u64) -> ReadError {
+    ReadError::Malformed {
+        what: e.to_string(),
+        got,
+    }
+}
+
+/// Reads one complete response from `stream`.
+pub(crate) async fn read_response(
+    stream: &TcpStream,
+    buf: &mut Box<[u8]>,
+    max_head: usize,
+    head_request: bool,
+) -> Result<Response, ReadError> {
+    let mut filled = 0usize;
+    let mut got = 0u64;
+    let (status, head_len, framing, mut close) = 'head: loop {
+        if filled == buf.len() {
+            if buf.len() >= max_head {
+                return Err(ReadError::HeadTooLarge {
+                    limit: max_head,
+                    got,
+                });
+            }
+            let mut bigger = vec![0u8; (buf.len() * 2).min(max_head)].into_boxed_slice();
+            bigger[..filled].copy_from_slice(&buf[..filled]);
+            *buf = bigger;
+        }
+        let n = fill(stream, &mut buf[filled..], got).await?;
+        if n == 0 {
+            return Err(if got == 0 {
+                ReadError::ClosedBeforeResponse
+            } else {
+                ReadError::Truncated { got, stage: "head" }
+            });
+        }
+        filled += n;
+        got += n as u64;
+        loop {
+            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            let mut resp = httparse::Response::new(&mut headers);
+            match resp.parse(&buf[..filled]) {
+                Ok(httparse::Status::Partial) => continue 'head,
+                Ok(httparse::Status::Complete(h)) => {
+                    let code = resp.code.unwrap_or(0);
+                    if code == 101 {
+                        return Err(ReadError::Malformed {
+                            what: "unexpected 101 Switching Protocols".into(),
+                            got,
+                        });
+                    }
+                    if (100..200).contains(&code) {
+                        // An interim response (100 Continue, 103 Early Hints): skip it.
+                        buf.copy_within(h..filled, 0);
+                        filled -= h;
+                        continue;
+                    }
+                    let (f, c) = framing(&resp, head_request, got)?;
+                    break 'head (code, h, f, c);
+                }
+                Err(e) => {
+                    return Err(ReadError::Malformed {
+                        what: format!("invalid response head ({e})"),
+                        got,
+                    })
+                }
+            }
+        }
+    };
+    let leftover = filled - head_len;
+    match framing {
+        Framing::None => close |= leftover > 0,
+        Framing::Length(len) => {
+            let mut rem = len;
+            let take = rem.min(leftover as u64);
+            rem -= take;
+            close |= leftover as u64 > take;
+            while rem > 0 {
+                let n = fill(stream, buf, got).await? as u64;
+                if n == 0 {
+                    return Err(ReadError::Truncated { got, stage: "body" });
+                }
+                got += n;
+                if n > rem {
+                    // Bytes beyond the response: the server is out of step; start afresh.
+                    close = true;
+                    rem = 0;
+                } else {
+                    rem -= n;
+                }
+            }
+        }
+        Framing::Chunked => {
+            let mut d = Decoder::new();
+            let used = d
+                .feed(&buf[head_len..filled])
+                .map_err(|e| chunk_error(e, got))?;
+            close |= d.is_done() && used < leftover;
+            while !d.is_done() {
+                let n = fill(stream, buf, got).await?;
+                if n == 0 {
+                    return Err(ReadError::Truncated { got, stage: "body" });
+                }
+                got += n as u64;
+                let used = d.feed(&buf[..n]).map_err(|e| chunk_error(e, got))?;
+                close |= d.is_done() && used < n;
+            }
+        }
+        Framing::UntilClose => loop {
+            let n = fill(stream, buf, got).await?;
+            if n == 0 {
+                break;
+            }
+            got += n as u64;
+        },
+    }
+    Ok(Response {
+        status,
+        bytes_in: got,
+        close,
+    })
+}

@@ -1,0 +1,7 @@
+//! perfbase-drivers: one folder and one cargo feature per protocol. Each driver implements
+//! [`perfbase_core::Driver`]: it opens sessions and executes operations, returning
+//! [`perfbase_core::Outcome`]s. Drivers never read clocks or touch histograms (the engine
+//! does), and must not depend on the engine, reports or store.
+
+#[cfg(feature = "http")]
+pub mod http;

@@ -1,0 +1,153 @@
+//! The open model: a dispatcher starts op n at `start + pacer.offset(n)` on an idle session
+//! (opening a new one while under the in-flight cap), whatever the responses do. Response time
+//! runs from the intended start, service time from the actual send. An op that cannot start
+//! on time (no free session, or the worker fell behind) is sent late and counted as late;
+//! ops still unsent when the window closes are counted too, never silently dropped.
+
+use crate::local::{Mailbox, Signal};
+use crate::pacer::Pacer;
+use crate::worker::{PhaseCtx, Shared};
+use perfbase_core::Driver;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
+
+/// An op that starts more than this after its intended time is late.
+const LATE_AFTER: Duration = Duration::from_millis(1);
+
+/// A connection slot: receives (op number, intended start) one at a time.
+type Slot = Mailbox<(u64, Instant)>;
+
+struct Slots {
+    idle: RefCell<Vec<Rc<Slot>>>,
+    all: RefCell<Vec<Rc<Slot>>>,
+    freed: Signal,
+}
+
+/// Runs the dispatcher; returns when the last op it started was dispatched.
+pub(crate) async fn run<D: Driver>(
+    sh: &Rc<Shared<D>>,
+    ctx: &Rc<PhaseCtx>,
+    pacer: Pacer,
+    max_inflight: u64,
+    duration: Option<Duration>,
+) -> Option<Instant> {
+    let slots = Rc::new(Slots {
+        idle: RefCell::new(Vec::new()),
+        all: RefCell::new(Vec::new()),
+        freed: Signal::new(),
+    });
+    let mut set = JoinSet::new();
+    let last_dispatch = Cell::new(None);
+    let dispatched = Cell::new(0u64);
+    let body = async {
+        let mut k = 0u64;
+        loop {
+            let n = ctx.op_number(k);
+            if !ctx.within_count(n) || sh.interrupted() {
+                break;
+            }
+            let offset = pacer.offset(n);
+            if duration.is_some_and(|d| offset >= d) {
+                break;
+            }
+            let intended = ctx.start + offset;
+            if sh.timer.sleep_until(intended).await.is_err() {
+                // A failing timerfd is not expected; fall back to tokio's coarser timer.
+                tokio::time::sleep_until(intended.into()).await;
+            }
+            let mut waited = false;
+            let slot = loop {
+                if let Some(s) = slots.idle.borrow_mut().pop() {
+                    break s;
+                }
+                if (slots.all.borrow().len() as u64) < max_inflight {
+                    let s = Rc::new(Slot::new());
+                    slots.all.borrow_mut().push(s.clone());
+                    let session = sh.pool.borrow_mut().pop();
+                    set.spawn_local(slot_task(
+                        sh.clone(),
+                        ctx.clone(),
+                        slots.clone(),
+                        s.clone(),
+                        session,
+                    ));
+                    break s;
+                }
+                waited = true;
+                slots.freed.wait().await;
+            };
+            let now = Instant::now();
+            if ctx.deadline.is_some_and(|d| now >= d) {
+                // The window closed while this op waited for a session: it was never sent.
+                slots.idle.borrow_mut().push(slot);
+                break;
+            }
+            if waited || now.saturating_duration_since(intended) > LATE_AFTER {
+                ctx.rec.borrow_mut().late += 1;
+            }
+            ctx.started();
+            slot.put((n, intended));
+            last_dispatch.set(Some(now));
+            dispatched.set(dispatched.get() + 1);
+            k += 1;
+        }
+        // No more ops: let every slot finish its current op and exit.
+        for s in slots.all.borrow().iter() {
+            s.close();
+        }
+        while set.join_next().await.is_some() {}
+    };
+    ctx.with_cutoff(sh, body).await;
+    if let (Some(d), false) = (duration, sh.interrupted()) {
+        // Ops whose intended start fell inside the window but that never started.
+        let planned = pacer.ops_before(d);
+        let planned = ctx.count_cap(planned);
+        let mine = ctx.share_of(planned);
+        ctx.rec.borrow_mut().unsent += mine.saturating_sub(dispatched.get());
+    }
+    last_dispatch.get()
+}
+
+async fn slot_task<D: Driver>(
+    sh: Rc<Shared<D>>,
+    ctx: Rc<PhaseCtx>,
+    slots: Rc<Slots>,
+    me: Rc<Slot>,
+    mut session: Option<D::Session>,
+) {
+    while let Some((n, intended)) = me.take().await {
+        let s = match session {
+            Some(ref mut s) => Some(s),
+            None => match sh.open().await {
+                Ok(s) => Some(session.insert(s)),
+                Err(outcome) => {
+                    let t = Instant::now();
+                    ctx.record(&sh, &outcome, t - intended, Duration::ZERO, t);
+                    None
+                }
+            },
+        };
+        if let Some(s) = s {
+            let sent = Instant::now();
+            let outcome = sh.execute(s, n).await;
+            let done = Instant::now();
+            ctx.record(
+                &sh,
+                &outcome,
+                done.saturating_duration_since(intended),
+                done - sent,
+                done,
+            );
+            if outcome.class.breaks_session() {
+                session = None;
+            }
+        }
+        slots.idle.borrow_mut().push(me.clone());
+        slots.freed.notify();
+    }
+    if let Some(s) = session {
+        sh.pool.borrow_mut().push(s);
+    }
+}

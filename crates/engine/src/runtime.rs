@@ -1,0 +1,289 @@
+//! The coordinator: starts one worker thread per core asked for, hands every worker its share
+//! of each phase, waits for their recorders and merges them. Only this file talks across
+//! threads, and only once per phase (plus relaxed atomics read once a second for progress).
+
+use crate::pacer::Pacer;
+use crate::worker::{self, Command, Report, WorkerReport};
+use perfbase_core::{Driver, Recorder};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use thiserror::Error;
+
+/// Engine-wide settings.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Worker threads (each with its own event loop, connections and recorder).
+    pub threads: usize,
+    /// Per-operation timeout (also bounds opening a session).
+    pub timeout: Duration,
+}
+
+/// The shape of the load in one phase.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// Closed model: `connections` sessions, each starting its next op when the last completes.
+    Closed { connections: u64 },
+    /// Open model: ops start when the pacer says, on at most `max_inflight` sessions.
+    Open { pacer: Pacer, max_inflight: u64 },
+}
+
+impl Load {
+    /// How many workers can take part: a worker needs at least one session.
+    fn active_workers(&self, threads: usize) -> usize {
+        let cap = match self {
+            Load::Closed { connections } => *connections,
+            Load::Open { max_inflight, .. } => *max_inflight,
+        };
+        (threads as u64).min(cap).max(1) as usize
+    }
+}
+
+/// One phase: a load, stopped by whichever of duration and count comes first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhaseSpec {
+    pub name: String,
+    pub load: Load,
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+    /// False for warm-up: run the load, discard the measurements.
+    pub record: bool,
+}
+
+/// What a phase measured, merged over all workers.
+#[derive(Debug)]
+pub struct PhaseOutcome {
+    pub index: usize,
+    pub spec: PhaseSpec,
+    pub recorder: Recorder,
+    /// Wall-clock time of the phase start (a label only).
+    pub started_at: SystemTime,
+    /// From the phase start until the last operation finished.
+    pub elapsed: Duration,
+    /// Open model: the send window the achieved rate is computed over.
+    pub window: Duration,
+    pub interrupted: bool,
+}
+
+/// Live counters, published by each worker once a second.
+#[derive(Debug, Default)]
+pub struct Progress {
+    workers: Vec<WorkerProgress>,
+}
+
+#[derive(Debug, Default)]
+#[repr(align(64))] // one cache line per worker: no false sharing between workers
+pub(crate) struct WorkerProgress {
+    pub(crate) completed: AtomicU64,
+    pub(crate) errors: AtomicU64,
+    pub(crate) p99_us: AtomicU64,
+}
+
+/// A snapshot of [`Progress`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProgressSnapshot {
+    pub completed: u64,
+    pub errors: u64,
+    /// The highest per-worker p99 of the last complete second.
+    pub p99_ms: f64,
+}
+
+impl Progress {
+    fn new(workers: usize) -> Progress {
+        Progress {
+            workers: (0..workers).map(|_| WorkerProgress::default()).collect(),
+        }
+    }
+
+    pub(crate) fn worker(&self, id: usize) -> &WorkerProgress {
+        &self.workers[id]
+    }
+
+    fn reset(&self) {
+        for w in &self.workers {
+            w.completed.store(0, Ordering::Relaxed);
+            w.errors.store(0, Ordering::Relaxed);
+            w.p99_us.store(0, Ordering::Relaxed);
+        }
+    }
+
+    pub fn snapshot(&self) -> ProgressSnapshot {
+        let mut s = ProgressSnapshot::default();
+        for w in &self.workers {
+            s.completed += w.completed.load(Ordering::Relaxed);
+            s.errors += w.errors.load(Ordering::Relaxed);
+            s.p99_ms = s
+                .p99_ms
+                .max(w.p99_us.load(Ordering::Relaxed) as f64 / 1000.0);
+        }
+        s
+    }
+}
+
+/// Hooks the caller gets while the engine runs (progress lines, saving each phase at once).
+pub trait Observer {
+    /// About once a second during a phase.
+    fn tick(&mut self, _phase: &PhaseSpec, _elapsed: Duration, _progress: ProgressSnapshot) {}
+    /// As soon as a phase is merged, before the next one starts.
+    fn phase_done(&mut self, _phase: &PhaseOutcome) {}
+}
+
+impl Observer for () {}
+
+/// Why the engine could not run at all.
+#[derive(Debug, Error)]
+pub enum EngineError {
+    /// The OS refused a thread, runtime or timer; lower `--threads` or check ulimits.
+    #[error(
+        "could not start worker {worker}: {source} (try fewer --threads, or raise `ulimit -n`)"
+    )]
+    Start {
+        worker: usize,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A worker thread ended without reporting; this is a bug in perfbase.
+    #[error("worker {0} stopped unexpectedly; please report this as a perfbase bug")]
+    WorkerLost(usize),
+}
+
+/// Runs `phases` in order against `driver`. `interrupt` stops the run within about 50 ms
+/// (the current phase is returned with what it measured, marked interrupted).
+pub fn run<D: Driver>(
+    driver: Arc<D>,
+    cfg: &EngineConfig,
+    phases: &[PhaseSpec],
+    interrupt: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
+) -> Result<Vec<PhaseOutcome>, EngineError> {
+    let threads = cfg.threads.max(1);
+    let progress = Arc::new(Progress::new(threads));
+    let (report_tx, report_rx) = mpsc::channel::<Report>();
+    let mut commands = Vec::with_capacity(threads);
+    let mut handles = Vec::with_capacity(threads);
+    for id in 0..threads {
+        let (tx, rx) = mpsc::channel::<Command>();
+        let setup = worker::Setup {
+            id,
+            driver: driver.clone(),
+            timeout: cfg.timeout,
+            interrupt: interrupt.clone(),
+            progress: progress.clone(),
+        };
+        let reports = report_tx.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("perfbase-worker-{id}"))
+            .spawn(move || worker::main(setup, rx, reports))
+            .map_err(|source| EngineError::Start { worker: id, source })?;
+        commands.push(tx);
+        handles.push(handle);
+    }
+    drop(report_tx);
+
+    let mut outcomes = Vec::with_capacity(phases.len());
+    let mut failure = None;
+    for (index, spec) in phases.iter().enumerate() {
+        if interrupt.load(Ordering::Relaxed) {
+            break;
+        }
+        progress.reset();
+        // A short lead so every worker is waiting before the common start instant.
+        let lead = Duration::from_millis(5);
+        let start = Instant::now() + lead;
+        let started_at = SystemTime::now() + lead;
+        let active = spec.load.active_workers(threads);
+        for tx in &commands {
+            // A closed channel means the worker died; that surfaces below as WorkerLost.
+            let _ = tx.send(Command {
+                spec: spec.clone(),
+                start,
+                active,
+            });
+        }
+        let mut reports: Vec<WorkerReport> = Vec::with_capacity(threads);
+        while reports.len() < threads {
+            match report_rx.recv_timeout(Duration::from_secs(1)) {
+                Ok(Ok(r)) => reports.push(r),
+                Ok(Err(e)) => {
+                    failure = Some(e);
+                    break;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    observer.tick(spec, start.elapsed(), progress.snapshot());
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    failure = Some(EngineError::WorkerLost(reports.len()));
+                    break;
+                }
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
+        let outcome = merge(
+            index,
+            spec,
+            start,
+            started_at,
+            reports,
+            interrupt.load(Ordering::Relaxed),
+        );
+        observer.phase_done(&outcome);
+        let stop = outcome.interrupted;
+        outcomes.push(outcome);
+        if stop {
+            break;
+        }
+    }
+    drop(commands);
+    for h in handles {
+        let _ = h.join();
+    }
+    match failure {
+        Some(e) if outcomes.is_empty() => Err(e),
+        _ => Ok(outcomes),
+    }
+}
+
+fn merge(
+    index: usize,
+    spec: &PhaseSpec,
+    start: Instant,
+    started_at: SystemTime,
+    reports: Vec<WorkerReport>,
+    interrupted: bool,
+) -> PhaseOutcome {
+    let open = matches!(spec.load, Load::Open { .. });
+    let mut recorder = Recorder::new(open);
+    let mut end = start;
+    let mut last_dispatch: Option<Instant> = None;
+    for r in &reports {
+        recorder.merge(&r.recorder);
+        end = end.max(r.end);
+        if let Some(d) = r.last_dispatch {
+            last_dispatch = Some(last_dispatch.map_or(d, |x: Instant| x.max(d)));
+        }
+    }
+    recorder.finish();
+    let elapsed = end.saturating_duration_since(start);
+    let window = match (&spec.load, last_dispatch) {
+        (Load::Open { pacer, .. }, Some(last)) => {
+            // The window closes one interval after the last op actually started; a planned
+            // duration caps it, so a tool that fell behind shows a lower achieved rate.
+            let w = last.saturating_duration_since(start)
+                + Duration::from_secs_f64(1.0 / pacer.final_rate());
+            spec.duration.map_or(w, |d| w.min(d))
+        }
+        _ => elapsed,
+    };
+    PhaseOutcome {
+        index,
+        spec: spec.clone(),
+        recorder,
+        started_at,
+        elapsed,
+        window,
+        interrupted,
+    }
+}

@@ -1,0 +1,223 @@
+//! The reference service's routes and its response body type.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::{Request, Response, StatusCode};
+
+use crate::Stats;
+
+/// Longest accepted `/delay/{ms}`: ten minutes.
+pub(crate) const MAX_DELAY_MS: u64 = 600_000;
+/// Largest accepted `/bytes/{n}` and `/chunked/{n}`: 64 MiB.
+pub(crate) const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
+/// Size of each frame (and so each HTTP chunk) of a `/chunked/{n}` body.
+pub(crate) const CHUNK_FRAME: usize = 1000;
+/// Size of each frame of a `/bytes/{n}` body.
+const BYTES_FRAME: usize = 64 * 1024;
+
+/// The filler that generated bodies are sliced from, so no request allocates its body.
+static FILL: [u8; BYTES_FRAME] = [b'x'; BYTES_FRAME];
+
+/// Response body of the reference service: a single buffer, or `remaining` filler bytes
+/// produced `frame` bytes at a time, with (`exact`) or without a known length. Without a known
+/// length hyper sends the body with `Transfer-Encoding: chunked`, one chunk per frame.
+pub(crate) enum RefBody {
+    Once(Option<Bytes>),
+    Fill {
+        remaining: u64,
+        frame: usize,
+        exact: bool,
+    },
+}
+
+impl RefBody {
+    fn text(s: &'static str) -> Self {
+        RefBody::Once(Some(Bytes::from_static(s.as_bytes())).filter(|b| !b.is_empty()))
+    }
+}
+
+impl Body for RefBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            RefBody::Once(data) => Poll::Ready(data.take().map(|b| Ok(Frame::data(b)))),
+            RefBody::Fill {
+                remaining, frame, ..
+            } => {
+                if *remaining == 0 {
+                    return Poll::Ready(None);
+                }
+                // `frame` is at most FILL.len(), so `n` fits in usize and in FILL.
+                let n = (*remaining).min(*frame as u64) as usize;
+                *remaining -= n as u64;
+                Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(&FILL[..n])))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            RefBody::Once(data) => data.is_none(),
+            RefBody::Fill { remaining, .. } => *remaining == 0,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            RefBody::Once(data) => {
+                SizeHint::with_exact(data.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            RefBody::Fill {
+                remaining,
+                exact: true,
+                ..
+            } => SizeHint::with_exact(*remaining),
+            RefBody::Fill { .. } => SizeHint::default(),
+        }
+    }
+}
+
+fn response(status: StatusCode, content_type: &'static str, body: RefBody) -> Response<RefBody> {
+    let mut resp = Response::new(body);
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp
+}
+
+fn ok_text() -> Response<RefBody> {
+    response(StatusCode::OK, "text/plain", RefBody::text("ok\n"))
+}
+
+fn bad_request() -> Response<RefBody> {
+    response(
+        StatusCode::BAD_REQUEST,
+        "text/plain",
+        RefBody::text("bad request\n"),
+    )
+}
+
+fn not_found() -> Response<RefBody> {
+    response(
+        StatusCode::NOT_FOUND,
+        "text/plain",
+        RefBody::text("not found\n"),
+    )
+}
+
+/// Parse a route parameter: decimal digits only, at most `max`.
+fn param(s: &str, max: u64) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse::<u64>().ok().filter(|&v| v <= max)
+}
+
+fn status_response(code: &str) -> Response<RefBody> {
+    let Some(status) = param(code, 599)
+        .filter(|&c| c >= 200)
+        .and_then(|c| StatusCode::from_u16(c as u16).ok())
+    else {
+        return bad_request();
+    };
+    // These statuses must not carry a body.
+    let body = if matches!(status.as_u16(), 204 | 205 | 304) {
+        RefBody::Once(None)
+    } else {
+        let text = format!(
+            "{} {}\n",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("")
+        );
+        RefBody::Once(Some(Bytes::from(text)))
+    };
+    response(status, "text/plain", body)
+}
+
+fn fill_response(n: &str, exact: bool) -> Response<RefBody> {
+    let Some(n) = param(n, MAX_BODY_BYTES) else {
+        return bad_request();
+    };
+    let frame = if exact { BYTES_FRAME } else { CHUNK_FRAME };
+    let mut resp = response(
+        StatusCode::OK,
+        "application/octet-stream",
+        RefBody::Fill {
+            remaining: n,
+            frame,
+            exact,
+        },
+    );
+    if exact {
+        resp.headers_mut()
+            .insert(CONTENT_LENGTH, HeaderValue::from(n));
+    }
+    resp
+}
+
+async fn route(path: &str) -> Response<RefBody> {
+    match path {
+        "/" => return ok_text(),
+        "/health" => {
+            return response(
+                StatusCode::OK,
+                "application/json",
+                RefBody::text("{\"status\":\"ok\"}"),
+            )
+        }
+        _ => {}
+    }
+    if let Some(ms) = path.strip_prefix("/delay/") {
+        return match param(ms, MAX_DELAY_MS) {
+            Some(ms) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                ok_text()
+            }
+            None => bad_request(),
+        };
+    }
+    if let Some(code) = path.strip_prefix("/status/") {
+        return status_response(code);
+    }
+    if let Some(n) = path.strip_prefix("/bytes/") {
+        return fill_response(n, true);
+    }
+    if let Some(n) = path.strip_prefix("/chunked/") {
+        return fill_response(n, false);
+    }
+    not_found()
+}
+
+/// Answer one request: read and discard its body, route on the path (any method), count it.
+pub(crate) async fn handle(
+    req: Request<Incoming>,
+    stats: Stats,
+) -> Result<Response<RefBody>, Infallible> {
+    let (parts, mut body) = req.into_parts();
+    let mut body_ok = true;
+    while let Some(frame) = body.frame().await {
+        if frame.is_err() {
+            body_ok = false;
+            break;
+        }
+    }
+    let resp = if body_ok {
+        route(parts.uri.path()).await
+    } else {
+        bad_request()
+    };
+    stats.count_request();
+    Ok(resp)
+}

@@ -1,0 +1,47 @@
+//! perfbase-report: renders results for people and machines. Each format is one module with a
+//! `render` function over [`perfbase_core::result::RunResult`]; reports never see drivers or
+//! the engine, only the result contract.
+
+pub mod json;
+pub mod terminal;
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes in binary units: `12.3 MiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn formats() {
+        assert_eq!(super::thousands(0), "0");
+        assert_eq!(super::thousands(1234567), "1,234,567");
+        assert_eq!(super::thousands(100), "100");
+        assert_eq!(super::bytes(512), "512 B");
+        assert_eq!(super::bytes(3 * 1024 * 1024 / 2), "1.5 MiB");
+    }
+}

@@ -1,0 +1,419 @@
+//! The wiring: typed options from flags → driver → engine → result → JSON file and terminal.
+//! This is the one place that picks a protocol driver.
+
+use crate::cli::{Cli, Command, DemoArgs, HttpArgs, ServeArgs};
+use crate::exit::{bad_input, AppError, Exit};
+use crate::progress::ProgressLine;
+use anyhow::Context as _;
+use perfbase_core::redact;
+use perfbase_core::result::{LoadConfig, Measurement, Model, RunResult, Tool, SCHEMA};
+use perfbase_core::Recorder;
+use perfbase_drivers::http::{targets::read_targets, HttpDriver, HttpOptions, Target};
+use perfbase_engine::{EngineConfig, Load, Pacer, PhaseSpec};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+use url::Url;
+
+/// Default concurrency of the closed model (wrk's and hey's habit).
+const DEFAULT_CONNECTIONS: u64 = 50;
+/// Default cap on requests in flight in the open model.
+const DEFAULT_MAX_INFLIGHT: u64 = 1000;
+/// Default run length when neither -d nor -n is given.
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// Runs one command.
+pub fn run(cli: Cli) -> Result<Exit, AppError> {
+    match cli.command {
+        Command::Http(args) => http(*args),
+        Command::Serve(args) => serve(args),
+        Command::Demo(args) => demo(args),
+    }
+}
+
+/// A fully checked HTTP run, ready for the engine.
+#[derive(Debug, Clone)]
+pub struct HttpRun {
+    /// What reports call the target (redacted).
+    pub label: String,
+    pub targets: Vec<Target>,
+    pub options: HttpOptions,
+    pub load: Load,
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+    pub threads: usize,
+    pub timeout: Duration,
+    pub warmup: Option<Duration>,
+    pub json: Option<PathBuf>,
+    pub progress: bool,
+}
+
+fn parse_header(h: &str) -> Result<(String, String), AppError> {
+    match h.split_once(':') {
+        Some((n, v)) if !n.trim().is_empty() && !n.trim().contains(char::is_whitespace) => {
+            Ok((n.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(bad_input(format!(
+            "--header '{}': expected 'Name: value'",
+            redact::header_line(h.split(':').next().unwrap_or(""), "…")
+        ))),
+    }
+}
+
+fn check_output_path(path: &Path, flag: &str) -> Result<(), AppError> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(bad_input(format!(
+            "{flag} {}: folder '{}' does not exist",
+            path.display(),
+            dir.display()
+        ))),
+        _ if path.is_dir() => Err(bad_input(format!(
+            "{flag} {}: is a folder; give a file name",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl HttpRun {
+    /// Checks the flags and builds the run; every error names its flag or file.
+    pub fn from_args(a: HttpArgs) -> Result<HttpRun, AppError> {
+        let headers = a
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        let targets = match (&a.targets, &a.url) {
+            (Some(_), Some(url)) => {
+                return Err(bad_input(format!(
+                    "give either a URL ('{}') or --targets, not both",
+                    redact::url(url)
+                )))
+            }
+            (None, None) => {
+                return Err(bad_input(
+                    "no target: give a URL (e.g. http://127.0.0.1:8080/) or --targets FILE",
+                ))
+            }
+            (Some(file), None) => read_targets(file).map_err(|e| bad_input(e.to_string()))?,
+            (None, Some(raw)) => {
+                let url = Url::parse(raw)
+                    .map_err(|e| bad_input(format!("URL '{}': {e}", redact::url(raw))))?;
+                let body: Vec<u8> = match (&a.body, &a.body_file) {
+                    (Some(b), _) => b.clone().into_bytes(),
+                    (None, Some(f)) => std::fs::read(f).map_err(|e| {
+                        bad_input(format!("--body-file {}: cannot read: {e}", f.display()))
+                    })?,
+                    (None, None) => Vec::new(),
+                };
+                vec![Target {
+                    method: a.method.clone(),
+                    url,
+                    headers: Vec::new(),
+                    body: body.into(),
+                }]
+            }
+        };
+        if let Some(j) = &a.json {
+            check_output_path(j, "--json")?;
+        }
+        let label = match (&a.targets, &a.url) {
+            (Some(f), _) => format!(
+                "{} (targets: {})",
+                redact::url(targets[0].url.as_str()),
+                f.display()
+            ),
+            (_, Some(u)) => redact::url(u),
+            _ => String::new(),
+        };
+        let load = match a.rate {
+            Some(rate) => Load::Open {
+                pacer: Pacer::constant(rate),
+                max_inflight: a.max_inflight.unwrap_or(DEFAULT_MAX_INFLIGHT),
+            },
+            None => Load::Closed {
+                connections: a.connections.unwrap_or(DEFAULT_CONNECTIONS),
+            },
+        };
+        let duration = match (a.duration, a.requests) {
+            (None, None) => Some(DEFAULT_DURATION),
+            (d, _) => d,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Ok(HttpRun {
+            label,
+            targets,
+            options: HttpOptions {
+                keepalive: !a.no_keepalive,
+                headers,
+                ..HttpOptions::default()
+            },
+            load,
+            duration,
+            count: a.requests,
+            threads: a.threads.map_or(cores, |t| t as usize),
+            timeout: a.timeout,
+            warmup: a.warmup,
+            json: a.json,
+            progress: !a.quiet && std::io::stderr().is_terminal(),
+        })
+    }
+
+    fn effective_threads(&self) -> usize {
+        let cap = match self.load {
+            Load::Closed { connections } => connections,
+            Load::Open { max_inflight, .. } => max_inflight,
+        };
+        (self.threads as u64).min(cap).max(1) as usize
+    }
+
+    fn config(&self) -> LoadConfig {
+        let mut protocol = std::collections::BTreeMap::new();
+        let first = &self.targets[0];
+        protocol.insert("method".into(), first.method.clone().into());
+        protocol.insert("keepalive".into(), self.options.keepalive.into());
+        protocol.insert("targets".into(), self.targets.len().into());
+        protocol.insert("body_bytes".into(), first.body.len().into());
+        let headers: Vec<serde_json::Value> = self
+            .options
+            .headers
+            .iter()
+            .chain(first.headers.iter())
+            .map(|(n, v)| redact::header_line(n, v).into())
+            .collect();
+        protocol.insert("headers".into(), headers.into());
+        let (connections, rate, max_inflight) = match self.load {
+            Load::Closed { connections } => (Some(connections), None, None),
+            Load::Open {
+                pacer,
+                max_inflight,
+            } => (None, Some(pacer.final_rate()), Some(max_inflight)),
+        };
+        LoadConfig {
+            threads: self.effective_threads() as u32,
+            connections,
+            rate,
+            max_inflight,
+            duration_s: self.duration.map(|d| d.as_secs_f64()),
+            count: self.count,
+            warmup_s: self.warmup.map_or(0.0, |d| d.as_secs_f64()),
+            timeout_s: self.timeout.as_secs_f64(),
+            protocol,
+        }
+    }
+
+    fn phases(&self) -> Vec<PhaseSpec> {
+        let mut phases = Vec::new();
+        if let Some(w) = self.warmup {
+            phases.push(PhaseSpec {
+                name: "warmup".into(),
+                load: self.load.clone(),
+                duration: Some(w),
+                count: None,
+                record: false,
+            });
+        }
+        phases.push(PhaseSpec {
+            name: "measure".into(),
+            load: self.load.clone(),
+            duration: self.duration,
+            count: self.count,
+            record: true,
+        });
+        phases
+    }
+
+    /// Runs the load and returns the result; `interrupt` stops it early (partial result).
+    pub fn execute(&self, interrupt: Arc<AtomicBool>) -> Result<RunResult, AppError> {
+        let driver =
+            HttpDriver::new(&self.targets, &self.options).map_err(|e| bad_input(e.to_string()))?;
+        let engine = EngineConfig {
+            threads: self.effective_threads(),
+            timeout: self.timeout,
+        };
+        let mut progress = ProgressLine::new(self.progress);
+        let outcomes = perfbase_engine::run(
+            Arc::new(driver),
+            &engine,
+            &self.phases(),
+            interrupt.clone(),
+            &mut progress,
+        )
+        .context("the load engine could not start")?;
+        let open_model = matches!(self.load, Load::Open { .. });
+        let measured = outcomes.iter().rev().find(|o| o.spec.record);
+        let interrupted = outcomes.iter().any(|o| o.interrupted);
+        let (measurement, started_at) = match measured {
+            Some(o) => {
+                let open = match o.spec.load {
+                    Load::Open {
+                        pacer,
+                        max_inflight,
+                    } => Some((pacer.final_rate(), o.window, max_inflight)),
+                    Load::Closed { .. } => None,
+                };
+                (
+                    Measurement::from_recorder(&o.recorder, o.elapsed, open),
+                    o.started_at,
+                )
+            }
+            None => (
+                Measurement::from_recorder(&Recorder::new(open_model), Duration::ZERO, None),
+                std::time::SystemTime::now(),
+            ),
+        };
+        Ok(RunResult {
+            schema: SCHEMA.into(),
+            tool: Tool {
+                name: "perfbase".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            started_at: crate::env::rfc3339(started_at),
+            target: self.label.clone(),
+            protocol: "http".into(),
+            model: if open_model {
+                Model::Open
+            } else {
+                Model::Closed
+            },
+            config: self.config(),
+            interrupted,
+            measurement,
+            phases: Vec::new(),
+            env: crate::env::capture(),
+        })
+    }
+}
+
+/// Saves and prints a result, and decides the exit code.
+fn finish(result: &RunResult, json: Option<&Path>) -> Result<Exit, AppError> {
+    let saved = json.map(|p| {
+        perfbase_report::json::write_atomic(p, result)
+            .with_context(|| format!("cannot write the result to {}", p.display()))
+    });
+    print!("{}", perfbase_report::terminal::render(result));
+    if let Some(Err(e)) = saved {
+        return Err(e.into());
+    }
+    let ok = result.measurement.requests - result.measurement.errors.values().sum::<u64>();
+    if result.interrupted {
+        eprintln!("perfbase: interrupted; the partial result above covers what was measured");
+        Ok(Exit::Interrupted)
+    } else if ok == 0 {
+        eprintln!("perfbase: no request succeeded: the target was unusable (see the errors above)");
+        Ok(Exit::Unusable)
+    } else {
+        Ok(Exit::Success)
+    }
+}
+
+fn http(args: HttpArgs) -> Result<Exit, AppError> {
+    let run = HttpRun::from_args(args)?;
+    let interrupt = crate::interrupt::install();
+    let result = run.execute(interrupt)?;
+    finish(&result, run.json.as_deref())
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, AppError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+        .map_err(AppError::from)
+}
+
+async fn until(flag: Arc<AtomicBool>) {
+    while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn serve(args: ServeArgs) -> Result<Exit, AppError> {
+    let interrupt = crate::interrupt::install();
+    let rt = runtime()?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
+            .await
+            .map_err(|e| {
+                bad_input(format!(
+                    "--host {} --port {}: cannot listen: {e}",
+                    args.host, args.port
+                ))
+            })?;
+        let addr = listener
+            .local_addr()
+            .context("listening socket has no address")?;
+        println!("perfbase reference service listening on http://{addr}");
+        use std::io::Write as _;
+        let _ = std::io::stdout().flush();
+        perfbase_reference::serve(
+            listener,
+            perfbase_reference::Stats::default(),
+            until(interrupt),
+        )
+        .await
+        .context("the reference service failed")?;
+        Ok(Exit::Success)
+    })
+}
+
+fn demo(args: DemoArgs) -> Result<Exit, AppError> {
+    let interrupt = crate::interrupt::install();
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| bad_input(format!("--out {}: cannot create: {e}", args.out.display())))?;
+    let server = perfbase_reference::spawn(0).context("cannot start the reference service")?;
+    println!(
+        "perfbase demo: reference service on http://{}\n",
+        server.addr
+    );
+    let base = format!("http://{}", server.addr);
+    let runs = [
+        (
+            "closed",
+            format!("{base}/"),
+            Load::Closed { connections: 50 },
+        ),
+        (
+            "open",
+            format!("{base}/delay/5"),
+            Load::Open {
+                pacer: Pacer::constant(2000.0),
+                max_inflight: DEFAULT_MAX_INFLIGHT,
+            },
+        ),
+    ];
+    let mut exit = Exit::Success;
+    for (name, url, load) in runs {
+        let url_parsed = Url::parse(&url).context("demo URL")?;
+        let run = HttpRun {
+            label: url.clone(),
+            targets: vec![Target {
+                method: "GET".into(),
+                url: url_parsed,
+                headers: Vec::new(),
+                body: Vec::new().into(),
+            }],
+            options: HttpOptions::default(),
+            load,
+            duration: Some(args.duration),
+            count: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            timeout: Duration::from_secs(5),
+            warmup: None,
+            json: Some(args.out.join(format!("{name}.json"))),
+            progress: std::io::stderr().is_terminal(),
+        };
+        let result = run.execute(interrupt.clone())?;
+        exit = finish(&result, run.json.as_deref())?;
+        println!();
+        if exit != Exit::Success {
+            break;
+        }
+    }
+    println!("results written to {}", args.out.display());
+    server.stop();
+    Ok(exit)
+}

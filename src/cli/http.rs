@@ -1,0 +1,84 @@
+//! `perfbase http`: flags in the habits of wrk, oha and hey.
+
+use super::parse;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  perfbase http http://127.0.0.1:8080/ -c 50 -d 10s
+  perfbase http http://127.0.0.1:8080/ -r 2k -d 30s --json result.json
+  perfbase http --targets targets.txt -n 1000")]
+pub struct HttpArgs {
+    /// The URL to load (http://). Not needed with --targets.
+    pub url: Option<String>,
+
+    /// Closed model: N connections, each sending its next request when the last completes
+    /// [default: 50 without --rate]
+    #[arg(short = 'c', long, value_name = "N", value_parser = parse::count, conflicts_with = "rate")]
+    pub connections: Option<u64>,
+
+    /// Open model: start requests at this fixed rate (2000, 2k, 500/s, 120/m), whatever the
+    /// responses do; latency runs from each request's intended start
+    #[arg(short = 'r', long, value_name = "RATE", value_parser = parse::rate)]
+    pub rate: Option<f64>,
+
+    /// Stop after this long (250ms, 10s, 1m) [default: 10s unless -n is given]
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = parse::positive_duration)]
+    pub duration: Option<Duration>,
+
+    /// Stop after this many requests (1000, 60k); with -d, whichever comes first
+    #[arg(short = 'n', long = "requests", value_name = "COUNT", value_parser = parse::count)]
+    pub requests: Option<u64>,
+
+    /// Worker threads, each with its own event loop and connections [default: CPU cores]
+    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+
+    /// HTTP method
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+
+    /// Add a header, 'Name: value' (repeatable); secret ones are redacted in every output
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub headers: Vec<String>,
+
+    /// Request body
+    #[arg(short = 'b', long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+
+    /// Request body read from a file
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+
+    /// A request without a complete response by then counts as a timeout
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse::positive_duration)]
+    pub timeout: Duration,
+
+    /// Open a new TCP connection for every request
+    #[arg(long)]
+    pub no_keepalive: bool,
+
+    /// Run the same load for this long first and discard its measurements
+    #[arg(long, value_name = "DURATION", value_parser = parse::positive_duration)]
+    pub warmup: Option<Duration>,
+
+    /// Open model: at most N requests in flight; a request that cannot start on time is sent
+    /// late and counted as late [default: 1000]
+    #[arg(long, value_name = "N", value_parser = parse::count, requires = "rate")]
+    pub max_inflight: Option<u64>,
+
+    /// Requests from a file in vegeta's format ('METHOD URL', header lines, '@body-file'),
+    /// used in turn
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]
+    pub targets: Option<PathBuf>,
+
+    /// Write the result JSON (perfbase.result/v1) to this file
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// No live progress line
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}

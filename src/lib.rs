@@ -1,0 +1,12 @@
+//! perfbase: load-tests services and turns the measurements into performance baselines.
+//!
+//! This root package is the wiring: command-line flags (`cli`), the one place that picks a
+//! driver and runs the engine (`app`), exit codes (`exit`), machine facts (`env`) and Ctrl-C
+//! handling (`interrupt`). The measuring lives in the workspace crates.
+
+pub mod app;
+pub mod cli;
+pub mod env;
+pub mod exit;
+pub mod interrupt;
+mod progress;

@@ -1,0 +1,61 @@
+//! The live progress line on a terminal: elapsed, requests/s, errors and the last second's
+//! p99, rewritten in place about once a second.
+
+use perfbase_engine::{Observer, PhaseOutcome, PhaseSpec};
+use std::io::Write;
+use std::time::Duration;
+
+pub(crate) struct ProgressLine {
+    pub(crate) enabled: bool,
+    last: (Duration, u64),
+}
+
+impl ProgressLine {
+    pub(crate) fn new(enabled: bool) -> Self {
+        ProgressLine {
+            enabled,
+            last: (Duration::ZERO, 0),
+        }
+    }
+}
+
+impl Observer for ProgressLine {
+    fn tick(&mut self, phase: &PhaseSpec, elapsed: Duration, p: perfbase_engine::ProgressSnapshot) {
+        if !self.enabled {
+            return;
+        }
+        let (t0, n0) = self.last;
+        let dt = elapsed.saturating_sub(t0).as_secs_f64();
+        let rate = if dt > 0.0 && p.completed >= n0 {
+            (p.completed - n0) as f64 / dt
+        } else {
+            0.0
+        };
+        self.last = (elapsed, p.completed);
+        let total = phase
+            .duration
+            .map(|d| format!("/{:.0}s", d.as_secs_f64()))
+            .unwrap_or_default();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[2K  [{}] {:.0}s{total}  {} requests  {:.0} req/s  errors {}  p99 {:.2} ms",
+            phase.name,
+            elapsed.as_secs_f64(),
+            perfbase_report::thousands(p.completed),
+            rate,
+            perfbase_report::thousands(p.errors),
+            p.p99_ms
+        );
+        let _ = err.flush();
+    }
+
+    fn phase_done(&mut self, _phase: &PhaseOutcome) {
+        self.last = (Duration::ZERO, 0);
+        if self.enabled {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
+    }
+}
