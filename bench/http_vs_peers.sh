@@ -279,15 +279,22 @@ def p_perfbase(d):
     r = {"requests": int(j["requests"]), "rps": float(j["rps"])}
     for k in ("p50", "p99"):
         if lat.get(k) is not None: r[k] = float(lat[k])
-    e = j.get("errors")
+    e = j.get("errors") or 0
     if isinstance(e, dict): e = sum(v for v in e.values() if isinstance(v, (int, float)))
-    if isinstance(e, (int, float)): r["errors"] = e
+    status = j.get("status") or {}
+    r["errors"] = e + sum(v for k, v in status.items() if not str(k).startswith("2"))
+    notes = []
+    if j.get("aborted_in_flight"): notes.append(f"{j['aborted_in_flight']} in flight aborted at deadline")
+    om = j.get("open_model") or {}
+    if om.get("late"): notes.append(f"{om['late']} sent late")
+    if om.get("unsent"): notes.append(f"{om['unsent']} unsent")
+    if notes: r["note"] = ", ".join(notes)
     rate = (j.get("config") or {}).get("rate")
     if rate is not None: r["config_rate"] = rate
     return r
 
 def run(d, tool, scen, rc, wall_us, nticks, clk, rate):
-    r = {"tool": tool, "scenario": scen, "rc": int(rc), "wall_s": int(wall_us) / 1e6}
+    r = {"tool": tool, "scenario": scen, "rep": os.path.basename(d), "rc": int(rc), "wall_s": int(wall_us) / 1e6}
     try:
         r.update({"wrk": p_wrk, "oha": p_oha, "perfbase": p_perfbase}[tool](d))
     except Exception as e:
@@ -338,10 +345,12 @@ def table(out, scenarios, tools, rate):
             col = lambda k: [r[k] for r in ok if r.get(k) is not None]
             meds[tool] = {k: statistics.median(col(k)) for k in ("rps", "cpu_us_per_req") if col(k)}
             notes = []
-            if len(ok) < len(runs): notes.append(f"{len(runs) - len(ok)} failed run(s)")
+            bad = [f"{r.get('rep', '?')} rc={r.get('rc', '?')}" for r in runs if not r.get("ok")]
+            if bad: notes.append("failed: " + ", ".join(bad))
             errs = col("errors")
             if errs and max(errs) > 0: notes.append(f"errors {spread(errs, n0)}")
-            notes += sorted({r["note"] for r in ok if r.get("note")})[:1]
+            notes += [f"{r.get('rep', '?')}: {r['note']}" if len(runs) > 1 else r["note"]
+                      for r in ok if r.get("note")][:3]
             cells = [tool, f"{len(ok)}/{len(runs)}", spread(col("rps"), n0)]
             if scen == "open":
                 cells.append(spread([r["rps"] / rate * 100 for r in ok if r.get("rps")], n1))

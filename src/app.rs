@@ -21,6 +21,8 @@ use url::Url;
 const DEFAULT_CONNECTIONS: u64 = 50;
 /// Default cap on requests in flight in the open model.
 const DEFAULT_MAX_INFLIGHT: u64 = 1000;
+/// Default pacing granularity of the open model (the CLI's `--pacing-granularity`).
+const DEFAULT_PACING: Duration = Duration::from_millis(1);
 /// Default run length when neither -d nor -n is given.
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -45,6 +47,8 @@ pub struct HttpRun {
     pub count: Option<u64>,
     pub threads: usize,
     pub timeout: Duration,
+    /// Open model: the dispatcher's pacing granularity (see `EngineConfig::pacing`).
+    pub pacing: Duration,
     pub warmup: Option<Duration>,
     pub json: Option<PathBuf>,
     pub progress: bool,
@@ -155,6 +159,7 @@ impl HttpRun {
             count: a.requests,
             threads: a.threads.map_or(cores, |t| t as usize),
             timeout: a.timeout,
+            pacing: a.pacing_granularity,
             warmup: a.warmup,
             json: a.json,
             progress: !a.quiet && std::io::stderr().is_terminal(),
@@ -200,6 +205,7 @@ impl HttpRun {
             count: self.count,
             warmup_s: self.warmup.map_or(0.0, |d| d.as_secs_f64()),
             timeout_s: self.timeout.as_secs_f64(),
+            pacing_granularity_s: rate.map(|_| self.pacing.as_secs_f64()),
             protocol,
         }
     }
@@ -232,6 +238,7 @@ impl HttpRun {
         let engine = EngineConfig {
             threads: self.effective_threads(),
             timeout: self.timeout,
+            pacing: self.pacing,
         };
         let mut progress = ProgressLine::new(self.progress);
         let outcomes = perfbase_engine::run(
@@ -402,6 +409,7 @@ fn demo(args: DemoArgs) -> Result<Exit, AppError> {
             count: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             timeout: Duration::from_secs(5),
+            pacing: DEFAULT_PACING,
             warmup: None,
             json: Some(args.out.join(format!("{name}.json"))),
             progress: std::io::stderr().is_terminal(),

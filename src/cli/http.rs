@@ -69,6 +69,11 @@ pub struct HttpArgs {
     #[arg(long, value_name = "N", value_parser = parse::count, requires = "rate")]
     pub max_inflight: Option<u64>,
 
+    /// Open model: wake at most once per this interval and start every request due by then
+    /// (latency runs from that slot); 0 wakes at each request's exact time, at a higher CPU cost
+    #[arg(long, default_value = "1ms", value_name = "DURATION", value_parser = parse::duration, requires = "rate")]
+    pub pacing_granularity: Duration,
+
     /// Requests from a file in vegeta's format ('METHOD URL', header lines, '@body-file'),
     /// used in turn
     #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]

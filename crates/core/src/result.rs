@@ -266,6 +266,9 @@ pub struct LoadConfig {
     pub count: Option<u64>,
     pub warmup_s: f64,
     pub timeout_s: f64,
+    /// Open model: the dispatcher's pacing granularity; latency runs from each batch's slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing_granularity_s: Option<f64>,
     /// Protocol-specific settings (for HTTP: method, headers (redacted), keep-alive, targets).
     #[serde(default)]
     pub protocol: BTreeMap<String, serde_json::Value>,

@@ -3,6 +3,10 @@
 //! runs from the intended start, service time from the actual send. An op that cannot start
 //! on time (no free session, or the worker fell behind) is sent late and counted as late;
 //! ops still unsent when the window closes are counted too, never silently dropped.
+//!
+//! Waking once per op costs an idle→busy transition per op (measured: 42 CPU-µs per request
+//! at 20k/s against oha's 13), so the schedule is quantised to a pacing granularity (1 ms by
+//! default, as wrk2's and oha's timers are): see the comment in the dispatcher.
 
 use crate::local::{Mailbox, Signal};
 use crate::pacer::Pacer;
@@ -33,6 +37,7 @@ pub(crate) async fn run<D: Driver>(
     max_inflight: u64,
     duration: Option<Duration>,
 ) -> Option<Instant> {
+    let granularity = sh.setup.pacing;
     let slots = Rc::new(Slots {
         idle: RefCell::new(Vec::new()),
         all: RefCell::new(Vec::new()),
@@ -43,6 +48,8 @@ pub(crate) async fn run<D: Driver>(
     let dispatched = Cell::new(0u64);
     let body = async {
         let mut k = 0u64;
+        // The slot time of the current batch; the first op opens the first batch.
+        let mut batch: Option<Instant> = None;
         loop {
             let n = ctx.op_number(k);
             if !ctx.within_count(n) || sh.interrupted() {
@@ -52,10 +59,24 @@ pub(crate) async fn run<D: Driver>(
             if duration.is_some_and(|d| offset >= d) {
                 break;
             }
-            let intended = ctx.start + offset;
-            if sh.timer.sleep_until(intended).await.is_err() {
-                // A failing timerfd is not expected; fall back to tokio's coarser timer.
-                tokio::time::sleep_until(intended.into()).await;
+            // Quantise the schedule to the pacing granularity: ops due by the current batch's
+            // slot go with it; a later op opens a new batch no sooner than one granularity
+            // after the last. The rate is unchanged, the worker wakes at most once per
+            // granularity instead of once per op, and latency runs from the slot time, so
+            // the tool's batching is not charged to the server while every wait for a free
+            // connection, and any lag of the tool behind its slots, still is.
+            let planned = ctx.start + offset;
+            let intended = match batch {
+                Some(b) if planned <= b => b,
+                Some(b) => planned.max(b + granularity),
+                None => planned,
+            };
+            if batch != Some(intended) {
+                batch = Some(intended);
+                if sh.timer.sleep_until(intended).await.is_err() {
+                    // A failing timerfd is not expected; fall back to tokio's coarser timer.
+                    tokio::time::sleep_until(intended.into()).await;
+                }
             }
             let mut waited = false;
             let slot = loop {
@@ -79,8 +100,13 @@ pub(crate) async fn run<D: Driver>(
                 slots.freed.wait().await;
             };
             let now = Instant::now();
-            if ctx.deadline.is_some_and(|d| now >= d) {
+            if ctx
+                .deadline
+                .is_some_and(|d| now >= d.max(intended) + LATE_AFTER)
+            {
                 // The window closed while this op waited for a session: it was never sent.
+                // (An op planned inside the window whose batch slot falls just after the
+                // deadline is still sent on its slot.)
                 slots.idle.borrow_mut().push(slot);
                 break;
             }

@@ -18,6 +18,9 @@ pub struct EngineConfig {
     pub threads: usize,
     /// Per-operation timeout (also bounds opening a session).
     pub timeout: Duration,
+    /// Open model: the dispatcher wakes at most once per this interval and starts every op
+    /// due by then; zero wakes exactly at every op's intended time.
+    pub pacing: Duration,
 }
 
 /// The shape of the load in one phase.
@@ -168,6 +171,7 @@ pub fn run<D: Driver>(
             id,
             driver: driver.clone(),
             timeout: cfg.timeout,
+            pacing: cfg.pacing,
             interrupt: interrupt.clone(),
             progress: progress.clone(),
         };

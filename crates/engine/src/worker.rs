@@ -24,6 +24,7 @@ pub(crate) struct Setup<D> {
     pub(crate) id: usize,
     pub(crate) driver: Arc<D>,
     pub(crate) timeout: Duration,
+    pub(crate) pacing: Duration,
     pub(crate) interrupt: Arc<AtomicBool>,
     pub(crate) progress: Arc<Progress>,
 }

@@ -1,0 +1,568 @@
+//! End-to-end tests of the `perfbase` binary against real servers bound on loopback port 0 in
+//! this process: the reference service and deliberately misbehaving servers. Assertions are
+//! exact wherever the behaviour is deterministic (counts), banded where it is timing.
+//!
+//! Load tests run one at a time (a shared lock) so that timing assertions are not disturbed
+//! by another test's load on this 2-core machine.
+
+use assert_cmd::Command;
+use perfbase_reference::faulty::{spawn_faulty, Fault};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Run {
+    out: Output,
+    json: Option<Value>,
+}
+
+impl Run {
+    fn code(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    fn json(&self) -> &Value {
+        self.json.as_ref().expect("the run wrote its result JSON")
+    }
+    fn count(&self, section: &str, key: &str) -> u64 {
+        self.json()[section][key].as_u64().unwrap_or(0)
+    }
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+fn perfbase(args: &[&str], dir: &Path) -> Run {
+    let json = dir.join("result.json");
+    let out = Command::cargo_bin("perfbase")
+        .expect("binary built")
+        .arg("http")
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .arg("--quiet")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("perfbase ran");
+    let json = std::fs::read_to_string(&json)
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("result JSON parses"));
+    Run { out, json }
+}
+
+fn validate(result: &Value) {
+    let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/result.schema.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(result)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result does not match docs/result.schema.json: {errors:#?}"
+    );
+}
+
+#[test]
+fn targets_file_mix_gives_exact_status_counts() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let mut text = String::from("# nine fine, one failing\n");
+    for _ in 0..9 {
+        text.push_str(&format!("GET http://{}/\n", server.addr));
+    }
+    text.push_str(&format!("GET http://{}/status/500\n", server.addr));
+    let targets = dir.path().join("targets.txt");
+    std::fs::write(&targets, text).unwrap();
+    let r = perfbase(
+        &[
+            "--targets",
+            targets.to_str().unwrap(),
+            "-n",
+            "1000",
+            "-c",
+            "8",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.json()["requests"], 1000);
+    assert_eq!(r.count("status", "200"), 900);
+    assert_eq!(r.count("status", "500"), 100);
+    assert_eq!(r.count("errors", "http_5xx"), 100);
+    assert_eq!(r.json()["success_ratio"], 0.9);
+    // Keep-alive: 8 connections carried all 1000 requests.
+    assert_eq!(server.stats.connections(), 8);
+    assert_eq!(server.stats.requests(), 1000);
+    validate(r.json());
+    assert!(r.stdout().contains("200: 900, 500: 100"), "{}", r.stdout());
+}
+
+#[test]
+fn open_model_sends_the_requested_rate() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let r = perfbase(&[&url, "-r", "200", "-d", "2s"], dir.path());
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let n = r.json()["requests"].as_u64().unwrap();
+    assert!((392..=408).contains(&n), "400 ± 2 % expected, got {n}");
+    let open = &r.json()["open_model"];
+    assert_eq!(open["requested_rate"], 200.0);
+    let achieved = open["achieved_rate"].as_f64().unwrap();
+    assert!((196.0..=204.0).contains(&achieved), "achieved {achieved}");
+    assert_eq!(open["unsent"], 0);
+    assert!(r.json()["service_time_ms"]["p50"].as_f64().unwrap() > 0.0);
+    assert_eq!(r.json()["model"], "open");
+    validate(r.json());
+}
+
+#[test]
+fn delay_endpoint_p50_matches_the_delay() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/delay/20", server.addr);
+    let r = perfbase(&[&url, "-c", "4", "-d", "2s", "-t", "1"], dir.path());
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let p50 = r.json()["latency_ms"]["p50"].as_f64().unwrap();
+    assert!((20.0..=23.0).contains(&p50), "p50 {p50} ms");
+    // 4 connections × 2 s / ~20 ms.
+    let n = r.json()["requests"].as_u64().unwrap();
+    assert!((300..=400).contains(&n), "{n} requests");
+    // One point per second of the run.
+    let timeline = r.json()["timeline"].as_array().unwrap();
+    assert!((2..=3).contains(&timeline.len()), "{timeline:?}");
+    let in_timeline: u64 = timeline
+        .iter()
+        .map(|p| p["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_timeline, n);
+}
+
+#[test]
+fn open_model_charges_queueing_to_the_server_not_to_nobody() {
+    // 100/s offered to a service that can do 2 in flight × 10/s = 20/s: requests queue for a
+    // free connection, are counted late, and their response time (from the intended start)
+    // grows far beyond the service time — coordinated omission cannot hide the backlog.
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/delay/100", server.addr);
+    let r = perfbase(
+        &[&url, "-r", "100", "--max-inflight", "2", "-d", "2s"],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let open = &r.json()["open_model"];
+    assert!(open["late"].as_u64().unwrap() > 0);
+    assert!(open["unsent"].as_u64().unwrap() > 100, "{open}");
+    let achieved = open["achieved_rate"].as_f64().unwrap();
+    assert!(achieved < 30.0, "achieved {achieved}");
+    let response = r.json()["latency_ms"]["p99"].as_f64().unwrap();
+    let service = r.json()["service_time_ms"]["p99"].as_f64().unwrap();
+    assert!(service < 150.0, "service p99 {service}");
+    assert!(
+        response > 1000.0,
+        "response p99 {response} should include the queueing"
+    );
+    validate(r.json());
+}
+
+#[test]
+fn server_stopped_mid_run_gives_errors_and_a_complete_result() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let json = dir.path().join("result.json");
+    let url = format!("http://{}/delay/5", server.addr);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "http",
+            &url,
+            "-c",
+            "4",
+            "-d",
+            "3s",
+            "--timeout",
+            "1s",
+            "--quiet",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    server.stop();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ok = v["status"]["200"].as_u64().unwrap();
+    assert!(ok > 100, "requests before the stop succeeded: {ok}");
+    let errors = &v["errors"];
+    let transport = errors["connect"].as_u64().unwrap_or(0) + errors["read"].as_u64().unwrap_or(0);
+    assert!(
+        transport > 0,
+        "connect/read errors after the stop: {errors}"
+    );
+    assert_eq!(
+        v["requests"].as_u64().unwrap(),
+        ok + errors
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|x| x.as_u64().unwrap())
+            .sum::<u64>()
+    );
+    validate(&v);
+}
+
+fn fault_run(fault: Fault, extra: &[&str]) -> (Run, u64) {
+    let server = spawn_faulty(fault).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let mut args = vec![url.as_str(), "-n", "20", "-c", "2", "-t", "1"];
+    args.extend_from_slice(extra);
+    let r = perfbase(&args, dir.path());
+    let conns = server.connections.load(std::sync::atomic::Ordering::SeqCst);
+    (r, conns)
+}
+
+#[test]
+fn target_faults_are_counted_in_their_class() {
+    let _g = serial();
+    let cases: [(Fault, &str, &[&str]); 5] = [
+        (Fault::GarbageStatus, "protocol", &[]),
+        (Fault::OversizedHeader, "protocol", &[]),
+        (Fault::TruncatedBody, "read", &[]),
+        (Fault::Reset, "read", &[]),
+        (Fault::SlowBody, "timeout", &["--timeout", "300ms"]),
+    ];
+    for (fault, class, extra) in cases {
+        let (r, _) = fault_run(fault, extra);
+        assert_eq!(
+            r.code(),
+            3,
+            "{fault:?}: nothing succeeded → exit 3; {}",
+            r.stderr()
+        );
+        assert_eq!(r.json()["requests"], 20, "{fault:?}");
+        assert_eq!(
+            r.count("errors", class),
+            20,
+            "{fault:?}: {}",
+            r.json()["errors"]
+        );
+        assert!(!r.json()["error_samples"].as_array().unwrap().is_empty());
+        validate(r.json());
+    }
+}
+
+#[test]
+fn a_server_closing_idle_keepalive_connections_costs_no_errors() {
+    // The server answers 2 requests per connection, then closes without answering: an
+    // idempotent request on such a stale connection is sent again on a fresh one.
+    let _g = serial();
+    let (r, conns) = fault_run(Fault::CloseAfter(2), &[]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.count("status", "200"), 20, "{}", r.json());
+    assert!(r.json()["errors"].as_object().unwrap().is_empty());
+    assert!((10..=12).contains(&conns), "{conns} connections");
+}
+
+#[test]
+fn no_keepalive_opens_one_connection_per_request() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let r = perfbase(
+        &[&url, "-n", "200", "-c", "4", "--no-keepalive"],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.count("status", "200"), 200);
+    assert_eq!(server.stats.connections(), 200);
+    assert_eq!(r.json()["config"]["protocol"]["keepalive"], false);
+}
+
+#[test]
+fn count_and_duration_stop_at_whichever_comes_first() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let started = Instant::now();
+    let r = perfbase(&[&url, "-n", "50", "-d", "30s", "-c", "3"], dir.path());
+    assert_eq!(r.json()["requests"], 50);
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let slow = format!("http://{}/delay/50", server.addr);
+    let r = perfbase(&[&slow, "-n", "100000", "-d", "1s", "-c", "2"], dir.path());
+    let n = r.json()["requests"].as_u64().unwrap();
+    assert!((30..=42).contains(&n), "1 s at 2 × 20/s: {n}");
+}
+
+#[test]
+fn warmup_is_run_and_discarded() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let r = perfbase(
+        &[&url, "-r", "100", "-d", "1s", "--warmup", "1s"],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.json()["requests"], 100);
+    assert_eq!(
+        server.stats.requests(),
+        200,
+        "warm-up requests were sent too"
+    );
+    assert_eq!(r.json()["config"]["warmup_s"], 1.0);
+}
+
+#[test]
+fn bodies_methods_and_chunked_responses() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/chunked/2500", server.addr);
+    let r = perfbase(&[&url, "-n", "20", "-c", "2"], dir.path());
+    assert_eq!(r.count("status", "200"), 20);
+    assert!(r.json()["bytes_read"].as_u64().unwrap() >= 20 * 2500);
+    let url = format!("http://{}/bytes/100000", server.addr);
+    let r = perfbase(&[&url, "-n", "10", "-c", "1"], dir.path());
+    assert_eq!(r.count("status", "200"), 10);
+    assert!(r.json()["bytes_read"].as_u64().unwrap() >= 10 * 100_000);
+    let url = format!("http://{}/", server.addr);
+    let r = perfbase(
+        &[&url, "-n", "10", "-c", "1", "-m", "POST", "-b", "hello"],
+        dir.path(),
+    );
+    assert_eq!(r.count("status", "200"), 10);
+    let written = r.json()["bytes_written"].as_u64().unwrap();
+    assert_eq!(written % 10, 0);
+    assert!(written / 10 > 5, "each request carries the 5-byte body");
+    let r = perfbase(&[&url, "-n", "10", "-c", "1", "-m", "HEAD"], dir.path());
+    assert_eq!(
+        r.count("status", "200"),
+        10,
+        "HEAD responses have no body to wait for"
+    );
+}
+
+#[test]
+fn nothing_succeeding_exits_3_with_a_result() {
+    let _g = serial();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tmp();
+    let url = format!("http://127.0.0.1:{port}/");
+    let r = perfbase(&[&url, "-n", "20", "-c", "2"], dir.path());
+    assert_eq!(r.code(), 3, "{}", r.stderr());
+    assert_eq!(r.count("errors", "connect"), 20);
+    assert!(
+        r.stderr().contains("no request succeeded"),
+        "{}",
+        r.stderr()
+    );
+    validate(r.json());
+}
+
+fn bad(args: &[&str]) -> (i32, String) {
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_is_one_clear_line_and_exit_2() {
+    let dir = tmp();
+    let targets = dir.path().join("t.txt");
+    std::fs::write(&targets, "GET http://127.0.0.1:1/\nthis is not a header\n").unwrap();
+    let t = targets.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (
+            vec!["http", "http://127.0.0.1:1/", "-r", "0"],
+            "--rate".into(),
+        ),
+        (
+            vec!["http", "http://127.0.0.1:1/", "-d", "ten"],
+            "--duration".into(),
+        ),
+        (
+            vec!["http", "http://127.0.0.1:1/", "-c", "5", "-r", "10"],
+            "--rate".into(),
+        ),
+        (
+            vec!["http", "https://127.0.0.1:1/"],
+            "https:// is not supported yet".into(),
+        ),
+        (
+            vec!["http", "ftp://127.0.0.1:1/"],
+            "unsupported scheme".into(),
+        ),
+        (vec!["http", "not a url"], "URL 'not a url'".into()),
+        (vec!["http"], "no target".into()),
+        (vec!["http", "--targets", t], format!("{t}:2:")),
+        (
+            vec!["http", "--targets", "/nonexistent/t.txt"],
+            "/nonexistent/t.txt: cannot read".into(),
+        ),
+        (
+            vec!["http", "http://127.0.0.1:1/", "-H", "NoColon"],
+            "--header".into(),
+        ),
+        (
+            vec![
+                "http",
+                "http://127.0.0.1:1/",
+                "--json",
+                "/nonexistent/dir/r.json",
+            ],
+            "--json".into(),
+        ),
+        (
+            vec!["http", "http://127.0.0.1:1/", "--max-inflight", "5"],
+            "--rate".into(),
+        ),
+    ];
+    for (args, want) in cases {
+        let (code, err) = bad(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains(&want),
+            "{args:?}: expected {want:?} in {err:?}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_within_a_second_and_writes_the_partial_result() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let json = dir.path().join("result.json");
+    let url = format!("http://{}/delay/3000", server.addr);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args(["http", &url, "-c", "3", "-d", "60s", "--quiet", "--json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3500));
+    let sent = Instant::now();
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "stopped in {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(
+        v["status"]["200"], 3,
+        "the first round of 3 requests completed"
+    );
+    assert_eq!(v["aborted_in_flight"], 3, "the second round was in flight");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("INTERRUPTED"));
+    validate(&v);
+}
+
+#[test]
+fn secrets_never_reach_any_output() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/?token=tok3n-value&x=1", server.addr);
+    let r = perfbase(
+        &[
+            &url,
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "-H",
+            "Authorization: Bearer s3cr3t-value",
+            "-H",
+            "X-Api-Key: k3y-value",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let json = serde_json::to_string(r.json()).unwrap();
+    for text in [r.stdout(), r.stderr(), json] {
+        for secret in ["s3cr3t-value", "k3y-value", "tok3n-value"] {
+            assert!(!text.contains(secret), "{secret} leaked into: {text}");
+        }
+    }
+    let headers = &r.json()["config"]["protocol"]["headers"];
+    assert_eq!(headers[0], "Authorization: [redacted]");
+    assert!(r.json()["target"]
+        .as_str()
+        .unwrap()
+        .contains("token=[redacted]&x=1"));
+}
+
+#[test]
+fn serve_prints_its_address_first_and_answers() {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args(["serve", "--port", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::{BufRead, Read, Write};
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line.trim().rsplit("http://").next().unwrap().to_string();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
