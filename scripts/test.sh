@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, as the README gives it and .ci/run calls it: formatting, lints, unit
+# tests (proptests included) and end-to-end tests of the perfbase binary against real servers
+# on loopback. Needs only a Rust toolchain (cargo, rustfmt, clippy); crates come from crates.io.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+fi
+command -v cargo >/dev/null 2>&1 || {
+  echo "scripts/test.sh: cargo not found; install a Rust toolchain (rustup, stable >= 1.88)" >&2
+  exit 2
+}
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo test"
+cargo test --workspace --locked
