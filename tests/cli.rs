@@ -566,3 +566,34 @@ fn serve_prints_its_address_first_and_answers() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn demo_runs_against_the_embedded_service_and_saves_results() {
+    let _g = serial();
+    let dir = tmp();
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["demo", "-d", "1s", "--out"])
+        .arg(dir.path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["closed.json", "open.json"] {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(name)).unwrap()).unwrap();
+        assert!(v["requests"].as_u64().unwrap() > 0, "{name}");
+        assert_eq!(
+            v["errors"].as_object().unwrap().len(),
+            0,
+            "{name}: {}",
+            v["errors"]
+        );
+        validate(&v);
+    }
+}

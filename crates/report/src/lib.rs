@@ -18,6 +18,12 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `123456.78` → `123,456.8` (one decimal).
+pub fn thousands_f(v: f64) -> String {
+    let tenths = (v * 10.0).round().max(0.0) as u64;
+    format!("{}.{}", thousands(tenths / 10), tenths % 10)
+}
+
 /// Bytes in binary units: `12.3 MiB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -41,6 +47,7 @@ mod tests {
         assert_eq!(super::thousands(0), "0");
         assert_eq!(super::thousands(1234567), "1,234,567");
         assert_eq!(super::thousands(100), "100");
+        assert_eq!(super::thousands_f(123456.78), "123,456.8");
         assert_eq!(super::bytes(512), "512 B");
         assert_eq!(super::bytes(3 * 1024 * 1024 / 2), "1.5 MiB");
     }

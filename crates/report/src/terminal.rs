@@ -1,7 +1,7 @@
 //! The terminal summary, laid out so a wrk user finds requests, rate, transfer, status codes,
 //! errors and latency percentiles where they expect them.
 
-use crate::{bytes, thousands};
+use crate::{bytes, thousands, thousands_f};
 use perfbase_core::result::{LatencyMs, Model, RunResult};
 use std::fmt::Write;
 
@@ -77,11 +77,11 @@ pub fn render(r: &RunResult) -> String {
     }
     let _ = writeln!(
         out,
-        "  {:<13} {} in {:.2}s, {:.1} req/s",
+        "  {:<13} {} in {:.2}s, {} req/s",
         "Requests",
         thousands(m.requests),
         m.duration_s,
-        m.rps
+        thousands_f(m.rps)
     );
     let per_s = if m.duration_s > 0.0 {
         (m.bytes_read as f64 / m.duration_s) as u64
@@ -136,10 +136,10 @@ pub fn render(r: &RunResult) -> String {
     if let Some(o) = &m.open_model {
         let _ = writeln!(
             out,
-            "  {:<13} requested {:.1}/s, achieved {:.1}/s; late {}, unsent {}",
+            "  {:<13} requested {}/s, achieved {}/s; late {}, unsent {}",
             "Rate",
-            o.requested_rate,
-            o.achieved_rate,
+            thousands_f(o.requested_rate),
+            thousands_f(o.achieved_rate),
             thousands(o.late),
             thousands(o.unsent)
         );
