@@ -167,11 +167,7 @@ impl HttpRun {
     }
 
     fn effective_threads(&self) -> usize {
-        let cap = match self.load {
-            Load::Closed { connections } => connections,
-            Load::Open { max_inflight, .. } => max_inflight,
-        };
-        (self.threads as u64).min(cap).max(1) as usize
+        self.load.active_workers(self.threads)
     }
 
     fn config(&self) -> LoadConfig {
@@ -195,6 +191,7 @@ impl HttpRun {
                 pacer,
                 max_inflight,
             } => (None, Some(pacer.final_rate()), Some(max_inflight)),
+            Load::Idle => (None, None, None),
         };
         LoadConfig {
             threads: self.effective_threads() as u32,
@@ -253,19 +250,7 @@ impl HttpRun {
         let measured = outcomes.iter().rev().find(|o| o.spec.record);
         let interrupted = outcomes.iter().any(|o| o.interrupted);
         let (measurement, started_at) = match measured {
-            Some(o) => {
-                let open = match o.spec.load {
-                    Load::Open {
-                        pacer,
-                        max_inflight,
-                    } => Some((pacer.final_rate(), o.window, max_inflight)),
-                    Load::Closed { .. } => None,
-                };
-                (
-                    Measurement::from_recorder(&o.recorder, o.elapsed, open),
-                    o.started_at,
-                )
-            }
+            Some(o) => (o.measurement(), o.started_at),
             None => (
                 Measurement::from_recorder(&Recorder::new(open_model), Duration::ZERO, None),
                 std::time::SystemTime::now(),

@@ -9,4 +9,5 @@ pub mod cli;
 pub mod env;
 pub mod exit;
 pub mod interrupt;
+pub mod plan;
 mod progress;

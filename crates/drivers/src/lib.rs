@@ -5,3 +5,4 @@
 
 #[cfg(feature = "http")]
 pub mod http;
+pub mod workload;

@@ -30,16 +30,37 @@ pub enum Load {
     Closed { connections: u64 },
     /// Open model: ops start when the pacer says, on at most `max_inflight` sessions.
     Open { pacer: Pacer, max_inflight: u64 },
+    /// No load for the phase's duration (a cool-down between steps); sessions stay open.
+    Idle,
 }
 
 impl Load {
-    /// How many workers can take part: a worker needs at least one session.
-    fn active_workers(&self, threads: usize) -> usize {
-        let cap = match self {
+    /// The most sessions this load can use at once.
+    pub fn sessions(&self) -> u64 {
+        match self {
             Load::Closed { connections } => *connections,
             Load::Open { max_inflight, .. } => *max_inflight,
+            Load::Idle => 1,
+        }
+    }
+
+    /// How many workers can take part: a worker needs at least one session.
+    pub fn active_workers(&self, threads: usize) -> usize {
+        (threads as u64).min(self.sessions()).max(1) as usize
+    }
+}
+
+impl PhaseOutcome {
+    /// The measured block of this phase (open-model bookkeeping included).
+    pub fn measurement(&self) -> perfbase_core::result::Measurement {
+        let open = match self.spec.load {
+            Load::Open {
+                pacer,
+                max_inflight,
+            } => Some((pacer.final_rate(), self.window, max_inflight)),
+            _ => None,
         };
-        (threads as u64).min(cap).max(1) as usize
+        perfbase_core::result::Measurement::from_recorder(&self.recorder, self.elapsed, open)
     }
 }
 

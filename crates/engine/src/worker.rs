@@ -265,6 +265,13 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
         next_publish: Cell::new(Duration::from_secs(1)),
     });
     let last_dispatch = match spec.load {
+        Load::Idle => {
+            if let Some(d) = deadline {
+                ctx.with_cutoff(&sh, tokio::time::sleep_until(d.into()))
+                    .await;
+            }
+            None
+        }
         Load::Closed { connections } => {
             closed::run(&sh, &ctx, share(connections, id, active)).await;
             None

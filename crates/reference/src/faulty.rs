@@ -62,7 +62,7 @@ pub fn spawn_faulty(fault: Fault) -> io::Result<FaultyBackground> {
             let shutdown = async move {
                 let _ = rx.await;
             };
-            runner::accept_loop(listener, shutdown, move |stream| {
+            runner::accept_loop(listener, shutdown, move |stream, _peer| {
                 counter.fetch_add(1, Ordering::Relaxed);
                 async move {
                     // Errors only mean the client went away.

@@ -4,17 +4,41 @@
 //! The service is a small HTTP/1.1 server (hyper, keep-alive on, one task per connection)
 //! with predictable routes:
 //!
-//! | route            | answer                                                         |
-//! |------------------|----------------------------------------------------------------|
-//! | `/`              | 200, `ok\n`, `text/plain`                                      |
-//! | `/health`        | 200, `{"status":"ok"}`, `application/json`                     |
-//! | `/delay/{ms}`    | sleeps `ms` (≤ 600000) milliseconds, then 200 `ok\n`           |
-//! | `/status/{code}` | that status (200..=599) with a short body such as `503 Service Unavailable\n` |
-//! | `/bytes/{n}`     | 200 with exactly `n` (≤ 64 MiB) bytes, `Content-Length` set    |
-//! | `/chunked/{n}`   | 200 with `n` (≤ 64 MiB) bytes sent chunked, 1000 bytes a chunk |
-//! | anything else    | 404                                                            |
+//! | route            | answer                                                          |
+//! |------------------|-----------------------------------------------------------------|
+//! | `/`              | 200, `ok\n`, `text/plain`                                       |
+//! | `/health`        | 200, `{"status":"ok"}`, `application/json`                      |
+//! | `/delay/{ms}`    | sleeps `ms` (≤ 600000) milliseconds, then 200 `ok\n`            |
+//! | `/status/{code}` | that status (200..=599), body such as `503 Service Unavailable\n` |
+//! | `/bytes/{n}`     | 200 with exactly `n` (≤ 64 MiB) bytes, `Content-Length` set     |
+//! | `/chunked/{n}`   | 200 with `n` (≤ 64 MiB) bytes sent chunked, 1000 bytes a chunk  |
+//! | `/lookup/{key}`  | 200 `{"key":"key-17","value":"value-17"}`, or 404 `{"error":"not found"}` |
+//! | `/work`          | holds a worker permit for `work_time`, then 200 `ok\n`          |
+//! | `/health/all`    | runs its checks, then 200 `{"status":"ok","checks":4,"mode":"sequential"}` |
+//! | `/limited/{any}` | 200 `ok\n`, or 429 `rate limited\n` with `Retry-After` over the limit |
+//! | `/stats`         | GET/HEAD only (else 405): 200 `{"connections":C,"requests":R}`  |
+//! | anything else    | 404 `not found\n`                                               |
 //!
-//! Any method is accepted and request bodies are read and discarded; bad parameters give 400.
+//! Any method is accepted unless said otherwise, and request bodies are read and discarded;
+//! bad parameters give 400. JSON answers are `application/json`, text ones `text/plain`.
+//!
+//! The routes from `/lookup` on are tuned by a [`Config`] (defaults in parentheses):
+//!
+//! - `/lookup/{key}` knows `key-0` .. `key-{corpus_size-1}` (10 000 keys, canonical decimal
+//!   only). Every lookup, hit or miss, holds a worker permit while it burns `lookup_cpu` of
+//!   CPU (0) and then sleeps `lookup_delay` (0).
+//! - `workers` (unlimited) caps how many `/lookup` and `/work` requests are served at once;
+//!   the rest wait for a permit in arrival order. With `workers` = W, `/work` serves exactly
+//!   W / `work_time` (10 ms) requests per second, so a rate ladder finds its knee there.
+//! - `/health/all` runs `health_checks` (4) checks of `health_check_time` (5 ms) each, one
+//!   after another (the default) or concurrently (`"mode":"concurrent"`).
+//! - `/limited/{any}` allows each client IP `rate_limit` requests per fixed window (120 per
+//!   60 s, the window starting at the client's first request); beyond that it answers 429
+//!   with `Retry-After` = whole seconds left in the window, rounded up. Requests carrying
+//!   `Authorization: Bearer {api_token}` (`demo-token`) are never limited. Only this route is
+//!   rate limited, so every other route can be loaded freely.
+//! - `/stats` reports [`Stats`]; its request count excludes the `/stats` request itself.
+//!
 //! Shutting the service down is abortive: every open connection is dropped at once, which is
 //! how tests simulate a server killed mid-run. Every socket binds 127.0.0.1 only.
 //!
@@ -22,6 +46,7 @@
 //! test, so it has to stay independent of the code that measures it.
 
 use std::future::Future;
+use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -31,11 +56,16 @@ use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
+mod config;
+mod demo;
 pub mod faulty;
 mod runner;
 mod service;
 #[cfg(test)]
 mod testutil;
+
+pub use config::{Config, RateLimit};
+use demo::Shared;
 
 #[derive(Default)]
 struct Counters {
@@ -71,26 +101,49 @@ impl Stats {
     }
 }
 
-/// Serve the reference service on `listener` until `shutdown` resolves. When it resolves, stop
-/// accepting AND drop every open connection at once (abortive: the clients see their
-/// connections closed mid-run; this is how tests simulate "server killed mid-run").
+/// Serve the reference service with the default [`Config`] on `listener` until `shutdown`
+/// resolves. When it resolves, stop accepting AND drop every open connection at once
+/// (abortive: the clients see their connections closed mid-run; this is how tests simulate
+/// "server killed mid-run").
 ///
 /// Accept errors are treated as transient, so this returns `Ok(())` once shut down.
 pub async fn serve(
     listener: TcpListener,
     stats: Stats,
     shutdown: impl Future<Output = ()>,
-) -> std::io::Result<()> {
+) -> io::Result<()> {
+    serve_with(listener, Config::default(), stats, shutdown).await
+}
+
+/// [`serve`] with the given configuration. An invalid configuration (`workers: Some(0)`) is
+/// an [`io::ErrorKind::InvalidInput`] error before anything is accepted.
+pub async fn serve_with(
+    listener: TcpListener,
+    config: Config,
+    stats: Stats,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let shared = Arc::new(Shared::new(config, stats)?);
+    serve_shared(listener, shared, shutdown).await;
+    Ok(())
+}
+
+async fn serve_shared(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    shutdown: impl Future<Output = ()>,
+) {
     let mut builder = http1::Builder::new();
     builder.keep_alive(true).pipeline_flush(true);
-    runner::accept_loop(listener, shutdown, move |stream| {
-        stats.count_connection();
+    runner::accept_loop(listener, shutdown, move |stream, peer| {
+        shared.stats.count_connection();
         // Latency matters more than packet count for a load-test target.
         let _ = stream.set_nodelay(true);
-        let stats = stats.clone();
+        let shared = Arc::clone(&shared);
+        let ip = peer.ip();
         let conn = builder.serve_connection(
             TokioIo::new(stream),
-            service_fn(move |req| service::handle(req, stats.clone())),
+            service_fn(move |req| service::handle(req, Arc::clone(&shared), ip)),
         );
         async move {
             // A connection error only concerns that one client.
@@ -98,7 +151,6 @@ pub async fn serve(
         }
     })
     .await;
-    Ok(())
 }
 
 /// The reference service running on its own thread with its own 2-worker tokio runtime.
@@ -120,12 +172,18 @@ impl Background {
 
 /// Run [`serve`] on its own thread with its own multi-thread tokio runtime (2 worker threads),
 /// bound to 127.0.0.1:`port` (0 = pick a free port).
-pub fn spawn(port: u16) -> std::io::Result<Background> {
+pub fn spawn(port: u16) -> io::Result<Background> {
+    spawn_with(port, Config::default())
+}
+
+/// [`spawn`] with the given configuration ([`serve_with`] on the background thread). An
+/// invalid configuration is an [`io::ErrorKind::InvalidInput`] error before binding.
+pub fn spawn_with(port: u16, config: Config) -> io::Result<Background> {
     let stats = Stats::default();
-    let server_stats = stats.clone();
+    let shared = Arc::new(Shared::new(config, stats.clone())?);
     let (addr, thread) =
         runner::ServerThread::start("perfbase-reference", port, move |listener, rx| async move {
-            let _ = serve(listener, server_stats, async move {
+            serve_shared(listener, shared, async move {
                 // A dropped sender means the same as an explicit stop.
                 let _ = rx.await;
             })
@@ -140,5 +198,7 @@ pub fn spawn(port: u16) -> std::io::Result<Background> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_demo;
 #[cfg(test)]
 mod tests_faulty;

@@ -12,13 +12,13 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinSet;
 
-/// Accept connections on `listener` and run `on_accept(stream)` for each one as its own task,
-/// until `shutdown` resolves. Then the listener is closed and every connection task is aborted
-/// (which drops, and so closes, its socket); this returns once all of them are gone.
+/// Accept connections on `listener` and run `on_accept(stream, peer)` for each one as its own
+/// task, until `shutdown` resolves. Then the listener is closed and every connection task is
+/// aborted (which drops, and so closes, its socket); this returns once all of them are gone.
 pub(crate) async fn accept_loop<S, H, Fut>(listener: TcpListener, shutdown: S, mut on_accept: H)
 where
     S: Future<Output = ()>,
-    H: FnMut(TcpStream) -> Fut,
+    H: FnMut(TcpStream, SocketAddr) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,
 {
     let mut tasks = JoinSet::new();
@@ -30,8 +30,8 @@ where
             // Reap finished connection tasks so the set does not grow without bound.
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
-                    tasks.spawn(on_accept(stream));
+                Ok((stream, peer)) => {
+                    tasks.spawn(on_accept(stream, peer));
                 }
                 // Accept errors are transient (a peer that went away, or running out of file
                 // descriptors under heavy load): back off briefly and keep serving.

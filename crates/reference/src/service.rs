@@ -1,17 +1,20 @@
 //! The reference service's routes and its response body type.
 
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper::header::{HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
-use hyper::{Request, Response, StatusCode};
+use hyper::header::{HeaderValue, ALLOW, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::http::request::Parts;
+use hyper::{Method, Request, Response, StatusCode};
 
-use crate::Stats;
+use crate::demo::{self, Shared};
 
 /// Longest accepted `/delay/{ms}`: ten minutes.
 pub(crate) const MAX_DELAY_MS: u64 = 600_000;
@@ -89,7 +92,11 @@ impl Body for RefBody {
     }
 }
 
-fn response(status: StatusCode, content_type: &'static str, body: RefBody) -> Response<RefBody> {
+pub(crate) fn response(
+    status: StatusCode,
+    content_type: &'static str,
+    body: RefBody,
+) -> Response<RefBody> {
     let mut resp = Response::new(body);
     *resp.status_mut() = status;
     resp.headers_mut()
@@ -97,7 +104,7 @@ fn response(status: StatusCode, content_type: &'static str, body: RefBody) -> Re
     resp
 }
 
-fn ok_text() -> Response<RefBody> {
+pub(crate) fn ok_text() -> Response<RefBody> {
     response(StatusCode::OK, "text/plain", RefBody::text("ok\n"))
 }
 
@@ -167,6 +174,41 @@ fn fill_response(n: &str, exact: bool) -> Response<RefBody> {
     resp
 }
 
+fn method_not_allowed() -> Response<RefBody> {
+    let mut resp = response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "text/plain",
+        RefBody::text("method not allowed\n"),
+    );
+    resp.headers_mut()
+        .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+    resp
+}
+
+/// The demo routes, which depend on the service's configuration and on who is asking; `None`
+/// for every other path.
+async fn demo_route(parts: &Parts, shared: &Shared, peer: IpAddr) -> Option<Response<RefBody>> {
+    let path = parts.uri.path();
+    let resp = match path {
+        "/work" => demo::work(shared).await,
+        "/health/all" => demo::health_all(&shared.config).await,
+        "/stats" => match parts.method {
+            Method::GET | Method::HEAD => demo::stats(&shared.stats),
+            _ => method_not_allowed(),
+        },
+        _ => {
+            if let Some(key) = path.strip_prefix("/lookup/") {
+                demo::lookup(shared, key).await
+            } else if path.starts_with("/limited/") {
+                demo::limited(shared, peer, &parts.headers)
+            } else {
+                return None;
+            }
+        }
+    };
+    Some(resp)
+}
+
 async fn route(path: &str) -> Response<RefBody> {
     match path {
         "/" => return ok_text(),
@@ -200,10 +242,12 @@ async fn route(path: &str) -> Response<RefBody> {
     not_found()
 }
 
-/// Answer one request: read and discard its body, route on the path (any method), count it.
+/// Answer one request from `peer`: read and discard its body, route on the path (any method
+/// except where a route says otherwise), count it.
 pub(crate) async fn handle(
     req: Request<Incoming>,
-    stats: Stats,
+    shared: Arc<Shared>,
+    peer: IpAddr,
 ) -> Result<Response<RefBody>, Infallible> {
     let (parts, mut body) = req.into_parts();
     let mut body_ok = true;
@@ -213,11 +257,13 @@ pub(crate) async fn handle(
             break;
         }
     }
-    let resp = if body_ok {
-        route(parts.uri.path()).await
-    } else {
+    let resp = if !body_ok {
         bad_request()
+    } else if let Some(resp) = demo_route(&parts, &shared, peer).await {
+        resp
+    } else {
+        route(parts.uri.path()).await
     };
-    stats.count_request();
+    shared.stats.count_request();
     Ok(resp)
 }

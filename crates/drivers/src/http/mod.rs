@@ -12,11 +12,12 @@ mod request;
 mod response;
 pub mod targets;
 
-pub use request::{HttpOptions, Target};
+pub use request::{BodySpec, HttpOptions, RequestSpec, Target};
 pub use targets::{parse_targets, TargetsError};
 
+use crate::workload::{Corpus, Mix};
 use perfbase_core::{Class, Driver, Outcome, Session};
-use request::Prepared;
+use request::{Prepared, Templated};
 use response::{read_response, ReadError};
 use std::io;
 use std::net::SocketAddr;
@@ -55,11 +56,25 @@ pub enum HttpError {
     /// Nothing to send.
     #[error("no targets to load")]
     NoTargets,
+    /// A request template that does not parse (unknown corpus, unclosed placeholder).
+    #[error("{0}")]
+    Template(String),
+}
+
+/// Where each op's request comes from.
+enum Source {
+    /// Requests serialised once; op n sends `requests[mix.choose(n)]` (or `n % len`).
+    Fixed {
+        requests: Box<[Prepared]>,
+        mix: Option<Mix>,
+    },
+    /// Templates filled from corpora per op, rendered into the session's buffer.
+    Templated(Templated),
 }
 
 struct Shared {
     addr: SocketAddr,
-    requests: Box<[Prepared]>,
+    source: Source,
     keepalive: bool,
     max_head: usize,
 }
@@ -86,14 +101,55 @@ impl HttpDriver {
             .map(|t| Prepared::build(t, options))
             .collect::<Result<Vec<_>, _>>()?
             .into_boxed_slice();
-        Ok(HttpDriver {
+        Ok(HttpDriver::with_source(
+            addr,
+            Source::Fixed {
+                requests,
+                mix: None,
+            },
+            options,
+        ))
+    }
+
+    /// A driver for a weighted mix of request templates whose `{{corpus}}` placeholders are
+    /// filled per op. Templates without placeholders are serialised once, as for targets.
+    pub fn from_specs(
+        specs: &[RequestSpec],
+        corpora: Vec<Arc<Corpus>>,
+        options: &HttpOptions,
+    ) -> Result<HttpDriver, HttpError> {
+        let first = specs.first().ok_or(HttpError::NoTargets)?;
+        let authority = request::authority(&first.base)?;
+        for s in specs {
+            let a = request::authority(&s.base)?;
+            if a != authority {
+                return Err(HttpError::MixedHosts(authority, a));
+            }
+        }
+        let addr = request::resolve(&first.base)?;
+        let weights: Vec<u64> = specs.iter().map(|s| s.weight).collect();
+        let mix = Mix::new(&weights).map_err(HttpError::Template)?;
+        let templated = Templated::build(specs, corpora, mix, options)?;
+        let source = if templated.is_literal() {
+            Source::Fixed {
+                requests: templated.prepare_all(options)?,
+                mix: Some(templated.mix.clone()),
+            }
+        } else {
+            Source::Templated(templated)
+        };
+        Ok(HttpDriver::with_source(addr, source, options))
+    }
+
+    fn with_source(addr: SocketAddr, source: Source, options: &HttpOptions) -> HttpDriver {
+        HttpDriver {
             shared: Arc::new(Shared {
                 addr,
-                requests,
+                source,
                 keepalive: options.keepalive,
                 max_head: options.max_head_bytes,
             }),
-        })
+        }
     }
 
     /// The resolved address every session connects to.
@@ -110,6 +166,8 @@ impl Driver for HttpDriver {
             shared: self.shared.clone(),
             stream: None,
             buf: vec![0; response::INITIAL_BUFFER].into_boxed_slice(),
+            request: Vec::new(),
+            scratch: Vec::new(),
         };
         // Keep-alive sessions connect now, so the connect is not in the first latency (as
         // wrk does); fresh-connection sessions connect inside every request instead.
@@ -125,6 +183,10 @@ pub struct HttpSession {
     shared: Arc<Shared>,
     stream: Option<TcpStream>,
     buf: Box<[u8]>,
+    /// The rendered request of a templated op, reused from op to op.
+    request: Vec<u8>,
+    /// The rendered body, before its length goes into the head.
+    scratch: Vec<u8>,
 }
 
 async fn connect(addr: SocketAddr) -> Result<TcpStream, Outcome> {
@@ -168,7 +230,7 @@ async fn write_all(stream: &TcpStream, mut bytes: &[u8]) -> io::Result<()> {
 }
 
 impl HttpSession {
-    async fn attempt(&mut self, req: &Prepared) -> Result<Outcome, (Outcome, bool)> {
+    async fn attempt(&mut self, req: Req<'_>) -> Result<Outcome, (Outcome, bool)> {
         let shared = &self.shared;
         let reused = match &self.stream {
             Some(s) if closed_while_idle(s, &mut self.buf) => {
@@ -185,7 +247,7 @@ impl HttpSession {
                 .insert(connect(shared.addr).await.map_err(|o| (o, false))?),
         };
         let out = req.bytes.len() as u64;
-        if let Err(e) = write_all(stream, &req.bytes).await {
+        if let Err(e) = write_all(stream, req.bytes).await {
             self.stream = None;
             let retry = reused && req.idempotent;
             return Err((Outcome::error(Class::Write, format!("write: {e}")), retry));
@@ -218,10 +280,16 @@ impl HttpSession {
     }
 }
 
-impl Session for HttpSession {
-    async fn execute(&mut self, op: u64) -> Outcome {
-        let shared = self.shared.clone();
-        let req = &shared.requests[(op % shared.requests.len() as u64) as usize];
+/// One request to send: its bytes and what the response handling needs to know.
+#[derive(Clone, Copy)]
+struct Req<'a> {
+    bytes: &'a [u8],
+    head: bool,
+    idempotent: bool,
+}
+
+impl HttpSession {
+    async fn send(&mut self, req: Req<'_>) -> Outcome {
         match self.attempt(req).await {
             Ok(o) => o,
             // A reused keep-alive connection that the server had already closed: the request
@@ -231,6 +299,40 @@ impl Session for HttpSession {
                 Err((o, _)) => o,
             },
             Err((o, false)) => o,
+        }
+    }
+}
+
+impl Session for HttpSession {
+    async fn execute(&mut self, op: u64) -> Outcome {
+        let shared = self.shared.clone();
+        match &shared.source {
+            Source::Fixed { requests, mix } => {
+                let i = match mix {
+                    Some(m) => m.choose(op),
+                    None => (op % requests.len() as u64) as usize,
+                };
+                let p = &requests[i];
+                let req = Req {
+                    bytes: &p.bytes,
+                    head: p.head,
+                    idempotent: p.idempotent,
+                };
+                self.send(req).await
+            }
+            Source::Templated(t) => {
+                let mut bytes = std::mem::take(&mut self.request);
+                let (head, idempotent) = t.render(op, &mut bytes, &mut self.scratch);
+                let out = self
+                    .send(Req {
+                        bytes: &bytes,
+                        head,
+                        idempotent,
+                    })
+                    .await;
+                self.request = bytes;
+                out
+            }
         }
     }
 }

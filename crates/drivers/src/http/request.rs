@@ -1,6 +1,8 @@
 //! Targets and the request bytes built from them once, before any load is sent.
 
 use super::HttpError;
+use crate::workload::{Corpus, Mix, Template};
+use std::io::Write as _;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use url::Url;
@@ -12,6 +14,27 @@ pub struct Target {
     pub url: Url,
     pub headers: Vec<(String, String)>,
     pub body: Arc<[u8]>,
+}
+
+/// A request body in a plan: text with `{{corpus}}` placeholders, or bytes from a file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BodySpec {
+    Text(String),
+    Bytes(Arc<[u8]>),
+}
+
+/// One request of a workload mix: its path, header values and text body may hold
+/// `{{corpus}}` placeholders; `weight` is its share of the mix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestSpec {
+    pub method: String,
+    /// Scheme, host, port and an optional path prefix (`http://127.0.0.1:8080/api`).
+    pub base: Url,
+    /// Path and query after the base, e.g. `/lookup/{{keys}}`.
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<BodySpec>,
+    pub weight: u64,
 }
 
 /// Settings shared by all targets.
@@ -212,5 +235,220 @@ mod tests {
     fn https_is_named_as_unsupported() {
         let t = target("GET", "https://127.0.0.1/", b"");
         assert!(matches!(authority(&t.url), Err(HttpError::Https(_))));
+    }
+}
+
+fn method_flags(method: &str) -> (bool, bool, bool) {
+    let m = method.to_ascii_uppercase();
+    (
+        m == "HEAD",
+        matches!(
+            m.as_str(),
+            "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"
+        ),
+        matches!(m.as_str(), "POST" | "PUT" | "PATCH"),
+    )
+}
+
+enum TemplateBody {
+    Text(Template),
+    Bytes(Arc<[u8]>),
+}
+
+/// One request template, split so that only the placeholders are filled per op.
+struct TemplateRequest {
+    /// Request line and header lines, without Content-Length and the final blank line.
+    head: Template,
+    body: Option<TemplateBody>,
+    /// Send a Content-Length even without a body (POST, PUT, PATCH).
+    length_always: bool,
+    /// The user set Content-Length themselves.
+    user_length: bool,
+    is_head: bool,
+    idempotent: bool,
+}
+
+/// A weighted mix of request templates and the corpora they draw from.
+pub(crate) struct Templated {
+    pub(crate) mix: Mix,
+    requests: Vec<TemplateRequest>,
+    corpora: Vec<Arc<Corpus>>,
+}
+
+impl Templated {
+    pub(crate) fn build(
+        specs: &[RequestSpec],
+        corpora: Vec<Arc<Corpus>>,
+        mix: Mix,
+        o: &HttpOptions,
+    ) -> Result<Templated, HttpError> {
+        let mut requests = Vec::with_capacity(specs.len());
+        for spec in specs {
+            if !is_token(&spec.method) {
+                return Err(HttpError::Header(format!("method '{}'", spec.method)));
+            }
+            let host = authority(&spec.base)?;
+            let prefix = spec.base.path().trim_end_matches('/');
+            let sep = if spec.path.starts_with('/') { "" } else { "/" };
+            let has = |name: &str| {
+                spec.headers
+                    .iter()
+                    .chain(o.headers.iter())
+                    .any(|(n, _)| n.eq_ignore_ascii_case(name))
+            };
+            let mut head = format!("{} {prefix}{sep}{} HTTP/1.1\r\n", spec.method, spec.path);
+            if !has("host") {
+                head.push_str(&format!("Host: {host}\r\n"));
+            }
+            if !has("user-agent") {
+                head.push_str(concat!(
+                    "User-Agent: perfbase/",
+                    env!("CARGO_PKG_VERSION"),
+                    "\r\n"
+                ));
+            }
+            for (n, v) in &spec.headers {
+                check_header(n, v)?;
+                head.push_str(&format!("{n}: {v}\r\n"));
+            }
+            for (n, v) in &o.headers {
+                check_header(n, v)?;
+                if !spec
+                    .headers
+                    .iter()
+                    .any(|(sn, _)| sn.eq_ignore_ascii_case(n))
+                {
+                    head.push_str(&format!("{n}: {v}\r\n"));
+                }
+            }
+            if !o.keepalive && !has("connection") {
+                head.push_str("Connection: close\r\n");
+            }
+            let head = Template::parse(&head, &corpora).map_err(HttpError::Template)?;
+            let body = match &spec.body {
+                Some(BodySpec::Text(t)) => Some(TemplateBody::Text(
+                    Template::parse(t, &corpora).map_err(HttpError::Template)?,
+                )),
+                Some(BodySpec::Bytes(b)) => Some(TemplateBody::Bytes(b.clone())),
+                None => None,
+            };
+            let (is_head, idempotent, length_always) = method_flags(&spec.method);
+            requests.push(TemplateRequest {
+                head,
+                body,
+                length_always,
+                user_length: has("content-length"),
+                is_head,
+                idempotent,
+            });
+        }
+        Ok(Templated {
+            mix,
+            requests,
+            corpora,
+        })
+    }
+
+    /// Whether no template has a placeholder (then every request can be serialised once).
+    pub(crate) fn is_literal(&self) -> bool {
+        self.requests.iter().all(|r| {
+            r.head.is_literal()
+                && match &r.body {
+                    Some(TemplateBody::Text(t)) => t.is_literal(),
+                    _ => true,
+                }
+        })
+    }
+
+    /// Serialises every request once (for literal templates).
+    pub(crate) fn prepare_all(&self, _o: &HttpOptions) -> Result<Box<[Prepared]>, HttpError> {
+        let mut out = Vec::with_capacity(self.requests.len());
+        for (i, r) in self.requests.iter().enumerate() {
+            let mut bytes = Vec::new();
+            let mut scratch = Vec::new();
+            self.render_one(r, i as u64, &mut bytes, &mut scratch);
+            out.push(Prepared {
+                bytes: bytes.into_boxed_slice(),
+                head: r.is_head,
+                idempotent: r.idempotent,
+            });
+        }
+        Ok(out.into_boxed_slice())
+    }
+
+    fn render_one(&self, r: &TemplateRequest, op: u64, out: &mut Vec<u8>, scratch: &mut Vec<u8>) {
+        out.clear();
+        r.head.write(op, &self.corpora, out);
+        let body: &[u8] = match &r.body {
+            Some(TemplateBody::Text(t)) => {
+                scratch.clear();
+                t.write(op, &self.corpora, scratch);
+                scratch
+            }
+            Some(TemplateBody::Bytes(b)) => b,
+            None => &[],
+        };
+        if !r.user_length && (!body.is_empty() || r.length_always) {
+            // Writing into a Vec cannot fail.
+            let _ = write!(out, "Content-Length: {}\r\n", body.len());
+        }
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(body);
+    }
+
+    /// Renders op `op`'s request into `out`; returns (HEAD request, idempotent).
+    pub(crate) fn render(&self, op: u64, out: &mut Vec<u8>, scratch: &mut Vec<u8>) -> (bool, bool) {
+        let r = &self.requests[self.mix.choose(op)];
+        self.render_one(r, op, out, scratch);
+        (r.is_head, r.idempotent)
+    }
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::*;
+    use crate::workload::Pick;
+
+    #[test]
+    fn templated_requests_fill_path_headers_and_body() {
+        let keys = Arc::new(
+            Corpus::new(
+                "k",
+                vec!["a".into(), "b".into()],
+                None,
+                Pick::Sequential,
+                0.0,
+            )
+            .unwrap(),
+        );
+        let spec = RequestSpec {
+            method: "POST".into(),
+            base: Url::parse("http://127.0.0.1:9/api/").unwrap(),
+            path: "/items/{{k}}".into(),
+            headers: vec![("X-Key".into(), "{{k}}".into())],
+            body: Some(BodySpec::Text("{\"key\":\"{{k}}\"}".into())),
+            weight: 1,
+        };
+        let t = Templated::build(
+            &[spec],
+            vec![keys],
+            Mix::new(&[1]).unwrap(),
+            &HttpOptions::default(),
+        )
+        .unwrap();
+        assert!(!t.is_literal());
+        let (mut out, mut scratch) = (Vec::new(), Vec::new());
+        let (head, idem) = t.render(1, &mut out, &mut scratch);
+        assert!(!head && !idem);
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.starts_with("POST /api/items/b HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("X-Key: b\r\n"), "{text}");
+        assert!(
+            text.ends_with("Content-Length: 11\r\n\r\n{\"key\":\"b\"}"),
+            "{text}"
+        );
     }
 }

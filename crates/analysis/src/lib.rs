@@ -1,0 +1,35 @@
+//! perfbase-analysis: pure analysis over measured results.
+//!
+//! This crate's job is to turn [`perfbase_core::result::Measurement`]s into plain structs with
+//! verdicts, answering four questions:
+//!
+//! - where does a service saturate? ([`knee::find_knee`] over the rows of a rate or
+//!   concurrency ladder built with [`sweep::step_row`]);
+//! - what rate can it hold within its SLO? ([`slo::operating_point`], with SLOs written as
+//!   [`threshold::Threshold`]s such as `p99 < 200ms`);
+//! - how stable are repeated runs? ([`stats::describe`]: mean, sample variance, 95 % CI);
+//! - is A different from B? ([`compare::welch`]: Welch's unequal-variance t-test).
+//!
+//! Everything here is a pure function of its inputs: no I/O, no clocks, no randomness.
+//! The crate must not depend on tokio, on the drivers, the engine, the reports or the stores —
+//! only on `perfbase-core` (for the result schema and unit parsing), serde and thiserror.
+//! Callers (the CLI, the reports) render the structs returned here; this crate never prints.
+//!
+//! Every formula carries a comment naming its source.
+
+pub mod compare;
+pub mod knee;
+pub mod slo;
+pub mod stats;
+pub mod sweep;
+pub mod threshold;
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+
+pub use compare::{welch, Welch};
+pub use knee::{find_knee, Knee, KneeRule};
+pub use slo::{operating_point, operating_point_with, OperatingPoint};
+pub use stats::{describe, student_t_cdf, t_quantile_975, Summary};
+pub use sweep::{step_row, Offered, StepRow};
+pub use threshold::{parse_threshold, Metric, Op, Stat, Threshold, ThresholdError, Verdict};

@@ -1,0 +1,187 @@
+//! One row per step of a rate or concurrency ladder: what was offered, what came back, and the
+//! latency shape — the input of [`crate::knee::find_knee`] and [`crate::slo::operating_point`].
+
+use perfbase_core::result::{decode_histogram, Measurement};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The load a step offered.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Offered {
+    /// Open model: arrival rate, operations per second.
+    Rate(f64),
+    /// Closed model: concurrent sessions.
+    Concurrency(u64),
+}
+
+impl Offered {
+    /// The offered amount as a number (per second, or sessions), for ordering and ratios.
+    pub fn amount(self) -> f64 {
+        match self {
+            Offered::Rate(r) => r,
+            Offered::Concurrency(c) => c as f64,
+        }
+    }
+}
+
+impl fmt::Display for Offered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Offered::Rate(r) => write!(f, "{}/s", fmt_amount(*r)),
+            Offered::Concurrency(c) => write!(f, "concurrency {c}"),
+        }
+    }
+}
+
+/// Formats a number without a trailing `.0`, keeping at most 3 decimals: 500, 12.5, 0.333.
+pub(crate) fn fmt_amount(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// One step of a ladder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRow {
+    /// The phase name (e.g. `step-3` or `rate=500/s`).
+    pub name: String,
+    pub offered: Offered,
+    /// Completed operations per second of the step's wall time (`Measurement::rps`), errors
+    /// included.
+    pub achieved_rps: f64,
+    /// Share of successful operations, 0..1.
+    pub success_ratio: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    /// (bucket ms, share of operations with response time < bucket), one per requested bucket,
+    /// in the order given. Shares are NaN when the step has no operations or its histogram
+    /// does not decode.
+    pub under_ms: Vec<(f64, f64)>,
+}
+
+/// Builds the row of one step from its measurement.
+///
+/// The `under_ms` shares are counted from the step's response-time HDR histogram
+/// (`m.histogram.response`, µs), as the count of values below `bucket × 1000` µs over the total.
+/// HDR resolution caveat: the histogram keeps 3 significant digits, so values are only known to
+/// within their equivalence range (≤ 1/1024 of the value; exact below 2.048 ms). A value in the
+/// same range as `bucket × 1000 − 1` µs counts as below the bucket, so a share may include
+/// operations up to ~0.1 % slower than the bucket edge (never for edges where a range starts,
+/// e.g. any whole-millisecond bucket up to 16 ms).
+pub fn step_row(name: &str, offered: Offered, m: &Measurement, buckets_ms: &[f64]) -> StepRow {
+    let hist = decode_histogram(&m.histogram.response).ok();
+    let under_ms = buckets_ms
+        .iter()
+        .map(|&bucket| {
+            let share = match &hist {
+                Some(h) if !h.is_empty() => {
+                    let limit_us = bucket * 1000.0;
+                    let below = if limit_us.is_nan() || limit_us <= 0.0 {
+                        0
+                    } else if limit_us < 1.0 {
+                        // Values are whole µs: only 0 µs records are below a sub-µs edge.
+                        h.count_between(0, 0)
+                    } else {
+                        // Values < limit: the ranges from 0 up to the one holding ⌈limit⌉ − 1.
+                        // Limits past the histogram's top are clamped by count_between.
+                        let last_below = (limit_us.ceil() as u64).saturating_sub(1);
+                        h.count_between(0, last_below)
+                    };
+                    below as f64 / h.len() as f64
+                }
+                _ => f64::NAN,
+            };
+            (bucket, share)
+        })
+        .collect();
+    let l = &m.latency_ms;
+    StepRow {
+        name: name.to_string(),
+        offered,
+        achieved_rps: m.rps,
+        success_ratio: m.success_ratio,
+        p50_ms: l.p50,
+        p90_ms: l.p90,
+        p95_ms: l.p95,
+        p99_ms: l.p99,
+        max_ms: l.max,
+        under_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::measurement;
+
+    #[test]
+    fn row_copies_the_measurement_and_counts_buckets() {
+        // 50 at 1 ms, 30 at 5 ms, 15 at 20 ms, 5 failures at 250 ms; 100 ops over 4 s.
+        let m = measurement(
+            &[(1_000, 50), (5_000, 30), (20_000, 15)],
+            &[(250_000, 5)],
+            4.0,
+        );
+        let row = step_row(
+            "rate=25/s",
+            Offered::Rate(25.0),
+            &m,
+            &[1.0, 1.001, 5.0, 10.0, 20.0, 100.0, 1000.0, 1e9],
+        );
+        assert_eq!(row.name, "rate=25/s");
+        assert_eq!(row.offered, Offered::Rate(25.0));
+        assert_eq!(row.achieved_rps, 25.0);
+        assert_eq!(row.success_ratio, 0.95);
+        assert!((row.p50_ms - 1.0).abs() < 0.01);
+        assert!((row.p90_ms - 20.0).abs() < 0.05);
+        assert!((row.p99_ms - 250.0).abs() < 0.5);
+        assert!((row.max_ms - 250.0).abs() < 0.5);
+        let shares: Vec<f64> = row.under_ms.iter().map(|&(_, s)| s).collect();
+        // "< 1 ms" excludes the values at exactly 1 ms; "< 1.001 ms" includes them.
+        assert_eq!(shares, vec![0.0, 0.5, 0.5, 0.8, 0.8, 0.95, 1.0, 1.0]);
+        assert_eq!(row.under_ms[2].0, 5.0);
+    }
+
+    #[test]
+    fn degenerate_buckets_and_empty_steps() {
+        let m = measurement(&[(0, 2), (10, 2)], &[], 1.0);
+        let row = step_row(
+            "s",
+            Offered::Concurrency(4),
+            &m,
+            &[0.0, -1.0, 0.0005, 0.011],
+        );
+        let shares: Vec<f64> = row.under_ms.iter().map(|&(_, s)| s).collect();
+        assert_eq!(shares, vec![0.0, 0.0, 0.5, 1.0]);
+
+        let empty = measurement(&[], &[], 1.0);
+        let row = step_row("s", Offered::Rate(1.0), &empty, &[10.0]);
+        assert!(row.under_ms[0].1.is_nan());
+
+        let mut broken = measurement(&[(1_000, 1)], &[], 1.0);
+        broken.histogram.response = "not a histogram".into();
+        assert!(
+            step_row("s", Offered::Rate(1.0), &broken, &[10.0]).under_ms[0]
+                .1
+                .is_nan()
+        );
+    }
+
+    #[test]
+    fn offered_display_and_amount() {
+        assert_eq!(Offered::Rate(500.0).to_string(), "500/s");
+        assert_eq!(Offered::Rate(12.5).to_string(), "12.5/s");
+        assert_eq!(Offered::Concurrency(16).to_string(), "concurrency 16");
+        assert_eq!(Offered::Concurrency(16).amount(), 16.0);
+        assert_eq!(fmt_amount(0.95 * 100.0), "95");
+        assert_eq!(fmt_amount(1.0 / 3.0), "0.333");
+    }
+}

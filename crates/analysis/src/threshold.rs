@@ -1,0 +1,456 @@
+//! Thresholds as users write them in plans and on the CLI — `p99 < 200ms`,
+//! `error_rate < 1%`, `rps > 100` — and their verdicts against a [`Measurement`].
+
+use perfbase_core::result::Measurement;
+use perfbase_core::units::{parse_duration, parse_rate};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use thiserror::Error;
+
+/// Every metric name a threshold accepts, for error messages and docs.
+pub const METRICS: &str =
+    "min, mean, p50, p75, p90, p95, p99, p999, max (latency), error_rate, success_ratio, rps";
+
+/// A latency statistic, read from [`perfbase_core::result::LatencyMs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stat {
+    Min,
+    Mean,
+    P50,
+    P75,
+    P90,
+    P95,
+    P99,
+    P999,
+    Max,
+}
+
+impl Stat {
+    /// Every statistic, in the order of [`METRICS`].
+    pub const ALL: [Stat; 9] = [
+        Stat::Min,
+        Stat::Mean,
+        Stat::P50,
+        Stat::P75,
+        Stat::P90,
+        Stat::P95,
+        Stat::P99,
+        Stat::P999,
+        Stat::Max,
+    ];
+
+    /// The name as written in thresholds and in the result schema.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stat::Min => "min",
+            Stat::Mean => "mean",
+            Stat::P50 => "p50",
+            Stat::P75 => "p75",
+            Stat::P90 => "p90",
+            Stat::P95 => "p95",
+            Stat::P99 => "p99",
+            Stat::P999 => "p999",
+            Stat::Max => "max",
+        }
+    }
+}
+
+/// What a threshold measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// A response-time statistic, in milliseconds.
+    LatencyMs(Stat),
+    /// Share of operations that failed, 0..1 (1 − success_ratio).
+    ErrorRate,
+    /// Share of operations that succeeded, 0..1.
+    SuccessRatio,
+    /// Completed operations per second.
+    Rps,
+}
+
+impl Metric {
+    /// Parses a metric name (case-insensitive); `p99.9` is accepted for `p999`.
+    pub fn from_name(name: &str) -> Option<Metric> {
+        let lower = name.to_ascii_lowercase();
+        let name = if lower == "p99.9" { "p999" } else { &lower };
+        if let Some(stat) = Stat::ALL.into_iter().find(|s| s.name() == name) {
+            return Some(Metric::LatencyMs(stat));
+        }
+        match name {
+            "error_rate" => Some(Metric::ErrorRate),
+            "success_ratio" => Some(Metric::SuccessRatio),
+            "rps" => Some(Metric::Rps),
+            _ => None,
+        }
+    }
+
+    /// The name as written in thresholds.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::LatencyMs(s) => s.name(),
+            Metric::ErrorRate => "error_rate",
+            Metric::SuccessRatio => "success_ratio",
+            Metric::Rps => "rps",
+        }
+    }
+}
+
+impl fmt::Display for Metric {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The comparison a threshold demands of the actual value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    /// The operator as written: `<`, `<=`, `>`, `>=`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        }
+    }
+
+    /// Whether `actual op limit` holds. NaN never passes.
+    pub fn holds(self, actual: f64, limit: f64) -> bool {
+        match self {
+            Op::Lt => actual < limit,
+            Op::Le => actual <= limit,
+            Op::Gt => actual > limit,
+            Op::Ge => actual >= limit,
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.symbol())
+    }
+}
+
+/// One parsed threshold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Threshold {
+    pub metric: Metric,
+    pub op: Op,
+    /// The limit: milliseconds for latency, 0..1 for ratios (a `%` is divided by 100),
+    /// operations per second for `rps`.
+    pub value: f64,
+    /// The threshold as the user wrote it (trimmed), for messages and reports.
+    pub text: String,
+}
+
+/// The outcome of checking one threshold against one measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The threshold's text as written.
+    pub threshold: String,
+    /// The measured value, in the threshold's unit (ms, ratio 0..1, or per second); NaN when
+    /// nothing was measured (latency of a phase with no completed operations).
+    pub actual: f64,
+    pub passed: bool,
+}
+
+/// A threshold that does not parse. Every message names the accepted metrics and forms.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ThresholdError {
+    /// Not of the shape `METRIC OP VALUE`.
+    #[error("invalid threshold '{0}': write METRIC OP VALUE, e.g. 'p99 < 200ms', 'error_rate < 1%', 'rps > 100'; metrics: {METRICS}; operators: <, <=, >, >=")]
+    Syntax(String),
+    /// The metric name is not one of [`METRICS`].
+    #[error("invalid threshold '{text}': unknown metric '{metric}'; use one of {METRICS}")]
+    UnknownMetric { text: String, metric: String },
+    /// The operator is not one of `<`, `<=`, `>`, `>=`.
+    #[error("invalid threshold '{text}': unknown operator '{op}'; use one of <, <=, >, >= (e.g. 'p99 < 200ms')")]
+    Operator { text: String, op: String },
+    /// The value does not fit the metric; `expected` describes the accepted forms.
+    #[error("invalid threshold '{text}': '{value}' is not a valid {metric} limit; {expected}")]
+    Value {
+        text: String,
+        metric: String,
+        value: String,
+        expected: &'static str,
+    },
+}
+
+const LATENCY_FORMS: &str =
+    "use a duration such as 200ms, 0.5s, 1s or 750us (a bare number means milliseconds)";
+const RATIO_FORMS: &str = "use a ratio between 0 and 1 such as 0.01, or a percentage such as 1%";
+const RPS_FORMS: &str =
+    "use a non-negative number of operations per second such as 100, 2.5k or 300/s";
+
+/// Parses `METRIC OP VALUE`, with or without spaces: `p99 < 200ms`, `p95<=0.5s`,
+/// `error_rate < 0.01`, `error_rate < 1%`, `rps > 100`, `success_ratio >= 0.99`,
+/// `mean < 50ms`, `max < 1s`.
+///
+/// Latency limits go through [`parse_duration`] and are stored in ms; a bare number is taken as
+/// milliseconds (not seconds, as elsewhere), since that is how latency SLOs are usually quoted.
+/// Ratio limits accept `%`. `rps` accepts a plain number or a rate such as `2.5k` or `300/s`.
+pub fn parse_threshold(s: &str) -> Result<Threshold, ThresholdError> {
+    let text = s.trim();
+    let syntax = || ThresholdError::Syntax(text.to_string());
+    let name_end = text
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '.'))
+        .map(|(i, _)| i)
+        .unwrap_or(text.len());
+    let (name, rest) = text.split_at(name_end);
+    if name.is_empty() {
+        return Err(syntax());
+    }
+    let rest = rest.trim_start();
+    if rest.is_empty() {
+        return Err(syntax());
+    }
+    let metric = Metric::from_name(name).ok_or_else(|| ThresholdError::UnknownMetric {
+        text: text.to_string(),
+        metric: name.to_string(),
+    })?;
+    let op_end = rest
+        .char_indices()
+        .find(|(_, c)| !matches!(c, '<' | '>' | '=' | '!'))
+        .map(|(i, _)| i)
+        .unwrap_or(rest.len());
+    let (op_text, value_text) = rest.split_at(op_end);
+    let op = match op_text {
+        "<" => Op::Lt,
+        "<=" => Op::Le,
+        ">" => Op::Gt,
+        ">=" => Op::Ge,
+        "" => return Err(syntax()),
+        other => {
+            return Err(ThresholdError::Operator {
+                text: text.to_string(),
+                op: other.to_string(),
+            })
+        }
+    };
+    let value_text = value_text.trim();
+    if value_text.is_empty() {
+        return Err(syntax());
+    }
+    let value = parse_value(metric, value_text).ok_or_else(|| ThresholdError::Value {
+        text: text.to_string(),
+        metric: metric.name().to_string(),
+        value: value_text.to_string(),
+        expected: match metric {
+            Metric::LatencyMs(_) => LATENCY_FORMS,
+            Metric::ErrorRate | Metric::SuccessRatio => RATIO_FORMS,
+            Metric::Rps => RPS_FORMS,
+        },
+    })?;
+    Ok(Threshold {
+        metric,
+        op,
+        value,
+        text: text.to_string(),
+    })
+}
+
+/// A plain non-negative decimal (`12`, `0.5`), as `parse_duration` would read it.
+fn plain_number(s: &str) -> Option<f64> {
+    if s.is_empty() || !s.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return None;
+    }
+    s.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn parse_value(metric: Metric, s: &str) -> Option<f64> {
+    match metric {
+        Metric::LatencyMs(_) => match plain_number(s) {
+            Some(ms) => Some(ms),
+            None => parse_duration(s).ok().map(|d| d.as_secs_f64() * 1000.0),
+        },
+        Metric::ErrorRate | Metric::SuccessRatio => {
+            let ratio = match s.strip_suffix('%') {
+                Some(pct) => plain_number(pct.trim_end())? / 100.0,
+                None => plain_number(s)?,
+            };
+            (0.0..=1.0).contains(&ratio).then_some(ratio)
+        }
+        // A plain number (0 allowed), else a rate as elsewhere: 2.5k, 300/s, 120/m.
+        Metric::Rps => plain_number(s).or_else(|| parse_rate(s).ok()),
+    }
+}
+
+impl Threshold {
+    /// The measured value this threshold compares, in its unit: latency in ms (NaN when the
+    /// measurement completed no operations, so latency SLOs never pass on no data),
+    /// `error_rate` = 1 − success_ratio, `success_ratio`, or `rps` (completed per second).
+    pub fn value_of(&self, m: &Measurement) -> f64 {
+        let l = &m.latency_ms;
+        match self.metric {
+            Metric::LatencyMs(_) if m.requests == 0 => f64::NAN,
+            Metric::LatencyMs(stat) => match stat {
+                Stat::Min => l.min,
+                Stat::Mean => l.mean,
+                Stat::P50 => l.p50,
+                Stat::P75 => l.p75,
+                Stat::P90 => l.p90,
+                Stat::P95 => l.p95,
+                Stat::P99 => l.p99,
+                Stat::P999 => l.p999,
+                Stat::Max => l.max,
+            },
+            Metric::ErrorRate => 1.0 - m.success_ratio,
+            Metric::SuccessRatio => m.success_ratio,
+            Metric::Rps => m.rps,
+        }
+    }
+
+    /// Checks the threshold against a measurement.
+    pub fn check(&self, m: &Measurement) -> Verdict {
+        let actual = self.value_of(m);
+        Verdict {
+            threshold: self.text.clone(),
+            actual,
+            passed: self.op.holds(actual, self.value),
+        }
+    }
+}
+
+impl fmt::Display for Threshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::measurement;
+
+    fn parsed(s: &str) -> (Metric, Op, f64) {
+        let t = parse_threshold(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        (t.metric, t.op, t.value)
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn parses_every_documented_form() {
+        use Metric::*;
+        let cases: &[(&str, Metric, Op, f64)] = &[
+            ("p99 < 200ms", LatencyMs(Stat::P99), Op::Lt, 200.0),
+            ("p95 <= 0.5s", LatencyMs(Stat::P95), Op::Le, 500.0),
+            ("error_rate < 0.01", ErrorRate, Op::Lt, 0.01),
+            ("error_rate < 1%", ErrorRate, Op::Lt, 0.01),
+            ("rps > 100", Rps, Op::Gt, 100.0),
+            ("success_ratio >= 0.99", SuccessRatio, Op::Ge, 0.99),
+            ("mean < 50ms", LatencyMs(Stat::Mean), Op::Lt, 50.0),
+            ("max < 1s", LatencyMs(Stat::Max), Op::Lt, 1000.0),
+            ("p50 < 10ms", LatencyMs(Stat::P50), Op::Lt, 10.0),
+            ("p75 < 20ms", LatencyMs(Stat::P75), Op::Lt, 20.0),
+            ("p90 < 30ms", LatencyMs(Stat::P90), Op::Lt, 30.0),
+            ("p999 < 2s", LatencyMs(Stat::P999), Op::Lt, 2000.0),
+            ("min > 0.1ms", LatencyMs(Stat::Min), Op::Gt, 0.1),
+            // Variations: no spaces, extra spaces, bare ms, µs, compound durations, p99.9.
+            ("p99<200ms", LatencyMs(Stat::P99), Op::Lt, 200.0),
+            ("  p99   <=   250  ", LatencyMs(Stat::P99), Op::Le, 250.0),
+            ("p90 < 750us", LatencyMs(Stat::P90), Op::Lt, 0.75),
+            ("max < 1m30s", LatencyMs(Stat::Max), Op::Lt, 90_000.0),
+            ("p99.9 < 1s", LatencyMs(Stat::P999), Op::Lt, 1000.0),
+            ("P99 < 1s", LatencyMs(Stat::P99), Op::Lt, 1000.0),
+            ("success_ratio >= 99.5%", SuccessRatio, Op::Ge, 0.995),
+            ("rps >= 2.5k", Rps, Op::Ge, 2500.0),
+            ("rps > 300/s", Rps, Op::Gt, 300.0),
+        ];
+        for &(s, metric, op, value) in cases {
+            let (m, o, v) = parsed(s);
+            assert_eq!((m, o), (metric, op), "{s}");
+            assert!(close(v, value), "{s}: {v} vs {value}");
+        }
+        assert_eq!(
+            parse_threshold("  p99 < 200ms ").unwrap().text,
+            "p99 < 200ms"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_thresholds_with_helpful_messages() {
+        let e = parse_threshold("p98 < 1s").unwrap_err();
+        assert!(matches!(e, ThresholdError::UnknownMetric { ref metric, .. } if metric == "p98"));
+        assert!(e.to_string().contains("p999") && e.to_string().contains("error_rate"));
+
+        let e = parse_threshold("p99 << 1").unwrap_err();
+        assert!(matches!(e, ThresholdError::Operator { ref op, .. } if op == "<<"));
+        assert!(e.to_string().contains("<="));
+
+        let e = parse_threshold("rps > fast").unwrap_err();
+        assert!(matches!(e, ThresholdError::Value { ref value, .. } if value == "fast"));
+        assert!(e.to_string().contains("operations per second"));
+
+        for bad in [
+            "",
+            "p99",
+            "p99 <",
+            "< 200ms",
+            "p99 200ms",
+            "p99 = 200ms",
+            "p99 == 200ms",
+            "p99 < -5ms",
+            "p99 < 10parsecs",
+            "error_rate < 2",
+            "error_rate < 150%",
+            "error_rate < 10ms",
+            "success_ratio > -0.1",
+            "rps > 10ms",
+            "rps > -3",
+        ] {
+            let e = parse_threshold(bad);
+            assert!(e.is_err(), "{bad} parsed as {e:?}");
+        }
+        let msg = parse_threshold("p99 200ms").unwrap_err().to_string();
+        assert!(
+            msg.contains("METRIC OP VALUE") && msg.contains("success_ratio"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn verdicts_against_a_measurement() {
+        // 90 ok at 5 ms, 10 failures at 100 ms over 10 s: rps 10, success 0.9.
+        let m = measurement(&[(5_000, 90)], &[(100_000, 10)], 10.0);
+        let check = |s: &str| parse_threshold(s).unwrap().check(&m);
+
+        let v = check("p50 < 10ms");
+        assert!(v.passed && (v.actual - 5.0).abs() < 0.01, "{v:?}");
+        assert_eq!(v.threshold, "p50 < 10ms");
+        assert!(!check("p99 < 50ms").passed);
+        assert!(check("max <= 0.2s").passed);
+        let v = check("error_rate < 5%");
+        assert!(!v.passed && (v.actual - 0.1).abs() < 1e-12);
+        assert!(check("error_rate <= 0.1").passed);
+        assert!(check("success_ratio >= 0.9").passed);
+        assert!(!check("success_ratio > 0.9").passed);
+        let v = check("rps >= 10");
+        assert!(v.passed && (v.actual - 10.0).abs() < 1e-12);
+        assert!(!check("rps > 10").passed);
+
+        // No completed operations: latency SLOs cannot pass on no data.
+        let empty = measurement(&[], &[], 1.0);
+        let v = parse_threshold("p99 < 1s").unwrap().check(&empty);
+        assert!(v.actual.is_nan() && !v.passed);
+        assert!(
+            parse_threshold("error_rate < 1%")
+                .unwrap()
+                .check(&empty)
+                .passed
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! The plan file as written: serde structs mirroring the TOML, unknown keys rejected. Fields
+//! that later checks may reject are `Spanned`, so errors can name their line.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+pub(crate) type S<T> = Spanned<T>;
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PlanFile {
+    #[serde(default)]
+    pub plan: Meta,
+    #[serde(default)]
+    pub targets: BTreeMap<String, TargetDef>,
+    #[serde(default)]
+    pub corpora: BTreeMap<String, CorpusDef>,
+    #[serde(default)]
+    pub workloads: BTreeMap<String, WorkloadDef>,
+    #[serde(default)]
+    pub scenarios: Vec<ScenarioDef>,
+    #[serde(default)]
+    pub checks: Vec<CheckDef>,
+    pub slo: Option<SloDef>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Meta {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub scale: Option<S<f64>>,
+    pub threads: Option<S<i64>>,
+    pub timeout: Option<S<String>>,
+    pub buckets: Option<Vec<S<String>>>,
+    #[serde(default)]
+    pub thresholds: Vec<S<String>>,
+    pub knee: Option<KneeDef>,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct KneeDef {
+    pub throughput_ratio: Option<f64>,
+    pub p99_factor: Option<f64>,
+    pub error_ratio: Option<f64>,
+    pub min_gain: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TargetDef {
+    pub url: S<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, S<String>>,
+    pub keepalive: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GenerateDef {
+    pub pattern: S<String>,
+    pub count: S<i64>,
+    pub start: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CorpusDef {
+    pub file: Option<S<String>>,
+    pub values: Option<Vec<String>>,
+    pub generate: Option<GenerateDef>,
+    pub column: Option<S<String>>,
+    pub weight_column: Option<S<String>>,
+    pub pick: Option<S<String>>,
+    pub misses: Option<S<f64>>,
+}
+
+/// One request: used directly in a workload or as an item of its mix.
+#[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RequestDef {
+    pub method: Option<S<String>>,
+    pub path: Option<S<String>>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, S<String>>,
+    pub body: Option<S<String>>,
+    pub body_file: Option<S<String>>,
+    pub weight: Option<S<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WorkloadDef {
+    pub target: S<String>,
+    // The fields of a single request (not `#[serde(flatten)]`: Spanned does not survive it).
+    pub method: Option<S<String>>,
+    pub path: Option<S<String>>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, S<String>>,
+    pub body: Option<S<String>>,
+    pub body_file: Option<S<String>>,
+    pub mix: Option<Vec<RequestDef>>,
+}
+
+impl WorkloadDef {
+    /// The single request of a workload without a mix.
+    pub fn request(&self) -> RequestDef {
+        RequestDef {
+            method: self.method.clone(),
+            path: self.path.clone(),
+            headers: self.headers.clone(),
+            body: self.body.clone(),
+            body_file: self.body_file.clone(),
+            weight: None,
+        }
+    }
+}
+
+/// A number (200) or a text with units ("2k", "500/s", "250ms").
+#[derive(Debug, Deserialize, Clone)]
+#[serde(untagged)]
+pub(crate) enum NumOrText {
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+/// One value or a ladder of values.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum OneOrMany {
+    Many(Vec<NumOrText>),
+    One(NumOrText),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StageDef {
+    pub rate: Option<S<NumOrText>>,
+    pub ramp_to: Option<S<NumOrText>>,
+    pub concurrency: Option<S<i64>>,
+    pub duration: S<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScenarioDef {
+    pub name: S<String>,
+    pub workload: S<String>,
+    pub rate: Option<S<OneOrMany>>,
+    pub concurrency: Option<S<OneOrMany>>,
+    pub stages: Option<S<Vec<StageDef>>>,
+    pub duration: Option<S<String>>,
+    pub requests: Option<S<i64>>,
+    pub warmup: Option<S<String>>,
+    pub cooldown: Option<S<String>>,
+    pub repetitions: Option<S<i64>>,
+    pub max_inflight: Option<S<i64>>,
+    #[serde(default)]
+    pub thresholds: Vec<S<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CheckDef {
+    pub name: S<String>,
+    pub workload: S<String>,
+    pub requests: S<i64>,
+    pub connections: Option<S<i64>>,
+    pub expect: S<BTreeMap<String, i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SloDef {
+    #[serde(default)]
+    pub thresholds: Vec<S<String>>,
+}

@@ -1,0 +1,982 @@
+//! Plan files (`perfbase run PLAN.toml`): a whole performance characterisation described once
+//! in TOML — targets, corpora, workloads, scenarios (constant load, stages, rate and
+//! concurrency ladders, repetitions), SLO, thresholds and exact checks. Documented with
+//! examples in `docs/plans.md`.
+//!
+//! Everything is validated before any load is sent; every error names the file, the line and
+//! the field (`plans/x.toml:14: scenarios[2].rate: invalid rate '0': …`).
+
+mod file;
+
+use file::{NumOrText, OneOrMany, PlanFile, RequestDef, S};
+use perfbase_analysis::knee::KneeRule;
+use perfbase_analysis::sweep::Offered;
+use perfbase_analysis::threshold::{parse_threshold, Threshold};
+use perfbase_core::units::{parse_duration, parse_rate};
+use perfbase_drivers::http::{BodySpec, HttpOptions, RequestSpec};
+use perfbase_drivers::workload::{Corpus, Pick, Template};
+use perfbase_engine::{Load, Pacer};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+use url::Url;
+
+/// A plan that cannot be used: file, line and field, and what to write instead.
+#[derive(Debug, Error)]
+#[error("{file}:{line}: {field}: {message}")]
+pub struct PlanError {
+    pub file: String,
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+/// Default per-step duration when a scenario gives neither `duration` nor `requests`.
+const DEFAULT_STEP: Duration = Duration::from_secs(10);
+/// Default in-flight cap of open-model scenarios.
+const DEFAULT_MAX_INFLIGHT: u64 = 1000;
+
+/// A validated plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub file: String,
+    pub description: Option<String>,
+    pub threads: Option<usize>,
+    pub timeout: Duration,
+    pub scale: f64,
+    pub buckets_ms: Vec<f64>,
+    pub knee: KneeRule,
+    /// The SLO: decides the operating point of ladders.
+    pub slo: Vec<Threshold>,
+    /// Gates on every measured phase of scenarios that are not ladders (exit 1 on failure).
+    pub thresholds: Vec<Threshold>,
+    pub labels: BTreeMap<String, String>,
+    pub workloads: BTreeMap<String, Workload>,
+    pub scenarios: Vec<Scenario>,
+    pub checks: Vec<Check>,
+}
+
+/// Requests to send: a weighted mix of templates over one target.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub name: String,
+    /// What reports show: target URL (redacted) and the request templates as written.
+    pub label: String,
+    pub specs: Vec<RequestSpec>,
+    pub corpora: Vec<Arc<Corpus>>,
+    pub options: HttpOptions,
+    /// Header lines as written (`${ENV}` unexpanded, secrets redacted), for results.
+    pub shown_headers: Vec<String>,
+}
+
+/// The shape of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Constant,
+    Stages,
+    RateLadder,
+    ConcurrencyLadder,
+}
+
+impl Kind {
+    pub fn is_ladder(self) -> bool {
+        matches!(self, Kind::RateLadder | Kind::ConcurrencyLadder)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Constant => "constant",
+            Kind::Stages => "stages",
+            Kind::RateLadder => "rate ladder",
+            Kind::ConcurrencyLadder => "concurrency ladder",
+        }
+    }
+}
+
+/// One measured load level.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub name: String,
+    pub load: Load,
+    pub offered: Offered,
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub workload: String,
+    pub kind: Kind,
+    pub steps: Vec<Step>,
+    pub warmup: Option<Duration>,
+    pub cooldown: Option<Duration>,
+    pub repetitions: u32,
+    pub thresholds: Vec<Threshold>,
+}
+
+/// An exact expectation: `requests` sequential requests (over `connections`) give exactly
+/// these status counts.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub name: String,
+    pub workload: String,
+    pub requests: u64,
+    pub connections: u64,
+    pub expect: BTreeMap<u16, u64>,
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    file: String,
+    base: PathBuf,
+}
+
+impl Ctx<'_> {
+    fn line(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    fn err<T>(
+        &self,
+        span: &S<T>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> PlanError {
+        PlanError {
+            file: self.file.clone(),
+            line: self.line(span.span().start),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    fn err_at(
+        &self,
+        line: usize,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> PlanError {
+        PlanError {
+            file: self.file.clone(),
+            line,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    fn duration(&self, s: &S<String>, field: &str) -> Result<Duration, PlanError> {
+        parse_duration(s.get_ref()).map_err(|e| self.err(s, field, e.to_string()))
+    }
+
+    fn positive_duration(&self, s: &S<String>, field: &str) -> Result<Duration, PlanError> {
+        let d = self.duration(s, field)?;
+        if d.is_zero() {
+            return Err(self.err(s, field, "must be longer than zero"));
+        }
+        Ok(d)
+    }
+
+    fn positive(&self, s: &S<i64>, field: &str) -> Result<u64, PlanError> {
+        match *s.get_ref() {
+            n if n >= 1 => Ok(n as u64),
+            n => Err(self.err(s, field, format!("must be at least 1, not {n}"))),
+        }
+    }
+
+    fn threshold(&self, s: &S<String>, field: &str) -> Result<Threshold, PlanError> {
+        parse_threshold(s.get_ref()).map_err(|e| self.err(s, field, e.to_string()))
+    }
+
+    /// Expands `${ENV_VAR}` from the environment (secrets stay out of the plan file).
+    fn env(&self, s: &S<String>, field: &str) -> Result<String, PlanError> {
+        let mut out = String::new();
+        let mut rest = s.get_ref().as_str();
+        while let Some(i) = rest.find("${") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            let end = after.find('}').ok_or_else(|| {
+                self.err(
+                    s,
+                    field,
+                    "unclosed '${' (write ${NAME} for an environment variable)",
+                )
+            })?;
+            let name = &after[..end];
+            let value = std::env::var(name).map_err(|_| {
+                self.err(
+                    s,
+                    field,
+                    format!("environment variable {name} is not set (export it before the run)"),
+                )
+            })?;
+            out.push_str(&value);
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
+/// Reads and validates a plan file. `scale` overrides `[plan] scale`.
+pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan, PlanError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+        file: file.clone(),
+        line: 0,
+        field: "file".into(),
+        message: format!("cannot read the plan: {e}"),
+    })?;
+    let base = path
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .to_path_buf();
+    parse(&text, &file, &base, scale)
+}
+
+/// Validates plan `text`; `file` names it in errors and `base` resolves relative files.
+pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<Plan, PlanError> {
+    let cx = Ctx {
+        text,
+        file: file.to_string(),
+        base: base.to_path_buf(),
+    };
+    let raw: PlanFile = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(0, |s| cx.line(s.start));
+        cx.err_at(line, "toml", e.message().trim().to_string())
+    })?;
+    let meta = &raw.plan;
+    let scale = match (scale, &meta.scale) {
+        (Some(s), _) => s,
+        (None, Some(s)) => *s.get_ref(),
+        (None, None) => 1.0,
+    };
+    if !(scale.is_finite() && scale > 0.0) {
+        let line = meta.scale.as_ref().map_or(0, |s| cx.line(s.span().start));
+        return Err(cx.err_at(
+            line,
+            "plan.scale",
+            format!("must be a positive number, not {scale}"),
+        ));
+    }
+    let threads = match &meta.threads {
+        Some(t) => Some(cx.positive(t, "plan.threads")? as usize),
+        None => None,
+    };
+    let timeout = match &meta.timeout {
+        Some(t) => cx.positive_duration(t, "plan.timeout")?,
+        None => Duration::from_secs(5),
+    };
+    let buckets_ms = match &meta.buckets {
+        Some(b) => b
+            .iter()
+            .map(|s| {
+                cx.positive_duration(s, "plan.buckets")
+                    .map(|d| d.as_secs_f64() * 1000.0)
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => vec![50.0, 100.0, 200.0],
+    };
+    let mut knee = KneeRule::default();
+    if let Some(k) = &meta.knee {
+        knee.min_throughput_ratio = k.throughput_ratio.unwrap_or(knee.min_throughput_ratio);
+        knee.p99_factor = k.p99_factor.unwrap_or(knee.p99_factor);
+        knee.max_error_ratio = k.error_ratio.unwrap_or(knee.max_error_ratio);
+        knee.min_gain = k.min_gain.unwrap_or(knee.min_gain);
+    }
+    let thresholds = meta
+        .thresholds
+        .iter()
+        .map(|t| cx.threshold(t, "plan.thresholds"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let slo = match &raw.slo {
+        Some(s) => s
+            .thresholds
+            .iter()
+            .map(|t| cx.threshold(t, "slo.thresholds"))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+
+    let mut corpora = Vec::new();
+    for (name, def) in &raw.corpora {
+        corpora.push(Arc::new(corpus(&cx, name, def)?));
+    }
+    let mut targets = BTreeMap::new();
+    for (name, t) in &raw.targets {
+        let field = format!("targets.{name}.url");
+        let url_text = cx.env(&t.url, &field)?;
+        let url = Url::parse(&url_text).map_err(|e| {
+            cx.err(
+                &t.url,
+                &field,
+                format!(
+                    "invalid URL '{}': {e}",
+                    perfbase_core::redact::url(t.url.get_ref())
+                ),
+            )
+        })?;
+        match url.scheme() {
+            "http" => {}
+            "https" => {
+                return Err(cx.err(
+                    &t.url,
+                    &field,
+                    "https:// is not supported yet (TLS and HTTP/2 are planned); use http://",
+                ))
+            }
+            s => {
+                return Err(cx.err(
+                    &t.url,
+                    &field,
+                    format!("unsupported scheme '{s}'; use http://"),
+                ))
+            }
+        }
+        targets.insert(name.clone(), (t, url));
+    }
+    let mut workloads = BTreeMap::new();
+    for (name, w) in &raw.workloads {
+        let field = format!("workloads.{name}");
+        let (tdef, url) = targets.get(w.target.get_ref()).ok_or_else(|| {
+            let known: Vec<&str> = targets.keys().map(|s| s.as_str()).collect();
+            cx.err(
+                &w.target,
+                format!("{field}.target"),
+                format!(
+                    "no target named '{}' (targets: {})",
+                    w.target.get_ref(),
+                    known.join(", ")
+                ),
+            )
+        })?;
+        let single = w.request();
+        let items: Vec<&RequestDef> = match &w.mix {
+            Some(mix) => {
+                if w.path.is_some()
+                    || w.method.is_some()
+                    || w.body.is_some()
+                    || w.body_file.is_some()
+                {
+                    return Err(cx.err(
+                        &w.target,
+                        &field,
+                        "give either `mix = [...]` or method/path/body, not both",
+                    ));
+                }
+                if mix.is_empty() {
+                    return Err(cx.err(
+                        &w.target,
+                        format!("{field}.mix"),
+                        "a mix needs at least one request",
+                    ));
+                }
+                mix.iter().collect()
+            }
+            None => vec![&single],
+        };
+        let mut specs = Vec::new();
+        let mut shown_headers = Vec::new();
+        for (i, r) in items.iter().enumerate() {
+            let f = if w.mix.is_some() {
+                format!("{field}.mix[{i}]")
+            } else {
+                field.clone()
+            };
+            let mut headers = Vec::new();
+            // Target headers first, the request's own override them; each error names the
+            // table the header was written in.
+            let mut all: BTreeMap<String, (&S<String>, String)> = tdef
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        (v, format!("targets.{}.headers.{k}", w.target.get_ref())),
+                    )
+                })
+                .collect();
+            for (k, v) in &r.headers {
+                all.insert(k.clone(), (v, format!("{f}.headers.{k}")));
+            }
+            for (k, (v, hf)) in all {
+                let value = cx.env(v, &hf)?;
+                Template::parse(&value, &corpora).map_err(|e| cx.err(v, &hf, e))?;
+                if i == 0 {
+                    shown_headers.push(perfbase_core::redact::header_line(&k, v.get_ref()));
+                }
+                headers.push((k, value));
+            }
+            let path = match &r.path {
+                Some(p) => {
+                    Template::parse(p.get_ref(), &corpora)
+                        .map_err(|e| cx.err(p, format!("{f}.path"), e))?;
+                    p.get_ref().clone()
+                }
+                None => "/".to_string(),
+            };
+            let body = match (&r.body, &r.body_file) {
+                (Some(b), None) => {
+                    Template::parse(b.get_ref(), &corpora)
+                        .map_err(|e| cx.err(b, format!("{f}.body"), e))?;
+                    Some(BodySpec::Text(b.get_ref().clone()))
+                }
+                (None, Some(bf)) => {
+                    let p = cx.base.join(bf.get_ref());
+                    let bytes = std::fs::read(&p).map_err(|e| {
+                        cx.err(
+                            bf,
+                            format!("{f}.body_file"),
+                            format!("cannot read '{}': {e}", p.display()),
+                        )
+                    })?;
+                    Some(BodySpec::Bytes(bytes.into()))
+                }
+                (Some(b), Some(_)) => {
+                    return Err(cx.err(b, &f, "give either body or body_file, not both"))
+                }
+                (None, None) => None,
+            };
+            let weight = match &r.weight {
+                Some(wt) if *wt.get_ref() >= 0 => *wt.get_ref() as u64,
+                Some(wt) => return Err(cx.err(wt, format!("{f}.weight"), "must be 0 or more")),
+                None => 1,
+            };
+            let method = r
+                .method
+                .as_ref()
+                .map_or("GET".to_string(), |m| m.get_ref().to_ascii_uppercase());
+            specs.push(RequestSpec {
+                method,
+                base: url.clone(),
+                path,
+                headers,
+                body,
+                weight,
+            });
+        }
+        if specs.iter().all(|s| s.weight == 0) {
+            return Err(cx.err(
+                &w.target,
+                format!("{field}.mix"),
+                "at least one request needs a weight above 0",
+            ));
+        }
+        let label = format!(
+            "{}{}",
+            perfbase_core::redact::url(tdef.url.get_ref()).trim_end_matches('/'),
+            if specs.len() == 1 {
+                specs[0].path.clone()
+            } else {
+                format!(" (mix of {})", specs.len())
+            }
+        );
+        workloads.insert(
+            name.clone(),
+            Workload {
+                name: name.clone(),
+                label,
+                specs,
+                corpora: corpora.clone(),
+                options: HttpOptions {
+                    keepalive: tdef.keepalive.unwrap_or(true),
+                    ..HttpOptions::default()
+                },
+                shown_headers,
+            },
+        );
+    }
+    let workload_ref = |s: &S<String>, field: String| -> Result<String, PlanError> {
+        if workloads.contains_key(s.get_ref()) {
+            Ok(s.get_ref().clone())
+        } else {
+            let known: Vec<&str> = workloads.keys().map(|k| k.as_str()).collect();
+            Err(cx.err(
+                s,
+                field,
+                format!(
+                    "no workload named '{}' (workloads: {})",
+                    s.get_ref(),
+                    known.join(", ")
+                ),
+            ))
+        }
+    };
+    let mut scenarios = Vec::new();
+    let mut names = std::collections::HashSet::new();
+    for (i, sd) in raw.scenarios.iter().enumerate() {
+        let field = format!("scenarios[{i}]");
+        if !names.insert(sd.name.get_ref().clone()) {
+            return Err(cx.err(
+                &sd.name,
+                format!("{field}.name"),
+                format!("another scenario is already named '{}'", sd.name.get_ref()),
+            ));
+        }
+        let workload = workload_ref(&sd.workload, format!("{field}.workload"))?;
+        scenarios.push(scenario(&cx, &field, sd, workload, scale)?);
+    }
+    let mut checks = Vec::new();
+    for (i, c) in raw.checks.iter().enumerate() {
+        let field = format!("checks[{i}]");
+        let workload = workload_ref(&c.workload, format!("{field}.workload"))?;
+        let mut expect = BTreeMap::new();
+        for (k, v) in c.expect.get_ref() {
+            let code: u16 = k
+                .parse()
+                .ok()
+                .filter(|c| (100..=599).contains(c))
+                .ok_or_else(|| {
+                    cx.err(
+                        &c.expect,
+                        format!("{field}.expect"),
+                        format!("'{k}' is not an HTTP status code (100–599)"),
+                    )
+                })?;
+            if *v < 0 {
+                return Err(cx.err(
+                    &c.expect,
+                    format!("{field}.expect.{k}"),
+                    "counts must be 0 or more",
+                ));
+            }
+            expect.insert(code, *v as u64);
+        }
+        let requests = cx.positive(&c.requests, &format!("{field}.requests"))?;
+        let total: u64 = expect.values().sum();
+        if total != requests {
+            return Err(cx.err(
+                &c.expect,
+                format!("{field}.expect"),
+                format!("the expected counts add up to {total}, but requests = {requests}"),
+            ));
+        }
+        checks.push(Check {
+            name: c.name.get_ref().clone(),
+            workload,
+            requests,
+            connections: match &c.connections {
+                Some(n) => cx.positive(n, &format!("{field}.connections"))?,
+                None => 1,
+            },
+            expect,
+        });
+    }
+    if scenarios.is_empty() && checks.is_empty() {
+        return Err(cx.err_at(
+            1,
+            "scenarios",
+            "the plan has no [[scenarios]] and no [[checks]]: nothing to run",
+        ));
+    }
+    Ok(Plan {
+        name: meta.name.clone().unwrap_or_else(|| {
+            Path::new(file)
+                .file_stem()
+                .map_or("plan".into(), |s| s.to_string_lossy().into_owned())
+        }),
+        file: file.to_string(),
+        description: meta.description.clone(),
+        threads,
+        timeout,
+        scale,
+        buckets_ms,
+        knee,
+        slo,
+        thresholds,
+        labels: meta.labels.clone(),
+        workloads,
+        scenarios,
+        checks,
+    })
+}
+
+fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, PlanError> {
+    let field = format!("corpora.{name}");
+    let line_of = |d: &file::CorpusDef| {
+        d.file
+            .as_ref()
+            .map(|s| cx.line(s.span().start))
+            .or(d.pick.as_ref().map(|s| cx.line(s.span().start)))
+            .unwrap_or(0)
+    };
+    let pick = match def.pick.as_ref().map(|p| p.get_ref().as_str()) {
+        None | Some("random") => Pick::Random,
+        Some("sequential") => Pick::Sequential,
+        Some("weighted") => Pick::Weighted,
+        Some(other) => {
+            return Err(cx.err(
+                def.pick.as_ref().expect("matched Some"),
+                format!("{field}.pick"),
+                format!("'{other}': use random, sequential or weighted"),
+            ))
+        }
+    };
+    let sources =
+        def.file.is_some() as u8 + def.values.is_some() as u8 + def.generate.is_some() as u8;
+    if sources != 1 {
+        return Err(cx.err_at(
+            line_of(def),
+            &field,
+            "give exactly one of file, values or generate",
+        ));
+    }
+    let mut weights = None;
+    let values: Vec<String> = if let Some(v) = &def.values {
+        v.clone()
+    } else if let Some(g) = &def.generate {
+        let count = cx.positive(&g.count, &format!("{field}.generate.count"))?;
+        if !g.pattern.get_ref().contains("{n}") {
+            return Err(cx.err(
+                &g.pattern,
+                format!("{field}.generate.pattern"),
+                "the pattern needs '{n}', e.g. \"key-{n}\"",
+            ));
+        }
+        let start = g.start.unwrap_or(0);
+        (0..count as i64)
+            .map(|i| g.pattern.get_ref().replace("{n}", &(start + i).to_string()))
+            .collect()
+    } else {
+        let f = def.file.as_ref().expect("one source is set");
+        let path = cx.base.join(f.get_ref());
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            cx.err(
+                f,
+                format!("{field}.file"),
+                format!("cannot read '{}': {e}", path.display()),
+            )
+        })?;
+        let is_csv =
+            def.column.is_some() || def.weight_column.is_some() || f.get_ref().ends_with(".csv");
+        if is_csv {
+            let (v, w) = csv_values(
+                &text,
+                def.column.as_ref().map(|c| c.get_ref().as_str()),
+                def.weight_column.as_ref().map(|c| c.get_ref().as_str()),
+            )
+            .map_err(|e| {
+                cx.err(
+                    f,
+                    format!("{field}.file"),
+                    format!("{}: {e}", path.display()),
+                )
+            })?;
+            weights = w;
+            v
+        } else {
+            text.lines()
+                .map(str::trim_end)
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect()
+        }
+    };
+    let misses = def.misses.as_ref().map_or(0.0, |m| *m.get_ref());
+    Corpus::new(name, values, weights, pick, misses).map_err(|e| cx.err_at(line_of(def), &field, e))
+}
+
+/// Splits one CSV line, honouring double quotes (RFC 4180 style, no embedded newlines).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+type CsvColumns = (Vec<String>, Option<Vec<f64>>);
+
+fn csv_values(
+    text: &str,
+    column: Option<&str>,
+    weight: Option<&str>,
+) -> Result<CsvColumns, String> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let header = csv_fields(lines.next().ok_or("the CSV file is empty")?);
+    let find = |name: &str| {
+        header
+            .iter()
+            .position(|h| h.trim() == name)
+            .ok_or_else(|| format!("no column '{name}' (columns: {})", header.join(", ")))
+    };
+    let vi = match column {
+        Some(c) => find(c)?,
+        None => 0,
+    };
+    let wi = weight.map(find).transpose()?;
+    let mut values = Vec::new();
+    let mut weights = Vec::new();
+    for (n, line) in lines.enumerate() {
+        let f = csv_fields(line);
+        let v = f
+            .get(vi)
+            .ok_or_else(|| format!("row {} has no column {}", n + 2, vi + 1))?;
+        values.push(v.trim().to_string());
+        if let Some(wi) = wi {
+            let w = f
+                .get(wi)
+                .and_then(|x| x.trim().parse::<f64>().ok())
+                .ok_or_else(|| format!("row {}: the weight is not a number", n + 2))?;
+            weights.push(w);
+        }
+    }
+    Ok((values, wi.map(|_| weights)))
+}
+
+fn num_text(v: &NumOrText) -> String {
+    match v {
+        NumOrText::Int(i) => i.to_string(),
+        NumOrText::Float(f) => f.to_string(),
+        NumOrText::Text(t) => t.clone(),
+    }
+}
+
+fn rate_of(
+    cx: &Ctx<'_>,
+    v: &NumOrText,
+    span: &S<impl Sized>,
+    field: &str,
+    scale: f64,
+) -> Result<f64, PlanError> {
+    parse_rate(&num_text(v))
+        .map(|r| r * scale)
+        .map_err(|e| cx.err(span, field, e.to_string()))
+}
+
+fn conc_of(
+    cx: &Ctx<'_>,
+    v: &NumOrText,
+    span: &S<impl Sized>,
+    field: &str,
+    scale: f64,
+) -> Result<u64, PlanError> {
+    match v {
+        NumOrText::Int(n) if *n >= 1 => Ok(((*n as f64 * scale).round() as u64).max(1)),
+        _ => Err(cx.err(
+            span,
+            field,
+            format!(
+                "'{}': concurrency must be a whole number of connections ≥ 1",
+                num_text(v)
+            ),
+        )),
+    }
+}
+
+fn fmt_rate(r: f64) -> String {
+    if r.fract() == 0.0 {
+        format!("{r:.0}/s")
+    } else {
+        format!("{r:.2}/s")
+    }
+}
+
+fn scenario(
+    cx: &Ctx<'_>,
+    field: &str,
+    sd: &file::ScenarioDef,
+    workload: String,
+    scale: f64,
+) -> Result<Scenario, PlanError> {
+    let shapes =
+        sd.rate.is_some() as u8 + sd.concurrency.is_some() as u8 + sd.stages.is_some() as u8;
+    if shapes != 1 {
+        return Err(cx.err(
+            &sd.name,
+            field,
+            "give exactly one of rate, concurrency or stages",
+        ));
+    }
+    let count = sd
+        .requests
+        .as_ref()
+        .map(|r| cx.positive(r, &format!("{field}.requests")))
+        .transpose()?;
+    let duration = match (&sd.duration, count) {
+        (Some(d), _) => Some(cx.positive_duration(d, &format!("{field}.duration"))?),
+        (None, Some(_)) => None,
+        (None, None) => Some(DEFAULT_STEP),
+    };
+    let max_inflight = sd
+        .max_inflight
+        .as_ref()
+        .map(|m| cx.positive(m, &format!("{field}.max_inflight")))
+        .transpose()?
+        .unwrap_or(DEFAULT_MAX_INFLIGHT);
+    let open = |rate: f64| Load::Open {
+        pacer: Pacer::constant(rate),
+        max_inflight,
+    };
+    let (kind, steps) = if let Some(r) = &sd.rate {
+        let f = format!("{field}.rate");
+        match r.get_ref() {
+            OneOrMany::One(v) => {
+                let rate = rate_of(cx, v, r, &f, scale)?;
+                (
+                    Kind::Constant,
+                    vec![Step {
+                        name: fmt_rate(rate),
+                        load: open(rate),
+                        offered: Offered::Rate(rate),
+                        duration,
+                        count,
+                    }],
+                )
+            }
+            OneOrMany::Many(vs) => {
+                let mut steps = Vec::new();
+                for v in vs {
+                    let rate = rate_of(cx, v, r, &f, scale)?;
+                    steps.push(Step {
+                        name: fmt_rate(rate),
+                        load: open(rate),
+                        offered: Offered::Rate(rate),
+                        duration,
+                        count,
+                    });
+                }
+                (Kind::RateLadder, steps)
+            }
+        }
+    } else if let Some(c) = &sd.concurrency {
+        let f = format!("{field}.concurrency");
+        let vs: Vec<&NumOrText> = match c.get_ref() {
+            OneOrMany::One(v) => vec![v],
+            OneOrMany::Many(vs) => vs.iter().collect(),
+        };
+        let mut steps = Vec::new();
+        for v in &vs {
+            let n = conc_of(cx, v, c, &f, scale)?;
+            steps.push(Step {
+                name: format!("c={n}"),
+                load: Load::Closed { connections: n },
+                offered: Offered::Concurrency(n),
+                duration,
+                count,
+            });
+        }
+        let kind = if matches!(c.get_ref(), OneOrMany::Many(_)) {
+            Kind::ConcurrencyLadder
+        } else {
+            Kind::Constant
+        };
+        (kind, steps)
+    } else {
+        let stages = sd.stages.as_ref().expect("one shape is set");
+        let mut steps = Vec::new();
+        let mut last_rate: Option<f64> = None;
+        for (j, st) in stages.get_ref().iter().enumerate() {
+            let f = format!("{field}.stages[{j}]");
+            let d = cx.positive_duration(&st.duration, &format!("{f}.duration"))?;
+            let set = st.rate.is_some() as u8
+                + st.ramp_to.is_some() as u8
+                + st.concurrency.is_some() as u8;
+            if set != 1 {
+                return Err(cx.err(
+                    &st.duration,
+                    &f,
+                    "give exactly one of rate, ramp_to or concurrency",
+                ));
+            }
+            let step = if let Some(r) = &st.rate {
+                let rate = rate_of(cx, r.get_ref(), r, &format!("{f}.rate"), scale)?;
+                last_rate = Some(rate);
+                Step {
+                    name: format!("stage {}: {}", j + 1, fmt_rate(rate)),
+                    load: open(rate),
+                    offered: Offered::Rate(rate),
+                    duration: Some(d),
+                    count: None,
+                }
+            } else if let Some(r) = &st.ramp_to {
+                let to = rate_of(cx, r.get_ref(), r, &format!("{f}.ramp_to"), scale)?;
+                let from = last_rate.unwrap_or(0.0);
+                last_rate = Some(to);
+                Step {
+                    name: format!("stage {}: ramp {}→{}", j + 1, fmt_rate(from), fmt_rate(to)),
+                    load: Load::Open {
+                        pacer: Pacer::Ramp { from, to, over: d },
+                        max_inflight,
+                    },
+                    offered: Offered::Rate((from + to) / 2.0),
+                    duration: Some(d),
+                    count: None,
+                }
+            } else {
+                let c = st.concurrency.as_ref().expect("one is set");
+                let n = conc_of(
+                    cx,
+                    &NumOrText::Int(*c.get_ref()),
+                    c,
+                    &format!("{f}.concurrency"),
+                    scale,
+                )?;
+                last_rate = None;
+                Step {
+                    name: format!("stage {}: c={n}", j + 1),
+                    load: Load::Closed { connections: n },
+                    offered: Offered::Concurrency(n),
+                    duration: Some(d),
+                    count: None,
+                }
+            };
+            steps.push(step);
+        }
+        if steps.is_empty() {
+            return Err(cx.err(
+                stages,
+                format!("{field}.stages"),
+                "needs at least one stage",
+            ));
+        }
+        (Kind::Stages, steps)
+    };
+    Ok(Scenario {
+        name: sd.name.get_ref().clone(),
+        workload,
+        kind,
+        steps,
+        warmup: sd
+            .warmup
+            .as_ref()
+            .map(|w| cx.positive_duration(w, &format!("{field}.warmup")))
+            .transpose()?,
+        cooldown: sd
+            .cooldown
+            .as_ref()
+            .map(|w| cx.positive_duration(w, &format!("{field}.cooldown")))
+            .transpose()?,
+        repetitions: sd
+            .repetitions
+            .as_ref()
+            .map(|r| cx.positive(r, &format!("{field}.repetitions")))
+            .transpose()?
+            .map_or(1, |r| r as u32),
+        thresholds: sd
+            .thresholds
+            .iter()
+            .map(|t| cx.threshold(t, &format!("{field}.thresholds")))
+            .collect::<Result<Vec<_>, _>>()?,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,173 @@
+use super::*;
+
+fn plan(text: &str) -> Result<Plan, PlanError> {
+    parse(text, "p.toml", Path::new("/nonexistent"), None)
+}
+
+const BASE: &str = r#"
+[targets.api]
+url = "http://127.0.0.1:8080"
+
+[corpora.keys]
+generate = { pattern = "key-{n}", count = 100 }
+misses = 0.5
+
+[workloads.lookup]
+target = "api"
+path = "/lookup/{{keys}}"
+"#;
+
+#[test]
+fn a_full_plan_validates_and_expands() {
+    let text = format!(
+        "{BASE}{}",
+        r#"
+[plan]
+name = "demo"
+scale = 0.5
+thresholds = ["error_rate < 1%"]
+
+[slo]
+thresholds = ["p99 < 200ms"]
+
+[workloads.mixed]
+target = "api"
+mix = [ { weight = 9, path = "/" }, { weight = 1, path = "/status/500" } ]
+
+[[scenarios]]
+name = "ladder"
+workload = "lookup"
+rate = [10, "20", "40/s"]
+duration = "2s"
+cooldown = "500ms"
+
+[[scenarios]]
+name = "conc"
+workload = "mixed"
+concurrency = [4, 8]
+requests = 100
+repetitions = 3
+
+[[scenarios]]
+name = "ramp"
+workload = "lookup"
+stages = [ { rate = 10, duration = "1s" }, { ramp_to = 50, duration = "2s" }, { concurrency = 2, duration = "1s" } ]
+
+[[checks]]
+name = "limit"
+workload = "lookup"
+requests = 130
+expect = { 200 = 120, 429 = 10 }
+"#
+    );
+    let p = plan(&text).unwrap();
+    assert_eq!(p.name, "demo");
+    assert_eq!(p.scenarios.len(), 3);
+    let ladder = &p.scenarios[0];
+    assert_eq!(ladder.kind, Kind::RateLadder);
+    let rates: Vec<String> = ladder.steps.iter().map(|s| s.name.clone()).collect();
+    assert_eq!(
+        rates,
+        vec!["5/s", "10/s", "20/s"],
+        "scale 0.5 halves every rate"
+    );
+    assert_eq!(ladder.cooldown, Some(Duration::from_millis(500)));
+    let conc = &p.scenarios[1];
+    assert_eq!(conc.kind, Kind::ConcurrencyLadder);
+    assert_eq!(conc.steps[1].load, Load::Closed { connections: 4 });
+    assert_eq!(conc.steps[0].duration, None);
+    assert_eq!(conc.steps[0].count, Some(100));
+    assert_eq!(conc.repetitions, 3);
+    let ramp = &p.scenarios[2];
+    assert_eq!(ramp.steps.len(), 3);
+    assert!(
+        matches!(ramp.steps[1].load, Load::Open { pacer: Pacer::Ramp { from, to, .. }, .. } if from == 5.0 && to == 25.0)
+    );
+    assert_eq!(p.checks[0].expect.get(&429), Some(&10));
+    assert_eq!(p.slo.len(), 1);
+    assert_eq!(p.thresholds.len(), 1);
+    assert_eq!(p.workloads["mixed"].specs.len(), 2);
+}
+
+#[test]
+fn errors_name_line_and_field() {
+    let cases = [
+        ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nrate = 0\n", 15, "scenarios[0].rate: invalid rate '0'"),
+        ("[[scenarios]]\nname = \"x\"\nworkload = \"nope\"\nrate = 1\n", 14, "scenarios[0].workload: no workload named 'nope' (workloads: lookup)"),
+        ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nrate = 1\nconcurrency = 2\n", 13, "scenarios[0]: give exactly one of rate, concurrency or stages"),
+        ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nrate = 1\nduration = \"soon\"\n", 16, "scenarios[0].duration: invalid duration 'soon'"),
+        ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nrate = 1\nthresholds = [\"p98 < 1s\"]\n", 16, "scenarios[0].thresholds:"),
+        ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nrate = 1\nspeed = 3\n", 16, "toml: unknown field `speed`"),
+        ("[[checks]]\nname = \"c\"\nworkload = \"lookup\"\nrequests = 10\nexpect = { 200 = 9 }\n", 16, "checks[0].expect: the expected counts add up to 9, but requests = 10"),
+        ("[workloads.bad]\ntarget = \"api\"\npath = \"/{{nokeys}}\"\n", 14, "workloads.bad.path: '{{nokeys}}' names no corpus (known: keys)"),
+        ("[workloads.bad]\ntarget = \"db\"\n", 13, "workloads.bad.target: no target named 'db' (targets: api)"),
+    ];
+    for (extra, line, want) in cases {
+        let e = plan(&format!("{BASE}{extra}")).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("p.toml:{line}: {want}")),
+            "got {e:?}, want line {line}: {want:?}"
+        );
+    }
+}
+
+#[test]
+fn secrets_come_from_the_environment_and_stay_out_of_labels() {
+    std::env::set_var("PERFBASE_TEST_TOKEN", "s3cret");
+    let text = r#"
+[targets.api]
+url = "http://127.0.0.1:8080"
+headers = { Authorization = "Bearer ${PERFBASE_TEST_TOKEN}" }
+[workloads.w]
+target = "api"
+[[scenarios]]
+name = "s"
+workload = "w"
+rate = 1
+"#;
+    let p = plan(text).unwrap();
+    let w = &p.workloads["w"];
+    assert_eq!(w.specs[0].headers[0].1, "Bearer s3cret");
+    assert_eq!(
+        w.shown_headers,
+        vec!["Authorization: [redacted]".to_string()]
+    );
+    let e = plan(&text.replace("PERFBASE_TEST_TOKEN", "PERFBASE_UNSET_VAR"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("p.toml:4: targets.api.headers.Authorization: environment variable PERFBASE_UNSET_VAR is not set"), "{e}");
+}
+
+#[test]
+fn csv_corpora_with_columns_and_weights() {
+    let dir = std::env::temp_dir().join(format!("perfbase-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("k.csv"), "id,key,weight\n1,\"a,b\",1\n2,c,3\n").unwrap();
+    let text = r#"
+[targets.api]
+url = "http://127.0.0.1:8080"
+[corpora.k]
+file = "k.csv"
+column = "key"
+weight_column = "weight"
+pick = "weighted"
+[workloads.w]
+target = "api"
+path = "/x/{{k}}"
+[[scenarios]]
+name = "s"
+workload = "w"
+concurrency = 1
+"#;
+    let p = parse(text, "p.toml", &dir, None).unwrap();
+    assert_eq!(
+        p.workloads["w"].corpora[0].values,
+        vec!["a,b".to_string(), "c".to_string()]
+    );
+    let bad = text.replace("column = \"key\"", "column = \"nope\"");
+    let e = parse(&bad, "p.toml", &dir, None).unwrap_err().to_string();
+    assert!(
+        e.contains("corpora.k.file") && e.contains("no column 'nope'"),
+        "{e}"
+    );
+}
