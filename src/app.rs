@@ -1,7 +1,7 @@
 //! The wiring: typed options from flags → driver → engine → result → JSON file and terminal.
 //! This is the one place that picks a protocol driver.
 
-use crate::cli::{Cli, Command, DemoArgs, HttpArgs, ServeArgs};
+use crate::cli::{Cli, Command, DemoArgs, HttpArgs, RunArgs, ServeArgs};
 use crate::exit::{bad_input, AppError, Exit};
 use crate::progress::ProgressLine;
 use anyhow::Context as _;
@@ -21,8 +21,6 @@ use url::Url;
 const DEFAULT_CONNECTIONS: u64 = 50;
 /// Default cap on requests in flight in the open model.
 const DEFAULT_MAX_INFLIGHT: u64 = 1000;
-/// Default pacing granularity of the open model (the CLI's `--pacing-granularity`).
-const DEFAULT_PACING: Duration = Duration::from_millis(1);
 /// Default run length when neither -d nor -n is given.
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -30,6 +28,7 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 pub fn run(cli: Cli) -> Result<Exit, AppError> {
     match cli.command {
         Command::Http(args) => http(*args),
+        Command::Run(args) => run_plan(args),
         Command::Serve(args) => serve(args),
         Command::Demo(args) => demo(args),
     }
@@ -274,6 +273,7 @@ impl HttpRun {
             interrupted,
             measurement,
             phases: Vec::new(),
+            study: None,
             env: crate::env::capture(),
         })
     }
@@ -325,6 +325,18 @@ async fn until(flag: Arc<AtomicBool>) {
 
 fn serve(args: ServeArgs) -> Result<Exit, AppError> {
     let interrupt = crate::interrupt::install();
+    let config = perfbase_reference::Config {
+        workers: args.workers,
+        lookup_cpu: args.lookup_cpu,
+        lookup_delay: args.lookup_delay,
+        corpus_size: args.corpus_size,
+        health_concurrent: args.health_concurrent,
+        rate_limit: (args.rate_limit > 0).then_some(perfbase_reference::RateLimit {
+            limit: args.rate_limit,
+            window: Duration::from_secs(60),
+        }),
+        ..perfbase_reference::Config::default()
+    };
     let rt = runtime()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
@@ -341,8 +353,9 @@ fn serve(args: ServeArgs) -> Result<Exit, AppError> {
         println!("perfbase reference service listening on http://{addr}");
         use std::io::Write as _;
         let _ = std::io::stdout().flush();
-        perfbase_reference::serve(
+        perfbase_reference::serve_with(
             listener,
+            config,
             perfbase_reference::Stats::default(),
             until(interrupt),
         )
@@ -352,61 +365,76 @@ fn serve(args: ServeArgs) -> Result<Exit, AppError> {
     })
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `.perfbase/runs/<plan>-<UTC time>`.
+fn default_out(name: &str) -> PathBuf {
+    let slug: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let stamp: String = crate::env::rfc3339(std::time::SystemTime::now())
+        .chars()
+        .filter(|c| c.is_ascii_digit() || *c == 'T')
+        .take(15)
+        .collect();
+    PathBuf::from(".perfbase/runs").join(format!("{}-{stamp}Z", slug.trim_matches('-')))
+}
+
+fn study_options(out: PathBuf, threads: Option<u64>, quiet: bool) -> crate::study::StudyOptions {
+    crate::study::StudyOptions {
+        out,
+        threads: threads.map_or(cores(), |t| t as usize),
+        progress: !quiet && std::io::stderr().is_terminal(),
+        color: std::io::stdout().is_terminal(),
+    }
+}
+
+fn run_plan(a: RunArgs) -> Result<Exit, AppError> {
+    let plan = crate::plan::load(&a.plan, a.scale).map_err(|e| bad_input(e.to_string()))?;
+    if a.dry_run {
+        print!("{}", crate::plan::describe(&plan));
+        return Ok(Exit::Success);
+    }
+    let out = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
+    let interrupt = crate::interrupt::install();
+    crate::study::run(&plan, &study_options(out, a.threads, a.quiet), interrupt)
+}
+
+/// The demo plan, run against the reference service started in-process.
+pub const DEMO_PLAN: &str = include_str!("../plans/demo.toml");
+
 fn demo(args: DemoArgs) -> Result<Exit, AppError> {
     let interrupt = crate::interrupt::install();
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| bad_input(format!("--out {}: cannot create: {e}", args.out.display())))?;
-    let server = perfbase_reference::spawn(0).context("cannot start the reference service")?;
+    let config = perfbase_reference::Config {
+        workers: Some(4),
+        lookup_delay: Duration::from_millis(10),
+        ..perfbase_reference::Config::default()
+    };
+    let server =
+        perfbase_reference::spawn_with(0, config).context("cannot start the reference service")?;
     println!(
-        "perfbase demo: reference service on http://{}\n",
+        "perfbase demo: reference service on http://{} (4 workers, 10 ms per lookup: ~400 lookups/s)\n",
         server.addr
     );
-    let base = format!("http://{}", server.addr);
-    let runs = [
-        (
-            "closed",
-            format!("{base}/"),
-            Load::Closed { connections: 50 },
-        ),
-        (
-            "open",
-            format!("{base}/delay/5"),
-            Load::Open {
-                pacer: Pacer::constant(2000.0),
-                max_inflight: DEFAULT_MAX_INFLIGHT,
-            },
-        ),
-    ];
-    let mut exit = Exit::Success;
-    for (name, url, load) in runs {
-        let url_parsed = Url::parse(&url).context("demo URL")?;
-        let run = HttpRun {
-            label: url.clone(),
-            targets: vec![Target {
-                method: "GET".into(),
-                url: url_parsed,
-                headers: Vec::new(),
-                body: Vec::new().into(),
-            }],
-            options: HttpOptions::default(),
-            load,
-            duration: Some(args.duration),
-            count: None,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            timeout: Duration::from_secs(5),
-            pacing: DEFAULT_PACING,
-            warmup: None,
-            json: Some(args.out.join(format!("{name}.json"))),
-            progress: std::io::stderr().is_terminal(),
-        };
-        let result = run.execute(interrupt.clone())?;
-        exit = finish(&result, run.json.as_deref())?;
-        println!();
-        if exit != Exit::Success {
-            break;
-        }
-    }
-    println!("results written to {}", args.out.display());
+    // The plan names its target as ${PERFBASE_DEMO_URL}, like any plan keeps a URL or secret
+    // out of the file.
+    std::env::set_var("PERFBASE_DEMO_URL", format!("http://{}", server.addr));
+    let plan = crate::plan::parse(DEMO_PLAN, "plans/demo.toml", Path::new("."), args.scale)
+        .map_err(|e| bad_input(e.to_string()))?;
+    let exit = crate::study::run(
+        &plan,
+        &study_options(args.out.clone(), None, args.quiet),
+        interrupt,
+    );
     server.stop();
-    Ok(exit)
+    exit
 }

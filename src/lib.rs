@@ -11,3 +11,4 @@ pub mod exit;
 pub mod interrupt;
 pub mod plan;
 mod progress;
+pub mod study;

@@ -2,9 +2,11 @@
 //! and running them is `app`'s job.
 
 mod http;
+mod run;
 mod serve;
 
 pub use http::HttpArgs;
+pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
 
 use clap::{Parser, Subcommand};
@@ -21,9 +23,11 @@ pub struct Cli {
 pub enum Command {
     /// Load an HTTP/1.1 endpoint (closed model with -c, open model with -r).
     Http(Box<HttpArgs>),
+    /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
+    Run(RunArgs),
     /// Run the embedded reference service on a loopback port.
     Serve(ServeArgs),
-    /// Start the reference service in-process and load it: the quickest look at perfbase.
+    /// Start the reference service in-process and run plans/demo.toml against it.
     Demo(DemoArgs),
 }
 

@@ -14,15 +14,43 @@ pub struct ServeArgs {
     /// Port to listen on (0 picks a free one; the address is printed on the first line)
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
+
+    /// Serve at most N /lookup and /work requests at once (a capacity cap)
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+
+    /// CPU time burned per /lookup request
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = parse::duration)]
+    pub lookup_cpu: Duration,
+
+    /// Extra latency per /lookup request
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = parse::duration)]
+    pub lookup_delay: Duration,
+
+    /// Keys in the /lookup corpus (key-0 … key-N-1)
+    #[arg(long, default_value_t = 10_000, value_name = "N")]
+    pub corpus_size: u64,
+
+    /// /health/all runs its checks concurrently instead of one after another
+    #[arg(long)]
+    pub health_concurrent: bool,
+
+    /// Per-client limit on /limited/…: requests per minute (0 = no limit)
+    #[arg(long, default_value_t = 120, value_name = "N")]
+    pub rate_limit: u32,
 }
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Length of each of the demo's runs
-    #[arg(short = 'd', long, default_value = "3s", value_parser = parse::positive_duration)]
-    pub duration: Duration,
-
-    /// Folder for the result JSON files
+    /// Folder for result.json and report.md
     #[arg(long, default_value = ".perfbase/demo", value_name = "DIR")]
     pub out: PathBuf,
+
+    /// Multiply every rate and concurrency of the demo plan
+    #[arg(long, value_name = "FACTOR")]
+    pub scale: Option<f64>,
+
+    /// No live progress line
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }

@@ -21,6 +21,7 @@ pub mod compare;
 pub mod knee;
 pub mod slo;
 pub mod stats;
+pub mod study;
 pub mod sweep;
 pub mod threshold;
 

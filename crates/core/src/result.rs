@@ -279,6 +279,19 @@ pub struct LoadConfig {
 pub struct PhaseResult {
     pub name: String,
     pub model: Model,
+    /// The plan scenario (or check) this phase belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+    /// Step of the scenario (0-based) and repetition (1-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetition: Option<u32>,
+    /// The offered load: a rate (open model) or a number of connections (closed model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_rate: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_connections: Option<u64>,
     #[serde(flatten)]
     pub measurement: Measurement,
 }
@@ -301,6 +314,10 @@ pub struct RunResult {
     pub measurement: Measurement,
     /// Phases of a plan, in order; empty for a single ad-hoc run.
     pub phases: Vec<PhaseResult>,
+    /// A plan's findings (sweeps, knee, operating point, repetition statistics, verdicts);
+    /// see perfbase-analysis `study::Study`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub study: Option<serde_json::Value>,
     pub env: Env,
 }
 

@@ -21,5 +21,5 @@ mod worker;
 pub use pacer::Pacer;
 pub use runtime::{
     run, EngineConfig, EngineError, Load, Observer, PhaseOutcome, PhaseSpec, Progress,
-    ProgressSnapshot,
+    ProgressSnapshot, DEFAULT_PACING,
 };

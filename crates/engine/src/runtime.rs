@@ -11,6 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use thiserror::Error;
 
+/// The default open-model pacing granularity (see [`EngineConfig::pacing`]): 1 ms, the
+/// resolution of wrk2's and oha's timers; measured to cut the CPU per request at 20k/s from
+/// 42 µs (a wake-up per request) to under 10 µs.
+pub const DEFAULT_PACING: Duration = Duration::from_millis(1);
+
 /// Engine-wide settings.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {

@@ -1,8 +1,11 @@
 //! perfbase-report: renders results for people and machines. Each format is one module with a
-//! `render` function over [`perfbase_core::result::RunResult`]; reports never see drivers or
-//! the engine, only the result contract.
+//! `render` function over [`perfbase_core::result::RunResult`] (and a plan's
+//! [`perfbase_analysis::study::Study`]); reports never see drivers or the engine, only the
+//! result contract.
 
 pub mod json;
+pub mod markdown;
+pub mod study_text;
 pub mod terminal;
 
 /// `1234567` → `1,234,567`.

@@ -173,3 +173,95 @@ pub fn render(r: &RunResult) -> String {
     }
     out
 }
+
+/// Renders a plan run's findings for the terminal; `color` marks failures in red.
+pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, color: bool) -> String {
+    use crate::study_text::{findings, ms, offered};
+    let red = |s: &str| {
+        if color {
+            format!("\x1b[31m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "perfbase study {} ({} phases, {} requests){}",
+        study.plan,
+        r.phases.len(),
+        thousands(r.measurement.requests),
+        if r.interrupted {
+            " — INTERRUPTED, partial results"
+        } else {
+            ""
+        }
+    );
+    for s in &study.scenarios {
+        let _ = writeln!(
+            out,
+            "\n{} — {} on {}{}",
+            s.name,
+            s.kind,
+            s.target,
+            if s.repetitions > 1 {
+                format!(", {} repetitions", s.repetitions)
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>10} {:>11} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            "step", "offered", "achieved/s", "success", "p50 ms", "p95 ms", "p99 ms", "max ms"
+        );
+        for (i, row) in s.steps.iter().enumerate() {
+            let mark = match (&s.knee, &s.operating_point) {
+                (Some(k), _) if k.first_bad == Some(i) => " ← knee",
+                (_, Some(p)) if p.index == i => " ← operating point",
+                _ => "",
+            };
+            let _ = writeln!(
+                out,
+                "  {:<16} {:>10} {:>11} {:>7.2}% {:>8} {:>8} {:>8} {:>8}{mark}",
+                row.name.chars().take(16).collect::<String>(),
+                offered(&row.offered),
+                thousands_f(row.achieved_rps),
+                row.success_ratio * 100.0,
+                ms(row.p50_ms),
+                ms(row.p95_ms),
+                ms(row.p99_ms),
+                ms(row.max_ms)
+            );
+        }
+        for f in findings(s, study) {
+            let line = format!("  {f}");
+            let _ = writeln!(
+                out,
+                "{}",
+                if f.contains("FAILED") {
+                    red(&line)
+                } else {
+                    line
+                }
+            );
+        }
+    }
+    for c in &study.checks {
+        let counts = |m: &std::collections::BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(k, v)| format!("{v} × {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let line = format!(
+            "\ncheck {}: expected {}; got {} — {}",
+            c.name,
+            counts(&c.expect),
+            counts(&c.actual),
+            if c.passed { "pass" } else { "FAIL" }
+        );
+        let _ = writeln!(out, "{}", if c.passed { line } else { red(&line) });
+    }
+    out
+}

@@ -1,83 +1,11 @@
-//! End-to-end tests of the `perfbase` binary against real servers bound on loopback port 0 in
-//! this process: the reference service and deliberately misbehaving servers. Assertions are
-//! exact wherever the behaviour is deterministic (counts), banded where it is timing.
-//!
-//! Load tests run one at a time (a shared lock) so that timing assertions are not disturbed
-//! by another test's load on this 2-core machine.
+//! `perfbase http` and `perfbase serve` end to end.
 
+use crate::common::*;
 use assert_cmd::Command;
 use perfbase_reference::faulty::{spawn_faulty, Fault};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-struct Run {
-    out: Output,
-    json: Option<Value>,
-}
-
-impl Run {
-    fn code(&self) -> i32 {
-        self.out.status.code().unwrap_or(-1)
-    }
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.out.stdout).into_owned()
-    }
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.out.stderr).into_owned()
-    }
-    fn json(&self) -> &Value {
-        self.json.as_ref().expect("the run wrote its result JSON")
-    }
-    fn count(&self, section: &str, key: &str) -> u64 {
-        self.json()[section][key].as_u64().unwrap_or(0)
-    }
-}
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().expect("temp dir")
-}
-
-fn perfbase(args: &[&str], dir: &Path) -> Run {
-    let json = dir.join("result.json");
-    let out = Command::cargo_bin("perfbase")
-        .expect("binary built")
-        .arg("http")
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .arg("--quiet")
-        .timeout(Duration::from_secs(60))
-        .output()
-        .expect("perfbase ran");
-    let json = std::fs::read_to_string(&json)
-        .ok()
-        .map(|t| serde_json::from_str(&t).expect("result JSON parses"));
-    Run { out, json }
-}
-
-fn validate(result: &Value) {
-    let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/result.schema.json");
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(result)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "result does not match docs/result.schema.json: {errors:#?}"
-    );
-}
 
 #[test]
 fn targets_file_mix_gives_exact_status_counts() {
@@ -565,35 +493,4 @@ fn serve_prints_its_address_first_and_answers() {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(child.wait().unwrap().code(), Some(0));
-}
-
-#[test]
-fn demo_runs_against_the_embedded_service_and_saves_results() {
-    let _g = serial();
-    let dir = tmp();
-    let out = Command::cargo_bin("perfbase")
-        .unwrap()
-        .args(["demo", "-d", "1s", "--out"])
-        .arg(dir.path())
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for name in ["closed.json", "open.json"] {
-        let v: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join(name)).unwrap()).unwrap();
-        assert!(v["requests"].as_u64().unwrap() > 0, "{name}");
-        assert_eq!(
-            v["errors"].as_object().unwrap().len(),
-            0,
-            "{name}: {}",
-            v["errors"]
-        );
-        validate(&v);
-    }
 }

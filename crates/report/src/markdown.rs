@@ -1,0 +1,235 @@
+//! The Markdown report of a plan run: the tables performance pages are made of — sweep tables,
+//! knee, operating point and headroom, repetition statistics, thresholds, checks, every phase,
+//! and the test environment captured at run time.
+
+use crate::study_text::{findings, ms, offered};
+use crate::{bytes, thousands, thousands_f};
+use perfbase_analysis::stats::Summary;
+use perfbase_analysis::study::Study;
+use perfbase_core::result::RunResult;
+use std::fmt::Write;
+
+fn verdict(passed: bool) -> &'static str {
+    if passed {
+        "pass"
+    } else {
+        "**FAIL**"
+    }
+}
+
+fn summary_row(out: &mut String, step: &str, name: &str, s: &Summary, fmt: &dyn Fn(f64) -> String) {
+    let _ = writeln!(
+        out,
+        "| {step} | {name} | {} | {:.4} | {:.4} | {} – {} | {} | {} |",
+        fmt(s.mean),
+        s.variance,
+        s.stdev,
+        fmt(s.ci95.0),
+        fmt(s.ci95.1),
+        fmt(s.min),
+        fmt(s.max)
+    );
+}
+
+/// Renders the report.
+pub fn render(r: &RunResult, study: &Study) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Performance study: {}\n", study.plan);
+    let _ = writeln!(
+        out,
+        "Measured {} with perfbase {}{}. Overall: {}.\n",
+        r.started_at,
+        r.tool.version,
+        if study.scale != 1.0 {
+            format!(", load scaled by {}", study.scale)
+        } else {
+            String::new()
+        },
+        if r.interrupted {
+            "interrupted, partial results".to_string()
+        } else if study.passed {
+            "all thresholds and checks passed".to_string()
+        } else {
+            "**a threshold or check failed**".to_string()
+        }
+    );
+    let e = &r.env;
+    let _ = writeln!(out, "## Test environment\n");
+    let _ = writeln!(
+        out,
+        "| CPU | cores | memory | OS | kernel | perfbase |\n|---|---|---|---|---|---|"
+    );
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} |\n",
+        e.cpu_model,
+        e.cores,
+        bytes(e.memory_bytes),
+        e.os,
+        e.kernel,
+        e.tool_version
+    );
+    let _ = writeln!(out, "## Findings\n");
+    for s in &study.scenarios {
+        for f in findings(s, study) {
+            let _ = writeln!(out, "- **{}**: {f}", s.name);
+        }
+    }
+    for c in &study.checks {
+        let _ = writeln!(out, "- **check {}**: {}", c.name, verdict(c.passed));
+    }
+    let _ = writeln!(out);
+    for s in &study.scenarios {
+        let _ = writeln!(out, "## Scenario {}\n", s.name);
+        let _ = writeln!(
+            out,
+            "{} on `{}` (workload `{}`){}.\n",
+            s.kind,
+            s.target,
+            s.workload,
+            if s.repetitions > 1 {
+                format!(", {} repetitions (rows merge them)", s.repetitions)
+            } else {
+                String::new()
+            }
+        );
+        let buckets: Vec<String> = s
+            .steps
+            .first()
+            .map(|row| {
+                row.under_ms
+                    .iter()
+                    .map(|(b, _)| format!("< {} ms", ms(*b)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| step | offered | achieved/s | success | p50 ms | p90 ms | p95 ms | p99 ms | max ms |{}\n|---|---|---|---|---|---|---|---|---|{}",
+            buckets.iter().map(|b| format!(" {b} |")).collect::<String>(),
+            "---|".repeat(buckets.len())
+        );
+        for (i, row) in s.steps.iter().enumerate() {
+            let mark = match &s.knee {
+                Some(k) if k.first_bad == Some(i) => " (knee)",
+                _ => "",
+            };
+            let op = match &s.operating_point {
+                Some(p) if p.index == i => " (operating point)",
+                _ => "",
+            };
+            let _ = writeln!(
+                out,
+                "| {}{mark}{op} | {} | {} | {:.2} % | {} | {} | {} | {} | {} |{}",
+                row.name,
+                offered(&row.offered),
+                thousands_f(row.achieved_rps),
+                row.success_ratio * 100.0,
+                ms(row.p50_ms),
+                ms(row.p90_ms),
+                ms(row.p95_ms),
+                ms(row.p99_ms),
+                ms(row.max_ms),
+                row.under_ms
+                    .iter()
+                    .map(|(_, share)| format!(" {:.1} % |", share * 100.0))
+                    .collect::<String>()
+            );
+        }
+        let _ = writeln!(out);
+        for f in findings(s, study) {
+            let _ = writeln!(out, "- {f}");
+        }
+        if let Some(k) = &s.knee {
+            if k.first_bad.is_some() {
+                let rule = &study.knee_rule;
+                let _ = writeln!(
+                    out,
+                    "- knee rule: a step is bad when achieved < {:.0} % of the offered rate, or a concurrency step gains < {:.0} % throughput, or p99 > {} × the first step's p99, or more than {:.1} % of requests fail",
+                    rule.min_throughput_ratio * 100.0,
+                    rule.min_gain * 100.0,
+                    rule.p99_factor,
+                    rule.max_error_ratio * 100.0
+                );
+            }
+        }
+        let _ = writeln!(out);
+        if !s.repetition_stats.is_empty() {
+            let _ = writeln!(
+                out,
+                "### Repetitions\n\nEach statistic over the {} runs: mean, sample variance, standard deviation, 95 % confidence interval of the mean (Student t), min and max.\n",
+                s.repetitions
+            );
+            let _ = writeln!(out, "| step | statistic | mean | variance | stdev | 95 % CI | min | max |\n|---|---|---|---|---|---|---|---|");
+            for st in &s.repetition_stats {
+                summary_row(&mut out, &st.step, "requests/s", &st.rps, &|v| {
+                    format!("{v:.1}")
+                });
+                summary_row(&mut out, &st.step, "min ms", &st.min_ms, &ms);
+                summary_row(&mut out, &st.step, "mean ms", &st.mean_ms, &ms);
+                summary_row(&mut out, &st.step, "p50 ms", &st.p50_ms, &ms);
+                summary_row(&mut out, &st.step, "p90 ms", &st.p90_ms, &ms);
+                summary_row(&mut out, &st.step, "p99 ms", &st.p99_ms, &ms);
+                summary_row(&mut out, &st.step, "max ms", &st.max_ms, &ms);
+            }
+            let _ = writeln!(out);
+        }
+        if !s.thresholds.is_empty() {
+            let _ = writeln!(
+                out,
+                "### Thresholds\n\n| phase | threshold | actual | verdict |\n|---|---|---|---|"
+            );
+            for t in &s.thresholds {
+                let _ = writeln!(
+                    out,
+                    "| {} | `{}` | {:.4} | {} |",
+                    t.phase,
+                    t.verdict.threshold,
+                    t.verdict.actual,
+                    verdict(t.verdict.passed)
+                );
+            }
+            let _ = writeln!(out);
+        }
+    }
+    if !study.checks.is_empty() {
+        let _ = writeln!(out, "## Checks\n\n| check | requests | expected | actual | verdict |\n|---|---|---|---|---|");
+        let counts = |m: &std::collections::BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(k, v)| format!("{} × {k}", thousands(*v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for c in &study.checks {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} |",
+                c.name,
+                c.requests,
+                counts(&c.expect),
+                counts(&c.actual),
+                verdict(c.passed)
+            );
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(out, "## Phases\n\n| phase | model | requests | duration s | req/s | success | p50 ms | p95 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|---|---|");
+    for p in &r.phases {
+        let m = &p.measurement;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.2} | {} | {:.2} % | {} | {} | {} | {} |",
+            p.name,
+            p.model.name(),
+            thousands(m.requests),
+            m.duration_s,
+            thousands_f(m.rps),
+            m.success_ratio * 100.0,
+            ms(m.latency_ms.p50),
+            ms(m.latency_ms.p95),
+            ms(m.latency_ms.p99),
+            ms(m.latency_ms.max)
+        );
+    }
+    out
+}

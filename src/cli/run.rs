@@ -1,0 +1,33 @@
+//! `perfbase run`: a plan file.
+
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  perfbase run plans/demo.toml --dry-run
+  perfbase run plans/rate-ladder.toml --out results/ladder --scale 0.1")]
+pub struct RunArgs {
+    /// The plan file (TOML; see docs/plans.md)
+    pub plan: PathBuf,
+
+    /// Folder for result.json and report.md [default: .perfbase/runs/<plan>-<UTC time>]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+
+    /// Multiply every rate and concurrency in the plan (overrides [plan] scale)
+    #[arg(long, value_name = "FACTOR")]
+    pub scale: Option<f64>,
+
+    /// Worker threads (overrides [plan] threads) [default: CPU cores]
+    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+
+    /// Check the plan and list the phases it would run, without sending any load
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// No live progress line
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}

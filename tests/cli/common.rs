@@ -1,0 +1,74 @@
+//! Helpers shared by the end-to-end tests.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+pub fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub struct Run {
+    pub out: Output,
+    pub json: Option<Value>,
+}
+
+impl Run {
+    pub fn code(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    pub fn json(&self) -> &Value {
+        self.json.as_ref().expect("the run wrote its result JSON")
+    }
+    pub fn count(&self, section: &str, key: &str) -> u64 {
+        self.json()[section][key].as_u64().unwrap_or(0)
+    }
+}
+
+pub fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+pub fn perfbase(args: &[&str], dir: &Path) -> Run {
+    let json = dir.join("result.json");
+    let out = Command::cargo_bin("perfbase")
+        .expect("binary built")
+        .arg("http")
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .arg("--quiet")
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("perfbase ran");
+    let json = std::fs::read_to_string(&json)
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("result JSON parses"));
+    Run { out, json }
+}
+
+pub fn validate(result: &Value) {
+    let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/result.schema.json");
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(result)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "result does not match docs/result.schema.json: {errors:#?}"
+    );
+}

@@ -1,0 +1,10 @@
+//! End-to-end tests of the `perfbase` binary against real servers bound on loopback port 0 in
+//! this process: the reference service and deliberately misbehaving servers. Assertions are
+//! exact wherever the behaviour is deterministic (counts), banded where it is timing.
+//!
+//! Load tests run one at a time (a shared lock) so that timing assertions are not disturbed
+//! by another test's load on this 2-core machine.
+
+mod common;
+mod http;
+mod study;

@@ -1,0 +1,386 @@
+//! `perfbase run` (plan files) and `perfbase demo` end to end, against reference services
+//! whose behaviour is known: a capacity-capped pool, a rate limiter, fixed delays.
+
+use crate::common::*;
+use assert_cmd::Command;
+use perfbase_reference::{Config, RateLimit};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// Writes `plan` (with `{URL}` replaced) and runs it; returns the run and the result JSON.
+fn run_plan(plan: &str, url: &str, dir: &Path, extra: &[&str]) -> Run {
+    let file = dir.join("plan.toml");
+    std::fs::write(&file, plan.replace("{URL}", url)).unwrap();
+    let out_dir = dir.join("out");
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("-q")
+        .args(extra)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let json = std::fs::read_to_string(out_dir.join("result.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    Run { out, json }
+}
+
+fn study(r: &Run) -> &Value {
+    &r.json()["study"]
+}
+
+#[test]
+fn a_rate_ladder_over_a_capped_service_finds_the_knee_at_the_right_step() {
+    let _g = serial();
+    // 2 workers × 10 ms: at most ~190 requests/s get through, whatever is offered.
+    let server = perfbase_reference::spawn_with(
+        0,
+        Config {
+            workers: Some(2),
+            work_time: Duration::from_millis(10),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let dir = tmp();
+    let plan = r#"
+[slo]
+thresholds = ["p99 < 50ms"]
+[targets.svc]
+url = "{URL}"
+[workloads.work]
+target = "svc"
+path = "/work"
+[[scenarios]]
+name = "ladder"
+workload = "work"
+rate = [50, 100, 150, 300, 400]
+duration = "1500ms"
+cooldown = "300ms"
+"#;
+    let r = run_plan(plan, &format!("http://{}", server.addr), dir.path(), &[]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let s = &study(&r)["scenarios"][0];
+    assert_eq!(s["kind"], "rate ladder");
+    assert_eq!(s["knee"]["last_good"], 2, "{}", s["knee"]);
+    assert_eq!(s["knee"]["first_bad"], 3, "{}", s["knee"]);
+    assert!(
+        s["knee"]["reason"].as_str().unwrap().contains("95 %"),
+        "{}",
+        s["knee"]
+    );
+    assert_eq!(s["operating_point"]["index"], 2, "{}", s["operating_point"]);
+    let headroom = s["operating_point"]["headroom"].as_f64().unwrap();
+    assert!(
+        (headroom - 1.0).abs() < 1e-9,
+        "300/150 − 1 = 100 %: {headroom}"
+    );
+    // Achieved throughput of the saturated steps sits at the capacity.
+    let achieved = s["steps"][4]["achieved_rps"].as_f64().unwrap();
+    assert!((150.0..=205.0).contains(&achieved), "{achieved}");
+    assert_eq!(r.json()["phases"].as_array().unwrap().len(), 5);
+    validate(r.json());
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(report.contains("| 300/s (knee) |"), "{report}");
+    assert!(report.contains("## Test environment"));
+}
+
+const LIMIT_PLAN: &str = r#"
+[targets.svc]
+url = "{URL}"
+[workloads.limited]
+target = "svc"
+path = "/limited/x"
+[[checks]]
+name = "limit"
+workload = "limited"
+requests = 130
+expect = { 200 = 120, 429 = 10 }
+"#;
+
+#[test]
+fn the_rate_limit_check_passes_against_the_limiter_and_fails_when_the_limit_changes() {
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let r = run_plan(
+        LIMIT_PLAN,
+        &format!("http://{}", server.addr),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let c = &study(&r)["checks"][0];
+    assert_eq!(c["passed"], true);
+    assert_eq!(c["actual"]["200"], 120);
+    assert_eq!(c["actual"]["429"], 10);
+    assert!(
+        r.stdout()
+            .contains("check limit: expected 120 × 200, 10 × 429; got 120 × 200, 10 × 429 — pass"),
+        "{}",
+        r.stdout()
+    );
+
+    let changed = perfbase_reference::spawn_with(
+        0,
+        Config {
+            rate_limit: Some(RateLimit {
+                limit: 100,
+                window: Duration::from_secs(60),
+            }),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let dir = tmp();
+    let r = run_plan(
+        LIMIT_PLAN,
+        &format!("http://{}", changed.addr),
+        dir.path(),
+        &[],
+    );
+    assert_eq!(r.code(), 1, "a failed check exits 1: {}", r.stderr());
+    let c = &study(&r)["checks"][0];
+    assert_eq!(c["passed"], false);
+    assert_eq!(c["actual"]["429"], 30);
+    assert!(r.stdout().contains("FAIL"));
+}
+
+#[test]
+fn a_threshold_breach_exits_1_and_names_the_threshold() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = r#"
+[targets.svc]
+url = "{URL}"
+[workloads.slow]
+target = "svc"
+path = "/delay/20"
+[[scenarios]]
+name = "slow"
+workload = "slow"
+concurrency = 2
+requests = 20
+thresholds = ["p99 < 5ms", "error_rate < 1%"]
+"#;
+    let r = run_plan(plan, &format!("http://{}", server.addr), dir.path(), &[]);
+    assert_eq!(r.code(), 1, "{}", r.stderr());
+    let t = &study(&r)["scenarios"][0]["thresholds"];
+    assert_eq!(t[0]["threshold"], "p99 < 5ms");
+    assert_eq!(t[0]["passed"], false);
+    assert!(t[0]["actual"].as_f64().unwrap() >= 20.0);
+    assert_eq!(t[1]["passed"], true);
+    assert!(
+        r.stdout().contains("thresholds: 1 of 2 FAILED (p99 < 5ms)"),
+        "{}",
+        r.stdout()
+    );
+    assert_eq!(study(&r)["passed"], false);
+}
+
+#[test]
+fn a_malformed_plan_is_a_line_numbered_error_and_exit_2() {
+    let dir = tmp();
+    let cases = [
+        ("[targets.svc]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"svc\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = \"fast\"\n", "plan.toml:8: scenarios[0].rate: invalid rate 'fast'"),
+        ("[targets.svc]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"svc\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 1\nduraton = \"1s\"\n", "plan.toml:9: toml: unknown field `duraton`"),
+        ("[targets.svc\n", "plan.toml:1: toml:"),
+    ];
+    for (plan, want) in cases {
+        let r = run_plan(plan, "", dir.path(), &[]);
+        assert_eq!(r.code(), 2, "{plan}");
+        assert!(r.stderr().contains(want), "want {want:?} in {}", r.stderr());
+        assert!(!r.stderr().contains("panicked"));
+    }
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["run", "/nonexistent/plan.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/plan.toml"));
+}
+
+#[test]
+fn repetitions_give_exactly_the_statistics_of_their_runs() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = r#"
+[targets.svc]
+url = "{URL}"
+[workloads.d]
+target = "svc"
+path = "/delay/3"
+[[scenarios]]
+name = "stable"
+workload = "d"
+rate = 100
+duration = "700ms"
+repetitions = 4
+"#;
+    let r = run_plan(plan, &format!("http://{}", server.addr), dir.path(), &[]);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let phases = r.json()["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    let stats = &study(&r)["scenarios"][0]["repetition_stats"][0];
+    assert_eq!(stats["runs"], 4);
+    for (key, pick) in [
+        ("p99_ms", "p99"),
+        ("mean_ms", "mean"),
+        ("max_ms", "max"),
+        ("min_ms", "min"),
+        ("p50_ms", "p50"),
+    ] {
+        let values: Vec<f64> = phases
+            .iter()
+            .map(|p| p["latency_ms"][pick].as_f64().unwrap())
+            .collect();
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        let s = &stats[key];
+        assert!(
+            (s["mean"].as_f64().unwrap() - mean).abs() < 1e-9,
+            "{key}: {s} vs mean {mean}"
+        );
+        assert!(
+            (s["variance"].as_f64().unwrap() - variance).abs() < 1e-9,
+            "{key}: {s} vs variance {variance}"
+        );
+        // 95 % CI: mean ± t(0.975, 3) · s / √n, t = 3.182446.
+        let half = 3.182446 * variance.sqrt() / n.sqrt();
+        assert!(
+            (s["ci95"][0].as_f64().unwrap() - (mean - half)).abs() < 1e-4,
+            "{key}: {s}"
+        );
+    }
+    let rps: Vec<f64> = phases.iter().map(|p| p["rps"].as_f64().unwrap()).collect();
+    let mean = rps.iter().sum::<f64>() / 4.0;
+    assert!((stats["rps"]["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
+    // The merged step row counts every run.
+    let total: u64 = phases.iter().map(|p| p["requests"].as_u64().unwrap()).sum();
+    assert_eq!(r.json()["requests"].as_u64().unwrap(), total);
+    assert!((270..=290).contains(&total), "4 × 70 requests: {total}");
+    validate(r.json());
+}
+
+#[test]
+fn each_phase_is_saved_as_it_ends_and_ctrl_c_keeps_them() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = "[targets.svc]\nurl = \"{URL}\"\n[workloads.w]\ntarget = \"svc\"\n[[scenarios]]\nname = \"ladder\"\nworkload = \"w\"\nconcurrency = [1, 2, 3, 4]\nduration = \"1s\"\n"
+        .replace("{URL}", &format!("http://{}/delay/2", server.addr));
+    let file = dir.path().join("plan.toml");
+    std::fs::write(&file, plan).unwrap();
+    let out_dir = dir.path().join("out");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "-q",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2400));
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        saved["phases"].as_array().unwrap().len(),
+        2,
+        "two steps were done and saved"
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let done: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("result.json")).unwrap())
+            .unwrap();
+    assert_eq!(done["interrupted"], true);
+    assert_eq!(
+        done["phases"].as_array().unwrap().len(),
+        3,
+        "the interrupted step is kept too"
+    );
+    assert!(out_dir.join("report.md").exists());
+    validate(&done);
+}
+
+#[test]
+fn demo_runs_the_demo_plan_against_the_embedded_service() {
+    let _g = serial();
+    let dir = tmp();
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["demo", "-q", "--out"])
+        .arg(dir.path())
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("result.json")).unwrap())
+            .unwrap();
+    validate(&v);
+    let s = &v["study"];
+    assert_eq!(s["passed"], true);
+    assert_eq!(s["scenarios"].as_array().unwrap().len(), 5);
+    let ladder = &s["scenarios"][1];
+    assert_eq!(ladder["name"], "random-key rate ladder");
+    // 4 workers × ~10.5 ms ≈ 380/s: the knee is the 400/s or the 500/s step.
+    let first_bad = ladder["knee"]["first_bad"].as_u64().unwrap();
+    assert!((3..=4).contains(&first_bad), "{}", ladder["knee"]);
+    assert_eq!(s["checks"][0]["passed"], true);
+    assert!(dir.path().join("report.md").exists());
+    assert!(stdout.contains("operating point under the SLO"), "{stdout}");
+}
+
+#[test]
+fn example_plans_validate() {
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/plans")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let out = Command::cargo_bin("perfbase")
+            .unwrap()
+            .args(["run", "--dry-run"])
+            .arg(&path)
+            .env("PERFBASE_DEMO_URL", "http://127.0.0.1:8080")
+            .env("TARGET_URL", "http://127.0.0.1:8080")
+            .env("API_TOKEN", "example-token")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("scenario")
+                || String::from_utf8_lossy(&out.stdout).contains("check")
+        );
+    }
+}
