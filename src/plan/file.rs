@@ -62,9 +62,12 @@ pub(crate) struct TargetDef {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GenerateDef {
-    pub pattern: S<String>,
+    /// `key-{n}`; or absent with `length` for random alphanumeric strings.
+    pub pattern: Option<S<String>>,
     pub count: S<i64>,
     pub start: Option<i64>,
+    /// Random strings of this many characters (random bodies, random keys).
+    pub length: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -631,17 +631,32 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
         v.clone()
     } else if let Some(g) = &def.generate {
         let count = cx.positive(&g.count, &format!("{field}.generate.count"))?;
-        if !g.pattern.get_ref().contains("{n}") {
-            return Err(cx.err(
-                &g.pattern,
-                format!("{field}.generate.pattern"),
-                "the pattern needs '{n}', e.g. \"key-{n}\"",
-            ));
+        match (&g.pattern, &g.length) {
+            (Some(pattern), None) => {
+                if !pattern.get_ref().contains("{n}") {
+                    return Err(cx.err(
+                        pattern,
+                        format!("{field}.generate.pattern"),
+                        "the pattern needs '{n}', e.g. \"key-{n}\"",
+                    ));
+                }
+                let start = g.start.unwrap_or(0);
+                (0..count as i64)
+                    .map(|i| pattern.get_ref().replace("{n}", &(start + i).to_string()))
+                    .collect()
+            }
+            (None, Some(length)) => {
+                let len = cx.positive(length, &format!("{field}.generate.length"))? as usize;
+                random_strings(name, count, len)
+            }
+            _ => {
+                return Err(cx.err(
+                    &g.count,
+                    format!("{field}.generate"),
+                    "give either pattern = \"key-{n}\" or length = N (random strings)",
+                ))
+            }
         }
-        let start = g.start.unwrap_or(0);
-        (0..count as i64)
-            .map(|i| g.pattern.get_ref().replace("{n}", &(start + i).to_string()))
-            .collect()
     } else {
         let f = def.file.as_ref().expect("one source is set");
         let path = cx.base.join(f.get_ref());
@@ -679,6 +694,24 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
     };
     let misses = def.misses.as_ref().map_or(0.0, |m| *m.get_ref());
     Corpus::new(name, values, weights, pick, misses).map_err(|e| cx.err_at(line_of(def), &field, e))
+}
+
+/// `count` random alphanumeric strings of `len` characters, the same for the same corpus name
+/// (seeded by it), so runs are reproducible.
+fn random_strings(name: &str, count: u64, len: usize) -> Vec<String> {
+    use perfbase_drivers::workload::mix64;
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let seed = name.bytes().fold(0u64, |h, b| mix64(h ^ b as u64));
+    (0..count)
+        .map(|i| {
+            (0..len as u64)
+                .map(|j| {
+                    let r = mix64(seed ^ mix64(i) ^ j.wrapping_mul(0x9E37_79B9));
+                    ALPHABET[(r % ALPHABET.len() as u64) as usize] as char
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Splits one CSV line, honouring double quotes (RFC 4180 style, no embedded newlines).

@@ -171,3 +171,39 @@ concurrency = 1
         "{e}"
     );
 }
+
+#[test]
+fn random_corpora_make_random_bodies() {
+    let text = r#"
+[targets.api]
+url = "http://127.0.0.1:8080"
+[corpora.blob]
+generate = { length = 64, count = 50 }
+[workloads.w]
+target = "api"
+method = "POST"
+body = "{{blob}}"
+[[scenarios]]
+name = "s"
+workload = "w"
+rate = 1
+"#;
+    let p = plan(text).unwrap();
+    let values = &p.workloads["w"].corpora[0].values;
+    assert_eq!(values.len(), 50);
+    assert!(values
+        .iter()
+        .all(|v| v.len() == 64 && v.chars().all(|c| c.is_ascii_alphanumeric())));
+    let distinct: std::collections::HashSet<_> = values.iter().collect();
+    assert_eq!(distinct.len(), 50);
+    assert_eq!(
+        plan(text).unwrap().workloads["w"].corpora[0].values,
+        *values,
+        "reproducible"
+    );
+    let bad = text.replace("length = 64, ", "");
+    assert!(plan(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("corpora.blob.generate: give either pattern"));
+}
