@@ -18,7 +18,7 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${HOME:-/root}/.cargo/bin:$PATH"
 
 D="${D:-10}"
 REPS="${REPS:-3}"
@@ -43,7 +43,7 @@ have() { command -v "$1" > /dev/null 2>&1; }
 [[ "$D" =~ ^[1-9][0-9]*$ ]] || die "D must be a whole number of seconds (got '$D')"
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || die "REPS must be a positive integer (got '$REPS')"
 [[ "$PAUSE" =~ ^[0-9]+$ ]] || die "PAUSE must be a whole number of seconds (got '$PAUSE')"
-[[ "$PORT" =~ ^[0-9]+$ ]] && (( PORT >= 1024 && PORT <= 65000 )) \
+[[ "$PORT" =~ ^[1-9][0-9]*$ ]] && (( PORT >= 1024 && PORT <= 65000 )) \
   || die "PORT must be between 1024 and 65000 (got '$PORT')"
 for s in $SCENARIOS; do
   [[ "$s" == closed || "$s" == open ]] || die "unknown scenario '$s' (known: closed open)"
