@@ -2,7 +2,7 @@
 //! knee, operating point and headroom, repetition statistics, thresholds, checks, every phase,
 //! and the test environment captured at run time.
 
-use crate::study_text::{findings, ms, offered};
+use crate::study_text::{counts, findings, ms, offered};
 use crate::{bytes, thousands, thousands_f};
 use perfbase_analysis::stats::Summary;
 use perfbase_analysis::study::Study;
@@ -194,12 +194,6 @@ pub fn render(r: &RunResult, study: &Study) -> String {
     }
     if !study.checks.is_empty() {
         let _ = writeln!(out, "## Checks\n\n| check | requests | expected | actual | verdict |\n|---|---|---|---|---|");
-        let counts = |m: &std::collections::BTreeMap<String, u64>| {
-            m.iter()
-                .map(|(k, v)| format!("{} × {k}", thousands(*v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         for c in &study.checks {
             let _ = writeln!(
                 out,

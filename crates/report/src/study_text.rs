@@ -25,6 +25,14 @@ pub fn ms(v: f64) -> String {
     }
 }
 
+/// Status counts as `120 × 200, 10 × 429`.
+pub fn counts(m: &std::collections::BTreeMap<String, u64>) -> String {
+    m.iter()
+        .map(|(k, v)| format!("{} × {k}", crate::thousands(*v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// One line per finding of a scenario: knee, operating point, thresholds.
 pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
     let mut out = Vec::new();

@@ -176,7 +176,7 @@ pub fn render(r: &RunResult) -> String {
 
 /// Renders a plan run's findings for the terminal; `color` marks failures in red.
 pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, color: bool) -> String {
-    use crate::study_text::{findings, ms, offered};
+    use crate::study_text::{counts, findings, ms, offered};
     let red = |s: &str| {
         if color {
             format!("\x1b[31m{s}\x1b[0m")
@@ -248,12 +248,6 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
         }
     }
     for c in &study.checks {
-        let counts = |m: &std::collections::BTreeMap<String, u64>| {
-            m.iter()
-                .map(|(k, v)| format!("{v} × {k}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         let line = format!(
             "\ncheck {}: expected {}; got {} — {}",
             c.name,

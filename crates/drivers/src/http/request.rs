@@ -120,62 +120,71 @@ fn check_header(name: &str, value: &str) -> Result<(), HttpError> {
     }
 }
 
+/// The request line and header lines of a request, without Content-Length and the blank line
+/// that ends the head: shared by fixed targets and templates, so both send the same headers.
+/// Returns the text and whether the caller set Content-Length itself.
+fn head_lines(
+    method: &str,
+    path: &str,
+    host: &str,
+    own: &[(String, String)],
+    o: &HttpOptions,
+) -> Result<(String, bool), HttpError> {
+    if !is_token(method) {
+        return Err(HttpError::Header(format!("method '{method}'")));
+    }
+    let has = |name: &str| {
+        own.iter()
+            .chain(o.headers.iter())
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+    };
+    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    if !has("host") {
+        head.push_str(&format!("Host: {host}\r\n"));
+    }
+    if !has("user-agent") {
+        head.push_str(concat!(
+            "User-Agent: perfbase/",
+            env!("CARGO_PKG_VERSION"),
+            "\r\n"
+        ));
+    }
+    for (n, v) in own {
+        check_header(n, v)?;
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    for (n, v) in &o.headers {
+        check_header(n, v)?;
+        if !own.iter().any(|(on, _)| on.eq_ignore_ascii_case(n)) {
+            head.push_str(&format!("{n}: {v}\r\n"));
+        }
+    }
+    if !o.keepalive && !has("connection") {
+        head.push_str("Connection: close\r\n");
+    }
+    Ok((head, has("content-length")))
+}
+
 impl Prepared {
     pub(crate) fn build(t: &Target, o: &HttpOptions) -> Result<Prepared, HttpError> {
-        if !is_token(&t.method) {
-            return Err(HttpError::Header(format!("method '{}'", t.method)));
-        }
         let host = authority(&t.url)?;
         let mut path = t.url.path().to_string();
         if let Some(q) = t.url.query() {
             path.push('?');
             path.push_str(q);
         }
-        let has = |name: &str| {
-            t.headers
-                .iter()
-                .chain(o.headers.iter())
-                .any(|(n, _)| n.eq_ignore_ascii_case(name))
-        };
-        let mut head = format!("{} {} HTTP/1.1\r\n", t.method, path);
-        if !has("host") {
-            head.push_str(&format!("Host: {host}\r\n"));
-        }
-        if !has("user-agent") {
-            head.push_str(concat!(
-                "User-Agent: perfbase/",
-                env!("CARGO_PKG_VERSION"),
-                "\r\n"
-            ));
-        }
-        for (n, v) in &t.headers {
-            check_header(n, v)?;
-            head.push_str(&format!("{n}: {v}\r\n"));
-        }
-        for (n, v) in &o.headers {
-            check_header(n, v)?;
-            if !t.headers.iter().any(|(tn, _)| tn.eq_ignore_ascii_case(n)) {
-                head.push_str(&format!("{n}: {v}\r\n"));
-            }
-        }
-        let method = t.method.to_ascii_uppercase();
-        let body_method = matches!(method.as_str(), "POST" | "PUT" | "PATCH");
-        if (!t.body.is_empty() || body_method) && !has("content-length") {
+        let (mut head, user_length) = head_lines(&t.method, &path, &host, &t.headers, o)?;
+        let (is_head, idempotent, length_always) = method_flags(&t.method);
+        if (!t.body.is_empty() || length_always) && !user_length {
             head.push_str(&format!("Content-Length: {}\r\n", t.body.len()));
-        }
-        if !o.keepalive && !has("connection") {
-            head.push_str("Connection: close\r\n");
         }
         head.push_str("\r\n");
         let mut bytes = head.into_bytes();
         bytes.extend_from_slice(&t.body);
         Ok(Prepared {
             bytes: bytes.into_boxed_slice(),
-            head: method == "HEAD",
-            idempotent: matches!(
-                method.as_str(),
-                "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"
-            ),
+            head: is_head,
+            idempotent,
         })
     }
 }
@@ -284,46 +293,11 @@ impl Templated {
     ) -> Result<Templated, HttpError> {
         let mut requests = Vec::with_capacity(specs.len());
         for spec in specs {
-            if !is_token(&spec.method) {
-                return Err(HttpError::Header(format!("method '{}'", spec.method)));
-            }
             let host = authority(&spec.base)?;
             let prefix = spec.base.path().trim_end_matches('/');
             let sep = if spec.path.starts_with('/') { "" } else { "/" };
-            let has = |name: &str| {
-                spec.headers
-                    .iter()
-                    .chain(o.headers.iter())
-                    .any(|(n, _)| n.eq_ignore_ascii_case(name))
-            };
-            let mut head = format!("{} {prefix}{sep}{} HTTP/1.1\r\n", spec.method, spec.path);
-            if !has("host") {
-                head.push_str(&format!("Host: {host}\r\n"));
-            }
-            if !has("user-agent") {
-                head.push_str(concat!(
-                    "User-Agent: perfbase/",
-                    env!("CARGO_PKG_VERSION"),
-                    "\r\n"
-                ));
-            }
-            for (n, v) in &spec.headers {
-                check_header(n, v)?;
-                head.push_str(&format!("{n}: {v}\r\n"));
-            }
-            for (n, v) in &o.headers {
-                check_header(n, v)?;
-                if !spec
-                    .headers
-                    .iter()
-                    .any(|(sn, _)| sn.eq_ignore_ascii_case(n))
-                {
-                    head.push_str(&format!("{n}: {v}\r\n"));
-                }
-            }
-            if !o.keepalive && !has("connection") {
-                head.push_str("Connection: close\r\n");
-            }
+            let path = format!("{prefix}{sep}{}", spec.path);
+            let (head, user_length) = head_lines(&spec.method, &path, &host, &spec.headers, o)?;
             let head = Template::parse(&head, &corpora).map_err(HttpError::Template)?;
             let body = match &spec.body {
                 Some(BodySpec::Text(t)) => Some(TemplateBody::Text(
@@ -337,7 +311,7 @@ impl Templated {
                 head,
                 body,
                 length_always,
-                user_length: has("content-length"),
+                user_length,
                 is_head,
                 idempotent,
             });
