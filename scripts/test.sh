@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it and .ci/run calls it: formatting, lints, unit
 # tests (proptests included) and end-to-end tests of the perfbase binary against real servers
-# on loopback. Needs only a Rust toolchain (cargo, rustfmt, clippy); crates come from crates.io.
+# on loopback: the embedded reference service, and PostgreSQL from Debian's packages started by
+# scripts/services.sh in .services/ (installed with apt-get when missing). Needs a Rust
+# toolchain (cargo, rustfmt, clippy); crates come from crates.io.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,9 +19,15 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== services (loopback only)"
+scripts/services.sh up >/dev/null
+eval "$(scripts/services.sh env)"
+# Tests that need a service fail (instead of skipping) when it is missing.
+export PERFBASE_REQUIRE_SERVICES=1
+
 echo "== cargo test"
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log"; scripts/services.sh down >/dev/null 2>&1 || true' EXIT
 set +e
 cargo test --workspace --locked 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}

@@ -51,6 +51,7 @@ pub struct HttpRun {
     pub warmup: Option<Duration>,
     pub json: Option<PathBuf>,
     pub progress: bool,
+    pub monitor: crate::monitoring::MonitorOptions,
 }
 
 fn parse_header(h: &str) -> Result<(String, String), AppError> {
@@ -162,6 +163,11 @@ impl HttpRun {
             warmup: a.warmup,
             json: a.json,
             progress: !a.quiet && std::io::stderr().is_terminal(),
+            monitor: crate::monitoring::MonitorOptions {
+                selectors: a.monitor,
+                idle: a.monitor_idle,
+                interval: a.monitor_interval,
+            },
         })
     }
 
@@ -236,13 +242,17 @@ impl HttpRun {
             timeout: self.timeout,
             pacing: self.pacing,
         };
-        let mut progress = ProgressLine::new(self.progress);
+        let monitor = crate::monitoring::start(&self.monitor, &interrupt)?;
+        let mut observer = crate::monitoring::Labelled {
+            monitor: &monitor,
+            inner: ProgressLine::new(self.progress),
+        };
         let outcomes = perfbase_engine::run(
             Arc::new(driver),
             &engine,
             &self.phases(),
             interrupt.clone(),
-            &mut progress,
+            &mut observer,
         )
         .context("the load engine could not start")?;
         let open_model = matches!(self.load, Load::Open { .. });
@@ -274,6 +284,7 @@ impl HttpRun {
             measurement,
             phases: Vec::new(),
             study: None,
+            monitor: crate::monitoring::finish(monitor).1,
             env: crate::env::capture(),
         })
     }
@@ -286,6 +297,7 @@ fn finish(result: &RunResult, json: Option<&Path>) -> Result<Exit, AppError> {
             .with_context(|| format!("cannot write the result to {}", p.display()))
     });
     print!("{}", perfbase_report::terminal::render(result));
+    print_monitor(result);
     if let Some(Err(e)) = saved {
         return Err(e.into());
     }
@@ -298,6 +310,20 @@ fn finish(result: &RunResult, json: Option<&Path>) -> Result<Exit, AppError> {
         Ok(Exit::Unusable)
     } else {
         Ok(Exit::Success)
+    }
+}
+
+/// The monitor's table (services watched) or its warnings (perfbase alone).
+pub(crate) fn print_monitor(result: &RunResult) {
+    if let Some(report) = result
+        .monitor
+        .as_ref()
+        .and_then(|v| serde_json::from_value::<perfbase_monitor::MonitorReport>(v.clone()).ok())
+    {
+        print!(
+            "{}",
+            crate::monitoring::render(&report, report.targets.len() > 1)
+        );
     }
 }
 

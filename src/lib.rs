@@ -9,6 +9,7 @@ pub mod cli;
 pub mod env;
 pub mod exit;
 pub mod interrupt;
+pub mod monitoring;
 pub mod plan;
 mod progress;
 pub mod study;

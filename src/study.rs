@@ -48,6 +48,7 @@ struct Progressive<'a> {
     total: Recorder,
     total_elapsed: Duration,
     interrupted: bool,
+    monitor: Option<serde_json::Value>,
 }
 
 impl Progressive<'_> {
@@ -113,6 +114,7 @@ impl Progressive<'_> {
             measurement: Measurement::from_recorder(&total, self.total_elapsed, None),
             phases: self.phases.clone(),
             study: study.and_then(|s| serde_json::to_value(s).ok()),
+            monitor: self.monitor.clone(),
             env: crate::env::capture(),
         }
     }
@@ -357,7 +359,9 @@ pub fn run(plan: &Plan, o: &StudyOptions, interrupt: Arc<AtomicBool>) -> Result<
         total: Recorder::new(false),
         total_elapsed: Duration::ZERO,
         interrupted: false,
+        monitor: None,
     };
+    let monitor = crate::monitoring::start(&plan.monitor, &interrupt)?;
     let mut scenario_studies = Vec::new();
     for s in &plan.scenarios {
         if state.interrupted {
@@ -389,8 +393,16 @@ pub fn run(plan: &Plan, o: &StudyOptions, interrupt: Arc<AtomicBool>) -> Result<
         if state.interrupted {
             break;
         }
-        checks.extend(run_check(plan, c, o, &mut state, interrupt.clone())?);
+        checks.extend(run_check(
+            plan,
+            c,
+            o,
+            &mut state,
+            &monitor,
+            interrupt.clone(),
+        )?);
     }
+    state.monitor = crate::monitoring::finish(monitor).1;
     let passed =
         scenario_studies.iter().all(|s| s.passed) && checks.iter().all(|c: &CheckVerdict| c.passed);
     let study = Study {
@@ -435,6 +447,7 @@ fn run_check(
     c: &Check,
     o: &StudyOptions,
     state: &mut Progressive<'_>,
+    monitor: &perfbase_monitor::Monitor,
     interrupt: Arc<AtomicBool>,
 ) -> Result<Option<CheckVerdict>, AppError> {
     let specs = vec![PhaseSpec {
@@ -446,12 +459,15 @@ fn run_check(
         count: Some(c.requests),
         record: true,
     }];
-    let mut saver = Saver {
-        state,
-        scenario: format!("check {}", c.name),
-        slots: vec![None],
-        progress: ProgressLine::new(o.progress),
-        error: None,
+    let mut observer = crate::monitoring::Labelled {
+        monitor,
+        inner: Saver {
+            state,
+            scenario: format!("check {}", c.name),
+            slots: vec![None],
+            progress: ProgressLine::new(o.progress),
+            error: None,
+        },
     };
     let mut cfg = engine(plan, o);
     cfg.threads = 1; // requests in order, as a client hitting a rate limiter would send them
@@ -460,10 +476,10 @@ fn run_check(
         &cfg,
         &specs,
         interrupt,
-        &mut saver,
+        &mut observer,
     )
     .context("the load engine could not start")?;
-    if let Some(e) = saver.error.take() {
+    if let Some(e) = observer.inner.error.take() {
         return Err(e.into());
     }
     Ok(outcomes.first().filter(|out| !out.interrupted).map(|out| {

@@ -79,6 +79,19 @@ pub struct HttpArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]
     pub targets: Option<PathBuf>,
 
+    /// Watch a service's CPU and memory beside the load (repeatable): a process name,
+    /// pid:PID, name:COMM, cmd:PATTERN or cgroup:PATH; children count with their parent
+    #[arg(long = "monitor", value_name = "TARGET")]
+    pub monitor: Vec<String>,
+
+    /// With --monitor: sample the services idle for this long before the load
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse::duration)]
+    pub monitor_idle: Duration,
+
+    /// Time between monitor samples
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse::positive_duration)]
+    pub monitor_interval: Duration,
+
     /// Write the result JSON (perfbase.result/v1) to this file
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

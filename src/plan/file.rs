@@ -23,6 +23,17 @@ pub(crate) struct PlanFile {
     #[serde(default)]
     pub checks: Vec<CheckDef>,
     pub slo: Option<SloDef>,
+    pub monitor: Option<MonitorDef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MonitorDef {
+    /// Selectors: `postgres`, `pid:1234`, `name:nginx`, `cmd:PATTERN`, `cgroup:PATH`.
+    #[serde(default)]
+    pub targets: Vec<S<String>>,
+    pub idle: Option<S<String>>,
+    pub interval: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize, Default)]

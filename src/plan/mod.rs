@@ -57,6 +57,8 @@ pub struct Plan {
     pub workloads: BTreeMap<String, Workload>,
     pub scenarios: Vec<Scenario>,
     pub checks: Vec<Check>,
+    /// Services to watch beside the load (perfbase itself is always watched).
+    pub monitor: crate::monitoring::MonitorOptions,
 }
 
 /// Requests to send: a weighted mix of templates over one target.
@@ -567,6 +569,31 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             expect,
         });
     }
+    let monitor = match &raw.monitor {
+        Some(m) => {
+            for t in &m.targets {
+                t.get_ref()
+                    .parse::<perfbase_monitor::Selector>()
+                    .map_err(|e| cx.err(t, "monitor.targets", e.to_string()))?;
+            }
+            crate::monitoring::MonitorOptions {
+                selectors: m.targets.iter().map(|t| t.get_ref().clone()).collect(),
+                idle: match &m.idle {
+                    Some(d) => cx.duration(d, "monitor.idle")?,
+                    None => Duration::from_secs(3),
+                },
+                interval: match &m.interval {
+                    Some(d) => cx.positive_duration(d, "monitor.interval")?,
+                    None => Duration::from_secs(1),
+                },
+            }
+        }
+        None => crate::monitoring::MonitorOptions {
+            selectors: Vec::new(),
+            idle: Duration::ZERO,
+            interval: Duration::from_secs(1),
+        },
+    };
     if scenarios.is_empty() && checks.is_empty() {
         return Err(cx.err_at(
             1,
@@ -593,6 +620,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         workloads,
         scenarios,
         checks,
+        monitor,
     })
 }
 

@@ -318,6 +318,10 @@ pub struct RunResult {
     /// see perfbase-analysis `study::Study`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<serde_json::Value>,
+    /// CPU and memory of the monitored services and of perfbase itself, idle and per phase;
+    /// see perfbase-monitor `MonitorReport`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<serde_json::Value>,
     pub env: Env,
 }
 

@@ -152,6 +152,8 @@ impl Progress {
 
 /// Hooks the caller gets while the engine runs (progress lines, saving each phase at once).
 pub trait Observer {
+    /// Just before a phase starts (a monitor labels its samples with the phase from here on).
+    fn phase_started(&mut self, _phase: &PhaseSpec) {}
     /// About once a second during a phase.
     fn tick(&mut self, _phase: &PhaseSpec, _elapsed: Duration, _progress: ProgressSnapshot) {}
     /// As soon as a phase is merged, before the next one starts.
@@ -218,6 +220,7 @@ pub fn run<D: Driver>(
             break;
         }
         progress.reset();
+        observer.phase_started(spec);
         // A short lead so every worker is waiting before the common start instant.
         let lead = Duration::from_millis(5);
         let start = Instant::now() + lead;

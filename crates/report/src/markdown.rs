@@ -225,5 +225,13 @@ pub fn render(r: &RunResult, study: &Study) -> String {
             ms(m.latency_ms.max)
         );
     }
+    if let Some(m) = r
+        .monitor
+        .as_ref()
+        .and_then(|v| serde_json::from_value::<perfbase_monitor::MonitorReport>(v.clone()).ok())
+    {
+        let _ = writeln!(out, "\n## Resources: CPU and memory, idle and under load\n");
+        out.push_str(&perfbase_monitor::render_markdown(&m));
+    }
     out
 }
