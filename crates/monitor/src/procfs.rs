@@ -188,8 +188,28 @@ pub(crate) fn parse_ctx_switches(status: &str) -> Option<u64> {
     Some(voluntary?.saturating_add(involuntary?))
 }
 
+/// Context switches of every thread of a process. `/proc/PID/status` holds only the main
+/// thread's counters, which for a multi-threaded server (tokio, PostgreSQL's parallel
+/// workers) is a small fraction of the truth, so the threads under `/proc/PID/task` are summed.
 pub(crate) fn read_ctx_switches(pid: u32) -> Option<u64> {
-    parse_ctx_switches(&fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+    let tasks = match fs::read_dir(format!("/proc/{pid}/task")) {
+        Ok(t) => t,
+        Err(_) => {
+            return parse_ctx_switches(&fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+        }
+    };
+    let mut total = None;
+    for task in tasks.flatten() {
+        let path = task.path().join("status");
+        // A thread that ended between the listing and the read is simply not counted.
+        if let Some(n) = fs::read_to_string(path)
+            .ok()
+            .and_then(|t| parse_ctx_switches(&t))
+        {
+            total = Some(total.unwrap_or(0) + n);
+        }
+    }
+    total
 }
 
 /// Open file descriptors of one process.
@@ -281,6 +301,18 @@ mod tests {
         let (size, rss) = read_statm(me).expect("own statm");
         assert!(size >= rss && rss > 0);
         assert!(read_ctx_switches(me).is_some());
+        // Every thread counts: a thread that sleeps 20 times adds at least 20 switches.
+        let before = read_ctx_switches(me).unwrap();
+        std::thread::spawn(|| {
+            for _ in 0..20 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            // Read while the thread still exists.
+            read_ctx_switches(std::process::id()).unwrap()
+        })
+        .join()
+        .map(|during| assert!(during >= before + 20, "{before} -> {during}"))
+        .unwrap();
         assert!(matches!(count_fds(me), FdCount::Count(n) if n >= 3));
         assert!(read_cmdline(me).is_some_and(|c| !c.is_empty()));
         assert!(read_comm(me).is_some_and(|c| !c.is_empty() && !c.ends_with('\n')));
