@@ -19,6 +19,13 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+if ! command -v chromium >/dev/null 2>&1; then
+  # The HTML report is checked in headless Chromium (Debian's package).
+  echo "== apt-get install chromium (for the HTML report test)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }
+fi
+
 echo "== services (loopback only)"
 scripts/services.sh up >/dev/null
 eval "$(scripts/services.sh env)"

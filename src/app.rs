@@ -4,6 +4,7 @@
 use crate::cli::{Cli, Command, DemoArgs, HttpArgs, RunArgs, ServeArgs};
 use crate::exit::{bad_input, AppError, Exit};
 use crate::progress::ProgressLine;
+use crate::records::StoreOptions;
 use anyhow::Context as _;
 use perfbase_core::redact;
 use perfbase_core::result::{LoadConfig, Measurement, Model, RunResult, Tool, SCHEMA};
@@ -26,11 +27,21 @@ const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
 /// Runs one command.
 pub fn run(cli: Cli) -> Result<Exit, AppError> {
+    let store = StoreOptions {
+        location: cli.store.clone(),
+        disabled: cli.no_store,
+        labels: crate::records::parse_labels(&cli.labels)?,
+    };
     match cli.command {
-        Command::Http(args) => http(*args),
-        Command::Run(args) => run_plan(args),
+        Command::Http(args) => http(*args, &store),
+        Command::Run(args) => run_plan(args, &store),
         Command::Serve(args) => serve(args),
-        Command::Demo(args) => demo(args),
+        Command::Demo(args) => demo(args, &store),
+        Command::History(a) => crate::inspect::history(a, &store),
+        Command::Show(a) => crate::inspect::show(a, &store),
+        Command::Baseline(a) => crate::inspect::baseline(a, &store),
+        Command::Compare(a) => crate::inspect::compare(a, &store),
+        Command::Report(a) => crate::inspect::report(a, &store),
     }
 }
 
@@ -327,10 +338,11 @@ pub(crate) fn print_monitor(result: &RunResult) {
     }
 }
 
-fn http(args: HttpArgs) -> Result<Exit, AppError> {
+fn http(args: HttpArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let run = HttpRun::from_args(args)?;
     let interrupt = crate::interrupt::install();
     let result = run.execute(interrupt)?;
+    crate::records::save(store, "http", &result, &Default::default());
     finish(&result, run.json.as_deref())
 }
 
@@ -424,7 +436,7 @@ fn study_options(out: PathBuf, threads: Option<u64>, quiet: bool) -> crate::stud
     }
 }
 
-fn run_plan(a: RunArgs) -> Result<Exit, AppError> {
+fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let plan = crate::plan::load(&a.plan, a.scale).map_err(|e| bad_input(e.to_string()))?;
     if a.dry_run {
         print!("{}", crate::plan::describe(&plan));
@@ -432,13 +444,16 @@ fn run_plan(a: RunArgs) -> Result<Exit, AppError> {
     }
     let out = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
     let interrupt = crate::interrupt::install();
-    crate::study::run(&plan, &study_options(out, a.threads, a.quiet), interrupt)
+    let (exit, result) =
+        crate::study::run(&plan, &study_options(out, a.threads, a.quiet), interrupt)?;
+    crate::records::save(store, "plan", &result, &plan.labels);
+    Ok(exit)
 }
 
 /// The demo plan, run against the reference service started in-process.
 pub const DEMO_PLAN: &str = include_str!("../plans/demo.toml");
 
-fn demo(args: DemoArgs) -> Result<Exit, AppError> {
+fn demo(args: DemoArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let interrupt = crate::interrupt::install();
     let config = perfbase_reference::Config {
         workers: Some(4),
@@ -456,11 +471,13 @@ fn demo(args: DemoArgs) -> Result<Exit, AppError> {
     std::env::set_var("PERFBASE_DEMO_URL", format!("http://{}", server.addr));
     let plan = crate::plan::parse(DEMO_PLAN, "plans/demo.toml", Path::new("."), args.scale)
         .map_err(|e| bad_input(e.to_string()))?;
-    let exit = crate::study::run(
+    let ran = crate::study::run(
         &plan,
         &study_options(args.out.clone(), None, args.quiet),
         interrupt,
     );
     server.stop();
-    exit
+    let (exit, result) = ran?;
+    crate::records::save(store, "demo", &result, &plan.labels);
+    Ok(exit)
 }

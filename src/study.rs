@@ -341,7 +341,11 @@ fn status_map(m: &Measurement) -> BTreeMap<String, u64> {
 
 /// Runs `plan`, writes `result.json` and `report.md` into `o.out`, prints the findings and
 /// returns the exit code.
-pub fn run(plan: &Plan, o: &StudyOptions, interrupt: Arc<AtomicBool>) -> Result<Exit, AppError> {
+pub fn run(
+    plan: &Plan,
+    o: &StudyOptions,
+    interrupt: Arc<AtomicBool>,
+) -> Result<(Exit, RunResult), AppError> {
     std::fs::create_dir_all(&o.out)
         .map_err(|e| bad_input(format!("--out {}: cannot create: {e}", o.out.display())))?;
     // Build every driver first: a bad workload stops the run before any load is sent.
@@ -428,7 +432,7 @@ pub fn run(plan: &Plan, o: &StudyOptions, interrupt: Arc<AtomicBool>) -> Result<
         report.display()
     );
     let ok = result.measurement.requests - result.measurement.errors.values().sum::<u64>();
-    Ok(if result.interrupted {
+    let exit = if result.interrupted {
         eprintln!("perfbase: interrupted; the results above cover what was measured");
         Exit::Interrupted
     } else if !study.passed {
@@ -439,7 +443,8 @@ pub fn run(plan: &Plan, o: &StudyOptions, interrupt: Arc<AtomicBool>) -> Result<
         Exit::Unusable
     } else {
         Exit::Success
-    })
+    };
+    Ok((exit, result))
 }
 
 fn run_check(

@@ -2,10 +2,14 @@
 //! and running them is `app`'s job.
 
 mod http;
+mod records;
 mod run;
 mod serve;
 
 pub use http::HttpArgs;
+pub use records::{
+    BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
+};
 pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
 
@@ -17,6 +21,24 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// Results store: a SQLite file or a postgres:// URL
+    #[arg(
+        long,
+        global = true,
+        env = "PERFBASE_STORE",
+        default_value = ".perfbase/results.db",
+        value_name = "FILE|URL"
+    )]
+    pub store: String,
+
+    /// Do not save the result in the store
+    #[arg(long, global = true)]
+    pub no_store: bool,
+
+    /// Label the saved run (repeatable): service=api, version=1.4.2, env=ci, any free tag
+    #[arg(long = "label", global = true, value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -29,6 +51,16 @@ pub enum Command {
     Serve(ServeArgs),
     /// Start the reference service in-process and run plans/demo.toml against it.
     Demo(DemoArgs),
+    /// List stored runs, newest first
+    History(HistoryArgs),
+    /// Print a stored run
+    Show(ShowArgs),
+    /// Name baselines and check runs against them (the CI gate)
+    Baseline(BaselineArgs),
+    /// Compare runs: A vs B with verdicts, or a ranking of several
+    Compare(CompareArgs),
+    /// Render runs as Markdown, HTML, JSON, CSV or JUnit XML
+    Report(ReportArgs),
 }
 
 /// clap value parsers for perfbase's units, so bad values name their flag.
@@ -48,6 +80,20 @@ pub(crate) mod parse {
 
     pub fn rate(s: &str) -> Result<f64, String> {
         perfbase_core::units::parse_rate(s).map_err(|e| e.to_string())
+    }
+
+    /// `5%` or `0.05`.
+    pub fn ratio(s: &str) -> Result<f64, String> {
+        let v = match s.trim().strip_suffix('%') {
+            Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+            None => s.trim().parse::<f64>(),
+        }
+        .map_err(|_| format!("'{s}' is not a ratio; use 5% or 0.05"))?;
+        if (0.0..=10.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(format!("'{s}' is out of range"))
+        }
     }
 
     pub fn count(s: &str) -> Result<u64, String> {

@@ -49,6 +49,7 @@ pub fn perfbase(args: &[&str], dir: &Path) -> Run {
         .arg("--json")
         .arg(&json)
         .arg("--quiet")
+        .env("PERFBASE_STORE", dir.join("results.db"))
         .timeout(Duration::from_secs(60))
         .output()
         .expect("perfbase ran");

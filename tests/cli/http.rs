@@ -408,7 +408,17 @@ fn ctrl_c_stops_within_a_second_and_writes_the_partial_result() {
     let json = dir.path().join("result.json");
     let url = format!("http://{}/delay/3000", server.addr);
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
-        .args(["http", &url, "-c", "3", "-d", "60s", "--quiet", "--json"])
+        .args([
+            "http",
+            &url,
+            "-c",
+            "3",
+            "-d",
+            "60s",
+            "--quiet",
+            "--no-store",
+            "--json",
+        ])
         .arg(&json)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

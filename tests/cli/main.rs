@@ -7,4 +7,5 @@
 
 mod common;
 mod http;
+mod store;
 mod study;

@@ -21,6 +21,7 @@ fn run_plan(plan: &str, url: &str, dir: &Path, extra: &[&str]) -> Run {
         .arg("--out")
         .arg(&out_dir)
         .arg("-q")
+        .env("PERFBASE_STORE", dir.join("results.db"))
         .args(extra)
         .timeout(Duration::from_secs(120))
         .output()
@@ -326,7 +327,7 @@ fn demo_runs_the_demo_plan_against_the_embedded_service() {
     let dir = tmp();
     let out = Command::cargo_bin("perfbase")
         .unwrap()
-        .args(["demo", "-q", "--out"])
+        .args(["demo", "-q", "--no-store", "--out"])
         .arg(dir.path())
         .timeout(Duration::from_secs(120))
         .output()

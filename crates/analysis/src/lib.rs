@@ -18,6 +18,7 @@
 //! Every formula carries a comment naming its source.
 
 pub mod compare;
+pub mod comparison;
 pub mod knee;
 pub mod slo;
 pub mod stats;

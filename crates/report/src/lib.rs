@@ -3,9 +3,14 @@
 //! [`perfbase_analysis::study::Study`]); reports never see drivers or the engine, only the
 //! result contract.
 
+pub mod compare;
+pub mod csv;
+pub mod html;
 pub mod json;
+pub mod junit;
 pub mod markdown;
 pub mod study_text;
+mod svg;
 pub mod terminal;
 
 /// `1234567` → `1,234,567`.

@@ -31,7 +31,148 @@ fn summary_row(out: &mut String, step: &str, name: &str, s: &Summary, fmt: &dyn 
     );
 }
 
-/// Renders the report.
+/// Renders any result: a plan's study report, or a single run's.
+pub fn render_any(r: &RunResult) -> String {
+    match r
+        .study
+        .as_ref()
+        .and_then(|v| serde_json::from_value::<Study>(v.clone()).ok())
+    {
+        Some(study) => render(r, &study),
+        None => render_run(r),
+    }
+}
+
+fn environment(out: &mut String, r: &RunResult) {
+    let e = &r.env;
+    let _ = writeln!(out, "## Test environment\n");
+    let _ = writeln!(
+        out,
+        "| CPU | cores | memory | OS | kernel | perfbase |\n|---|---|---|---|---|---|"
+    );
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} |\n",
+        e.cpu_model,
+        e.cores,
+        bytes(e.memory_bytes),
+        e.os,
+        e.kernel,
+        e.tool_version
+    );
+}
+
+fn monitor(out: &mut String, r: &RunResult) {
+    if let Some(m) = r
+        .monitor
+        .as_ref()
+        .and_then(|v| serde_json::from_value::<perfbase_monitor::MonitorReport>(v.clone()).ok())
+    {
+        let _ = writeln!(out, "\n## Resources: CPU and memory, idle and under load\n");
+        out.push_str(&perfbase_monitor::render_markdown(&m));
+    }
+}
+
+/// The report of a single run (`perfbase http`): environment, summary, latency, errors.
+pub fn render_run(r: &RunResult) -> String {
+    let mut out = String::new();
+    let m = &r.measurement;
+    let _ = writeln!(out, "# Run: {}\n", r.target);
+    let _ = writeln!(
+        out,
+        "Measured {} with perfbase {}: {} model{}{}.\n",
+        r.started_at,
+        r.tool.version,
+        r.model.name(),
+        r.config
+            .connections
+            .map(|c| format!(", {c} connections"))
+            .unwrap_or_default(),
+        r.config
+            .rate
+            .map(|v| format!(", {v}/s requested"))
+            .unwrap_or_default()
+    );
+    environment(&mut out, r);
+    let _ = writeln!(out, "## Summary\n");
+    let _ = writeln!(
+        out,
+        "| requests | duration s | req/s | success | status | errors |\n|---|---|---|---|---|---|"
+    );
+    let status: Vec<String> = m
+        .status
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
+        .collect();
+    let errors: Vec<String> = m
+        .errors
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "| {} | {:.2} | {} | {:.2} % | {} | {} |\n",
+        thousands(m.requests),
+        m.duration_s,
+        thousands_f(m.rps),
+        m.success_ratio * 100.0,
+        status.join(", "),
+        if errors.is_empty() {
+            "none".to_string()
+        } else {
+            errors.join(", ")
+        }
+    );
+    let _ = writeln!(out, "## Latency (ms)\n\n| | min | mean | p50 | p75 | p90 | p95 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|---|---|");
+    let mut lat = |name: &str, l: &perfbase_core::result::LatencyMs| {
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            ms(l.min),
+            ms(l.mean),
+            ms(l.p50),
+            ms(l.p75),
+            ms(l.p90),
+            ms(l.p95),
+            ms(l.p99),
+            ms(l.p999),
+            ms(l.max)
+        );
+    };
+    lat("response", &m.latency_ms);
+    if let Some(s) = &m.service_time_ms {
+        lat("service", s);
+    }
+    if let Some(o) = &m.open_model {
+        let _ = writeln!(
+            out,
+            "\nRequested {}/s, achieved {}/s; {} late, {} unsent.",
+            thousands_f(o.requested_rate),
+            thousands_f(o.achieved_rate),
+            thousands(o.late),
+            thousands(o.unsent)
+        );
+    }
+    if !m.error_samples.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n## Error samples\n\n| class | count | message |\n|---|---|---|"
+        );
+        for e in &m.error_samples {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                e.class,
+                thousands(e.count),
+                e.message.replace('|', "\\|")
+            );
+        }
+    }
+    monitor(&mut out, r);
+    out
+}
+
+/// Renders the report of a plan run.
 pub fn render(r: &RunResult, study: &Study) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Performance study: {}\n", study.plan);
@@ -53,22 +194,7 @@ pub fn render(r: &RunResult, study: &Study) -> String {
             "**a threshold or check failed**".to_string()
         }
     );
-    let e = &r.env;
-    let _ = writeln!(out, "## Test environment\n");
-    let _ = writeln!(
-        out,
-        "| CPU | cores | memory | OS | kernel | perfbase |\n|---|---|---|---|---|---|"
-    );
-    let _ = writeln!(
-        out,
-        "| {} | {} | {} | {} | {} | {} |\n",
-        e.cpu_model,
-        e.cores,
-        bytes(e.memory_bytes),
-        e.os,
-        e.kernel,
-        e.tool_version
-    );
+    environment(&mut out, r);
     let _ = writeln!(out, "## Findings\n");
     for s in &study.scenarios {
         for f in findings(s, study) {
@@ -225,13 +351,6 @@ pub fn render(r: &RunResult, study: &Study) -> String {
             ms(m.latency_ms.max)
         );
     }
-    if let Some(m) = r
-        .monitor
-        .as_ref()
-        .and_then(|v| serde_json::from_value::<perfbase_monitor::MonitorReport>(v.clone()).ok())
-    {
-        let _ = writeln!(out, "\n## Resources: CPU and memory, idle and under load\n");
-        out.push_str(&perfbase_monitor::render_markdown(&m));
-    }
+    monitor(&mut out, r);
     out
 }

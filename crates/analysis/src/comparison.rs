@@ -1,0 +1,419 @@
+//! A-vs-B comparisons of results, with verdicts in the words people already use ("B is
+//! faster", "within noise"), and rankings of several targets.
+//!
+//! **When is a difference real?** With at least two runs on both sides (a plan's
+//! repetitions), a metric differs when Welch's t-test on the per-run values gives
+//! p < `alpha` (0.05 by default; [`crate::compare::welch`]). With a single run on either side
+//! there is no spread to test, so a metric differs when it moved by more than `tolerance`
+//! (5 % by default) of A's value; the comparison's `method` says which rule was used. A
+//! baseline check further ignores significant changes smaller than the tolerance, so a CI
+//! gate does not fail on a real but negligible shift.
+
+use crate::compare::welch;
+use perfbase_core::result::Measurement;
+use serde::{Deserialize, Serialize};
+
+/// Which direction of a metric is good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+/// The metrics compared, with the direction that is better.
+pub const METRICS: [(&str, Better); 8] = [
+    ("rps", Better::Higher),
+    ("mean_ms", Better::Lower),
+    ("p50_ms", Better::Lower),
+    ("p90_ms", Better::Lower),
+    ("p95_ms", Better::Lower),
+    ("p99_ms", Better::Lower),
+    ("max_ms", Better::Lower),
+    ("error_rate", Better::Lower),
+];
+
+/// The value of `metric` in a measurement.
+pub fn metric_value(m: &Measurement, metric: &str) -> f64 {
+    match metric {
+        "rps" => m.rps,
+        "mean_ms" => m.latency_ms.mean,
+        "p50_ms" => m.latency_ms.p50,
+        "p90_ms" => m.latency_ms.p90,
+        "p95_ms" => m.latency_ms.p95,
+        "p99_ms" => m.latency_ms.p99,
+        "max_ms" => m.latency_ms.max,
+        "error_rate" => 1.0 - m.success_ratio,
+        _ => f64::NAN,
+    }
+}
+
+/// One metric on both sides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricComparison {
+    pub metric: String,
+    /// Mean over A's runs (the value itself for a single run).
+    pub a: f64,
+    pub b: f64,
+    /// b − a.
+    pub delta: f64,
+    /// (b − a) / a; None when a is 0.
+    pub delta_pct: Option<f64>,
+    /// Welch's two-sided p-value, with ≥ 2 runs on both sides.
+    pub p_value: Option<f64>,
+    /// The difference is real by the comparison's rule.
+    pub significant: bool,
+    /// B is better / worse on this metric (significant and in that direction).
+    pub better: bool,
+    pub worse: bool,
+    pub verdict: String,
+}
+
+/// One matched entry (a whole run, or a plan's scenario step).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryComparison {
+    pub name: String,
+    pub runs_a: usize,
+    pub runs_b: usize,
+    pub metrics: Vec<MetricComparison>,
+    /// "B is faster", "B is slower", "mixed" or "within noise".
+    pub verdict: String,
+    /// B is worse beyond the tolerance on a latency, throughput or error metric.
+    pub regression: bool,
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub a: String,
+    pub b: String,
+    /// The rule used to call a difference real, in words.
+    pub method: String,
+    pub tolerance: f64,
+    pub alpha: f64,
+    pub entries: Vec<EntryComparison>,
+}
+
+impl Comparison {
+    /// Any entry regressed (the baseline-check gate).
+    pub fn regressed(&self) -> bool {
+        self.entries.iter().any(|e| e.regression)
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn wording(metric: &str, better: bool, worse: bool) -> String {
+    let (good, bad) = match metric {
+        "rps" => ("B has higher throughput", "B has lower throughput"),
+        "error_rate" => ("B has fewer errors", "B has more errors"),
+        _ => ("B is faster", "B is slower"),
+    };
+    if better {
+        good.into()
+    } else if worse {
+        bad.into()
+    } else {
+        "within noise".into()
+    }
+}
+
+/// Compares one entry: `a` and `b` are the runs of each side (one, or a plan's repetitions).
+pub fn compare_entry(
+    name: &str,
+    a: &[&Measurement],
+    b: &[&Measurement],
+    tolerance: f64,
+    alpha: f64,
+) -> EntryComparison {
+    let tested = a.len() >= 2 && b.len() >= 2;
+    let mut metrics = Vec::new();
+    for (metric, direction) in METRICS {
+        let va: Vec<f64> = a.iter().map(|m| metric_value(m, metric)).collect();
+        let vb: Vec<f64> = b.iter().map(|m| metric_value(m, metric)).collect();
+        let (ma, mb) = (mean(&va), mean(&vb));
+        let delta = mb - ma;
+        let delta_pct = (ma != 0.0).then(|| delta / ma);
+        // Beyond the tolerance: relative to A, or — for a metric that is 0 in A, such as an
+        // error rate — an absolute move of more than tolerance / 100 (0.05 points at 5 %).
+        let beyond = match delta_pct {
+            Some(p) => p.abs() > tolerance,
+            None => delta.abs() > tolerance / 100.0,
+        };
+        let p_value = if tested {
+            welch(&va, &vb).map(|w| w.p_value)
+        } else {
+            None
+        };
+        let significant = match (tested, p_value) {
+            (true, Some(p)) => p < alpha,
+            // No spread on either side (identical runs): any change beyond tolerance is real.
+            _ => beyond,
+        };
+        let b_higher = delta > 0.0;
+        let better = significant && (b_higher == (direction == Better::Higher));
+        let worse = significant && !better && delta != 0.0;
+        metrics.push(MetricComparison {
+            metric: metric.into(),
+            a: ma,
+            b: mb,
+            delta,
+            delta_pct,
+            p_value,
+            significant,
+            better,
+            worse,
+            verdict: wording(metric, better, worse),
+        });
+    }
+    let key = |m: &&MetricComparison| {
+        matches!(
+            m.metric.as_str(),
+            "rps" | "mean_ms" | "p50_ms" | "p95_ms" | "p99_ms" | "error_rate"
+        )
+    };
+    let better = metrics.iter().filter(key).any(|m| m.better);
+    let worse = metrics.iter().filter(key).any(|m| m.worse);
+    let regression = metrics.iter().filter(key).any(|m| {
+        let beyond = match m.delta_pct {
+            Some(p) => p.abs() > tolerance,
+            None => m.delta.abs() > tolerance / 100.0,
+        };
+        m.worse && beyond
+    });
+    let verdict = match (better, worse) {
+        (true, false) => "B is faster",
+        (false, true) => "B is slower",
+        (true, true) => "mixed",
+        (false, false) => "within noise",
+    };
+    EntryComparison {
+        name: name.to_string(),
+        runs_a: a.len(),
+        runs_b: b.len(),
+        metrics,
+        verdict: verdict.into(),
+        regression,
+    }
+}
+
+/// The rule a comparison with these run counts uses, in words.
+pub fn method(tested: bool, tolerance: f64, alpha: f64) -> String {
+    if tested {
+        format!(
+            "Welch's t-test on per-run values (two-sided, p < {alpha}); changes under {:.0} % are not regressions",
+            tolerance * 100.0
+        )
+    } else {
+        format!(
+            "single runs: a change of more than {:.0} % of A's value counts (no repetitions to test; run a plan with repetitions for a statistical test)",
+            tolerance * 100.0
+        )
+    }
+}
+
+/// One row of a ranking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankRow {
+    pub rank: usize,
+    pub label: String,
+    pub rps: f64,
+    pub mean_ms: f64,
+    pub p99_ms: f64,
+    pub success_ratio: f64,
+}
+
+/// Ranks targets by throughput (highest first), ties broken by mean latency.
+pub fn rank(entries: &[(String, &Measurement)]) -> Vec<RankRow> {
+    let mut rows: Vec<RankRow> = entries
+        .iter()
+        .map(|(label, m)| RankRow {
+            rank: 0,
+            label: label.clone(),
+            rps: m.rps,
+            mean_ms: m.latency_ms.mean,
+            p99_ms: m.latency_ms.p99,
+            success_ratio: m.success_ratio,
+        })
+        .collect();
+    rows.sort_by(|x, y| {
+        y.rps
+            .total_cmp(&x.rps)
+            .then(x.mean_ms.total_cmp(&y.mean_ms))
+    });
+    for (i, r) in rows.iter_mut().enumerate() {
+        r.rank = i + 1;
+    }
+    rows
+}
+
+/// The name a phase is compared under: its name without the repetition suffix (` #2`).
+fn entry_name(p: &perfbase_core::result::PhaseResult) -> String {
+    match p.name.rsplit_once(" #") {
+        Some((base, rep)) if rep.chars().all(|c| c.is_ascii_digit()) => base.to_string(),
+        _ => p.name.clone(),
+    }
+}
+
+/// Groups a result's measured phases by scenario and step, in first-seen order.
+fn grouped(r: &perfbase_core::result::RunResult) -> Vec<(String, Vec<&Measurement>)> {
+    let mut out: Vec<(String, Vec<&Measurement>)> = Vec::new();
+    for p in &r.phases {
+        let name = entry_name(p);
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, v)) => v.push(&p.measurement),
+            None => out.push((name, vec![&p.measurement])),
+        }
+    }
+    out
+}
+
+/// Compares two results: a plan's phases are matched by scenario and step (repetitions become
+/// the runs of each side); otherwise the whole runs are compared.
+pub fn compare_results(
+    a_label: &str,
+    a: &perfbase_core::result::RunResult,
+    b_label: &str,
+    b: &perfbase_core::result::RunResult,
+    tolerance: f64,
+    alpha: f64,
+) -> Comparison {
+    let mut entries = Vec::new();
+    if !a.phases.is_empty() && !b.phases.is_empty() {
+        let gb = grouped(b);
+        for (name, ra) in grouped(a) {
+            if let Some((_, rb)) = gb.iter().find(|(n, _)| *n == name) {
+                entries.push(compare_entry(&name, &ra, rb, tolerance, alpha));
+            }
+        }
+    }
+    if entries.is_empty() {
+        entries.push(compare_entry(
+            "run",
+            &[&a.measurement],
+            &[&b.measurement],
+            tolerance,
+            alpha,
+        ));
+    }
+    let tested = entries.iter().any(|e| e.runs_a >= 2 && e.runs_b >= 2);
+    Comparison {
+        a: a_label.to_string(),
+        b: b_label.to_string(),
+        method: method(tested, tolerance, alpha),
+        tolerance,
+        alpha,
+        entries,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfbase_core::{Outcome, Recorder};
+    use std::time::Duration;
+
+    fn run(latency_ms: f64, n: u64, errors: u64) -> Measurement {
+        let mut r = Recorder::new(false);
+        for i in 0..n {
+            let o = if i < errors {
+                Outcome::http(500, 1, 1)
+            } else {
+                Outcome::http(200, 1, 1)
+            };
+            r.record(
+                &o,
+                Duration::from_secs_f64(latency_ms / 1000.0),
+                Duration::ZERO,
+                Duration::from_millis(i),
+            );
+        }
+        r.finish();
+        Measurement::from_recorder(&r, Duration::from_secs(1), None)
+    }
+
+    #[test]
+    fn a_run_against_itself_is_within_noise() {
+        let m = run(10.0, 100, 0);
+        let e = compare_entry("run", &[&m], &[&m], 0.05, 0.05);
+        assert_eq!(e.verdict, "within noise");
+        assert!(!e.regression);
+        assert!(e.metrics.iter().all(|m| m.verdict == "within noise"));
+    }
+
+    #[test]
+    fn slower_single_runs_are_named_and_regress() {
+        let a = run(10.0, 100, 0);
+        let b = run(30.0, 100, 0);
+        let e = compare_entry("run", &[&a], &[&b], 0.05, 0.05);
+        assert_eq!(e.verdict, "B is slower");
+        assert!(e.regression);
+        let p50 = e.metrics.iter().find(|m| m.metric == "p50_ms").unwrap();
+        assert!((p50.delta - 20.0).abs() < 0.1, "{p50:?}");
+        assert_eq!(p50.verdict, "B is slower");
+        let back = compare_entry("run", &[&b], &[&a], 0.05, 0.05);
+        assert_eq!(back.verdict, "B is faster");
+        assert!(!back.regression);
+    }
+
+    #[test]
+    fn repetitions_use_welch_and_ignore_noise() {
+        // Overlapping noisy runs: Welch finds no difference though the means differ by 2 %.
+        let a: Vec<Measurement> = [10.0, 10.4, 9.7, 10.2]
+            .iter()
+            .map(|v| run(*v, 50, 0))
+            .collect();
+        let b: Vec<Measurement> = [10.3, 9.8, 10.5, 10.1]
+            .iter()
+            .map(|v| run(*v, 50, 0))
+            .collect();
+        let (ra, rb): (Vec<&Measurement>, Vec<&Measurement>) =
+            (a.iter().collect(), b.iter().collect());
+        let e = compare_entry("s", &ra, &rb, 0.05, 0.05);
+        let p50 = e.metrics.iter().find(|m| m.metric == "p50_ms").unwrap();
+        assert!(p50.p_value.unwrap() > 0.05, "{p50:?}");
+        assert_eq!(e.verdict, "within noise");
+        // Clearly separated runs: significant.
+        let c: Vec<Measurement> = [13.0, 13.2, 12.9, 13.1]
+            .iter()
+            .map(|v| run(*v, 50, 0))
+            .collect();
+        let rc: Vec<&Measurement> = c.iter().collect();
+        let e = compare_entry("s", &ra, &rc, 0.05, 0.05);
+        assert_eq!(e.verdict, "B is slower");
+        assert!(
+            e.metrics
+                .iter()
+                .find(|m| m.metric == "p50_ms")
+                .unwrap()
+                .p_value
+                .unwrap()
+                < 0.001
+        );
+    }
+
+    #[test]
+    fn errors_from_zero_count_as_worse() {
+        let a = run(10.0, 100, 0);
+        let b = run(10.0, 100, 10);
+        let e = compare_entry("run", &[&a], &[&b], 0.05, 0.05);
+        let err = e.metrics.iter().find(|m| m.metric == "error_rate").unwrap();
+        assert_eq!(err.verdict, "B has more errors");
+        assert!(e.regression);
+    }
+
+    #[test]
+    fn ranking_by_throughput() {
+        let go = run(5.0, 320, 0);
+        let py = run(8.0, 245, 0);
+        let node = run(9.0, 230, 0);
+        let rows = rank(&[
+            ("Python".into(), &py),
+            ("Go".into(), &go),
+            ("Node".into(), &node),
+        ]);
+        let order: Vec<(&str, usize)> = rows.iter().map(|r| (r.label.as_str(), r.rank)).collect();
+        assert_eq!(order, vec![("Go", 1), ("Python", 2), ("Node", 3)]);
+    }
+}

@@ -1,0 +1,227 @@
+//! The two databases behind one small interface, so the store's logic is written once.
+//!
+//! Statements use PostgreSQL's numbered placeholders (`$1`, `$2`); for SQLite they become
+//! `?1`, `?2`, which SQLite binds the same way. Everything else the store sends is SQL both
+//! understand (`RETURNING`, `ON CONFLICT ... DO UPDATE`), except the migrations, which carry
+//! one text per backend. Every call runs inside a transaction ([`Tx`]).
+
+use crate::error::{chain, scrub, StoreError};
+use postgres::types::{ToSql, Type};
+
+/// Which database a store lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+/// One SQL value, passed as a parameter or read from a row.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Val {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(String),
+    Bool(bool),
+}
+
+impl Val {
+    pub(crate) fn text(s: impl Into<String>) -> Val {
+        Val::Text(s.into())
+    }
+}
+
+/// A row as read: one value per selected column.
+pub(crate) type Row = Vec<Val>;
+
+/// An open transaction on either backend. Dropping it without [`Tx::commit`] rolls back.
+pub(crate) trait Tx {
+    fn kind(&self) -> Kind;
+    /// Runs one statement; returns the rows it changed.
+    fn execute(&mut self, sql: &str, params: &[Val]) -> Result<u64, StoreError>;
+    /// Runs one statement and returns its rows.
+    fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Row>, StoreError>;
+    /// Runs several `;`-separated statements without parameters (migrations).
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError>;
+}
+
+/// `$1` → `?1`: PostgreSQL's placeholders in SQLite's spelling.
+pub(crate) fn sqlite_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' && chars.peek().is_some_and(|n| n.is_ascii_digit()) {
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+// ---- SQLite ----
+
+pub(crate) struct SqliteTx<'c>(pub(crate) rusqlite::Transaction<'c>);
+
+pub(crate) fn sqlite_err(e: &rusqlite::Error) -> StoreError {
+    StoreError::Db(chain(e))
+}
+
+impl rusqlite::ToSql for Val {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+        Ok(match self {
+            Val::Null => ToSqlOutput::Owned(Value::Null),
+            Val::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
+            Val::Real(f) => ToSqlOutput::Owned(Value::Real(*f)),
+            Val::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+            Val::Bool(b) => ToSqlOutput::Owned(Value::Integer(i64::from(*b))),
+        })
+    }
+}
+
+fn sqlite_value(v: rusqlite::types::ValueRef<'_>) -> Result<Val, StoreError> {
+    use rusqlite::types::ValueRef;
+    Ok(match v {
+        ValueRef::Null => Val::Null,
+        ValueRef::Integer(i) => Val::Int(i),
+        ValueRef::Real(f) => Val::Real(f),
+        ValueRef::Text(t) => Val::Text(
+            String::from_utf8(t.to_vec())
+                .map_err(|_| StoreError::Corrupt("a text column is not UTF-8".into()))?,
+        ),
+        ValueRef::Blob(_) => {
+            return Err(StoreError::Corrupt(
+                "a column holds binary data where text or a number belongs".into(),
+            ))
+        }
+    })
+}
+
+impl Tx for SqliteTx<'_> {
+    fn kind(&self) -> Kind {
+        Kind::Sqlite
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Val]) -> Result<u64, StoreError> {
+        let n = self
+            .0
+            .execute(
+                &sqlite_placeholders(sql),
+                rusqlite::params_from_iter(params.iter()),
+            )
+            .map_err(|e| sqlite_err(&e))?;
+        Ok(n as u64)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Row>, StoreError> {
+        let mut stmt = self
+            .0
+            .prepare(&sqlite_placeholders(sql))
+            .map_err(|e| sqlite_err(&e))?;
+        let columns = stmt.column_count();
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(|e| sqlite_err(&e))?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| sqlite_err(&e))? {
+            let mut vals = Vec::with_capacity(columns);
+            for i in 0..columns {
+                vals.push(sqlite_value(row.get_ref(i).map_err(|e| sqlite_err(&e))?)?);
+            }
+            out.push(vals);
+        }
+        Ok(out)
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.0.execute_batch(sql).map_err(|e| sqlite_err(&e))
+    }
+}
+
+// ---- PostgreSQL ----
+
+pub(crate) struct PgTx<'c> {
+    pub(crate) tx: postgres::Transaction<'c>,
+    /// The connection's password(s), scrubbed from every error message.
+    pub(crate) secrets: &'c [String],
+}
+
+pub(crate) fn pg_err(e: &postgres::Error, secrets: &[String]) -> StoreError {
+    StoreError::Db(scrub(&chain(e), secrets))
+}
+
+/// A typed NULL for parameters; the store never binds one today, but [`Val`] can carry it.
+const PG_NULL: Option<String> = None;
+
+fn pg_params(params: &[Val]) -> Vec<&(dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|v| -> &(dyn ToSql + Sync) {
+            match v {
+                Val::Null => &PG_NULL,
+                Val::Int(i) => i,
+                Val::Real(f) => f,
+                Val::Text(s) => s,
+                Val::Bool(b) => b,
+            }
+        })
+        .collect()
+}
+
+fn pg_row(row: &postgres::Row) -> Result<Row, postgres::Error> {
+    let mut out = Vec::with_capacity(row.len());
+    for (i, col) in row.columns().iter().enumerate() {
+        let ty = col.type_();
+        let v = if *ty == Type::INT8 {
+            row.try_get::<_, Option<i64>>(i)?.map(Val::Int)
+        } else if *ty == Type::INT4 {
+            row.try_get::<_, Option<i32>>(i)?
+                .map(|n| Val::Int(i64::from(n)))
+        } else if *ty == Type::INT2 {
+            row.try_get::<_, Option<i16>>(i)?
+                .map(|n| Val::Int(i64::from(n)))
+        } else if *ty == Type::FLOAT8 {
+            row.try_get::<_, Option<f64>>(i)?.map(Val::Real)
+        } else if *ty == Type::FLOAT4 {
+            row.try_get::<_, Option<f32>>(i)?
+                .map(|f| Val::Real(f64::from(f)))
+        } else if *ty == Type::BOOL {
+            row.try_get::<_, Option<bool>>(i)?.map(Val::Bool)
+        } else {
+            // TEXT, VARCHAR, NAME and anything else readable as a string; other types make
+            // try_get fail with a message naming the column and its type.
+            row.try_get::<_, Option<String>>(i)?.map(Val::Text)
+        };
+        out.push(v.unwrap_or(Val::Null));
+    }
+    Ok(out)
+}
+
+impl Tx for PgTx<'_> {
+    fn kind(&self) -> Kind {
+        Kind::Postgres
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Val]) -> Result<u64, StoreError> {
+        self.tx
+            .execute(sql, &pg_params(params))
+            .map_err(|e| pg_err(&e, self.secrets))
+    }
+
+    fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Row>, StoreError> {
+        let rows = self
+            .tx
+            .query(sql, &pg_params(params))
+            .map_err(|e| pg_err(&e, self.secrets))?;
+        rows.iter()
+            .map(|r| pg_row(r).map_err(|e| pg_err(&e, self.secrets)))
+            .collect()
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<(), StoreError> {
+        self.tx
+            .batch_execute(sql)
+            .map_err(|e| pg_err(&e, self.secrets))
+    }
+}

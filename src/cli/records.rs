@@ -1,0 +1,88 @@
+//! Subcommands over stored results: history, show, baseline, compare, report.
+
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// A run: a stored run id, `latest`, `latest:service=api,env=ci`, or a result JSON file.
+pub const RUN_HELP: &str = "a run id, `latest`, `latest:KEY=VALUE,…`, or a result JSON file";
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    // Filters come from the global --label KEY=VALUE flags.
+    /// How many runs, newest first
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    #[arg(help = RUN_HELP)]
+    pub run: String,
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(subcommand)]
+    pub action: BaselineAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Name a stored run as a baseline (replaces the previous one; history is kept)
+    Set {
+        name: String,
+        #[arg(help = RUN_HELP)]
+        run: String,
+    },
+    /// Compare a run against a baseline; exit 1 on a regression beyond the tolerance
+    Check {
+        name: String,
+        #[arg(help = RUN_HELP)]
+        run: String,
+        /// Changes smaller than this are never regressions
+        #[arg(long, default_value = "5%", value_parser = super::parse::ratio)]
+        tolerance: f64,
+    },
+    /// List the baselines
+    List,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two runs (A then B), or more for a ranking by throughput
+    #[arg(required = true, num_args = 2.., help = "runs to compare: run ids, `latest…`, or result JSON files")]
+    pub runs: Vec<String>,
+
+    /// Single runs: a change of more than this counts as real
+    #[arg(long, default_value = "5%", value_parser = super::parse::ratio)]
+    pub tolerance: f64,
+
+    /// Repeated runs: Welch's t-test significance level
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Md,
+    Html,
+    Json,
+    Csv,
+    Junit,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[arg(
+        required = true,
+        help = "runs to report: run ids, `latest…`, or result JSON files"
+    )]
+    pub runs: Vec<String>,
+
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: Format,
+
+    /// Write to this file instead of standard output
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}

@@ -1,0 +1,211 @@
+//! The commands that read stored results: history, show, baseline, compare, report.
+
+use crate::cli::{
+    BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
+};
+use crate::exit::{bad_input, AppError, Exit};
+use crate::records::{load, open, StoreOptions};
+use perfbase_analysis::comparison::{compare_results, rank};
+use perfbase_core::result::RunResult;
+use perfbase_report::{thousands, thousands_f};
+use std::fmt::Write as _;
+
+pub fn history(a: HistoryArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+    let mut store = open(o)?;
+    let runs = store
+        .history(&o.labels, a.limit)
+        .map_err(|e| bad_input(e.to_string()))?;
+    if runs.is_empty() {
+        println!(
+            "no runs in {} yet",
+            perfbase_store::redact_location(&o.location)
+        );
+        return Ok(Exit::Success);
+    }
+    println!(
+        "{:>5}  {:<20}  {:<5}  {:>10}  {:>11}  {:>8}  {:>8}  {:>8}  target / labels",
+        "run", "saved (UTC)", "kind", "requests", "req/s", "success", "p50 ms", "p99 ms"
+    );
+    for r in runs {
+        let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        println!(
+            "{:>5}  {:<20}  {:<5}  {:>10}  {:>11}  {:>7.2}%  {:>8.3}  {:>8.3}  {}{}{}",
+            r.id,
+            r.saved_at.chars().take(19).collect::<String>(),
+            r.kind,
+            thousands(r.requests),
+            thousands_f(r.rps),
+            r.success_ratio * 100.0,
+            r.p50_ms,
+            r.p99_ms,
+            r.target,
+            if labels.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", labels.join(", "))
+            },
+            if r.interrupted { "  (interrupted)" } else { "" }
+        );
+    }
+    Ok(Exit::Success)
+}
+
+fn print_result(r: &RunResult) {
+    match r
+        .study
+        .as_ref()
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+    {
+        Some(study) => print!(
+            "{}",
+            perfbase_report::terminal::render_study(r, &study, false)
+        ),
+        None => print!("{}", perfbase_report::terminal::render(r)),
+    }
+    crate::app::print_monitor(r);
+}
+
+pub fn show(a: ShowArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+    let (label, r) = load(&mut None, o, &a.run)?;
+    println!("{label}:");
+    print_result(&r);
+    Ok(Exit::Success)
+}
+
+pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+    match a.action {
+        BaselineAction::Set { name, run } => {
+            let mut store = open(o)?;
+            let r: perfbase_store::RunRef = run
+                .parse()
+                .map_err(|e| bad_input(format!("'{run}': {e}")))?;
+            let id = store
+                .get(&r)
+                .map_err(|e| bad_input(e.to_string()))?
+                .summary
+                .id;
+            store
+                .set_baseline(&name, id)
+                .map_err(|e| bad_input(e.to_string()))?;
+            println!("baseline {name} = run {id}");
+            Ok(Exit::Success)
+        }
+        BaselineAction::List => {
+            let mut store = open(o)?;
+            for (name, id, at) in store.baselines().map_err(|e| bad_input(e.to_string()))? {
+                println!("{name}: run {id} (set {at})");
+            }
+            Ok(Exit::Success)
+        }
+        BaselineAction::Check {
+            name,
+            run,
+            tolerance,
+        } => {
+            let mut store = Some(open(o)?);
+            let base = store
+                .as_mut()
+                .expect("opened above")
+                .baseline(&name)
+                .map_err(|e| bad_input(e.to_string()))?;
+            let (label, r) = load(&mut store, o, &run)?;
+            let c = compare_results(
+                &format!("baseline {name} (run {})", base.summary.id),
+                &base.result,
+                &label,
+                &r,
+                tolerance,
+                0.05,
+            );
+            print!("{}", perfbase_report::compare::render(&c));
+            if c.regressed() {
+                eprintln!(
+                    "perfbase: regression against baseline {name} beyond {:.0} %",
+                    tolerance * 100.0
+                );
+                Ok(Exit::CheckFailed)
+            } else {
+                println!(
+                    "no regression against baseline {name} (tolerance {:.0} %)",
+                    tolerance * 100.0
+                );
+                Ok(Exit::Success)
+            }
+        }
+    }
+}
+
+pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+    let mut store = None;
+    let runs = a
+        .runs
+        .iter()
+        .map(|r| load(&mut store, o, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    if runs.len() == 2 {
+        let c = compare_results(
+            &runs[0].0,
+            &runs[0].1,
+            &runs[1].0,
+            &runs[1].1,
+            a.tolerance,
+            a.alpha,
+        );
+        print!("{}", perfbase_report::compare::render(&c));
+    } else {
+        let entries: Vec<(String, &perfbase_core::result::Measurement)> = runs
+            .iter()
+            .map(|(label, r)| (format!("{label}: {}", r.target), &r.measurement))
+            .collect();
+        print!(
+            "{}",
+            perfbase_report::compare::render_ranking(&rank(&entries))
+        );
+    }
+    Ok(Exit::Success)
+}
+
+pub fn report(a: ReportArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+    let mut store = None;
+    let runs = a
+        .runs
+        .iter()
+        .map(|r| load(&mut store, o, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let refs: Vec<(String, &RunResult)> = runs.iter().map(|(l, r)| (l.clone(), r)).collect();
+    let text = match a.format {
+        Format::Md => {
+            let mut out = String::new();
+            for (i, (_, r)) in runs.iter().enumerate() {
+                if i > 0 {
+                    out.push_str("\n---\n\n");
+                }
+                out.push_str(&perfbase_report::markdown::render_any(r));
+            }
+            if runs.len() >= 2 {
+                let _ = writeln!(out, "\n---\n\n# Comparisons against {}\n", runs[0].0);
+                for (label, r) in &runs[1..] {
+                    let c = compare_results(&runs[0].0, &runs[0].1, label, r, 0.05, 0.05);
+                    out.push_str(&perfbase_report::compare::render(&c));
+                }
+            }
+            out
+        }
+        Format::Html => {
+            perfbase_report::html::render(&runs.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>())
+        }
+        Format::Json if runs.len() == 1 => perfbase_report::json::render(&runs[0].1),
+        Format::Json => {
+            serde_json::to_string_pretty(&runs.iter().map(|(_, r)| r).collect::<Vec<_>>())
+                .unwrap_or_default()
+        }
+        Format::Csv => perfbase_report::csv::render(&refs),
+        Format::Junit => perfbase_report::junit::render(&refs),
+    };
+    match &a.output {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| bad_input(format!("-o {}: cannot write: {e}", path.display())))?,
+        None => print!("{text}"),
+    }
+    Ok(Exit::Success)
+}

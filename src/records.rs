@@ -1,0 +1,126 @@
+//! The results store as the commands use it: every result is saved (unless --no-store), runs
+//! are found by id, `latest`, labels or a JSON file, and nothing measured is ever lost — when
+//! the store cannot take a result, it is written to a file beside it and the path is printed.
+
+use crate::exit::{bad_input, AppError};
+use perfbase_core::result::RunResult;
+use perfbase_store::{Labels, RunRef, Store};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where results go and how they are labelled.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    pub location: String,
+    pub disabled: bool,
+    pub labels: Vec<(String, String)>,
+}
+
+/// Parses `KEY=VALUE` labels.
+pub fn parse_labels(raw: &[String]) -> Result<Vec<(String, String)>, AppError> {
+    raw.iter()
+        .map(|l| match l.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(bad_input(format!(
+                "--label '{l}': expected KEY=VALUE, e.g. service=api"
+            ))),
+        })
+        .collect()
+}
+
+/// Opens the store.
+pub fn open(o: &StoreOptions) -> Result<Store, AppError> {
+    Store::open(&o.location).map_err(|e| {
+        bad_input(format!(
+            "--store {}: {e}",
+            perfbase_store::redact_location(&o.location)
+        ))
+    })
+}
+
+/// Saves `result`; on failure writes it to a file next to the store instead. Returns the id.
+pub fn save(
+    o: &StoreOptions,
+    kind: &str,
+    result: &RunResult,
+    more: &BTreeMap<String, String>,
+) -> Option<i64> {
+    if o.disabled {
+        return None;
+    }
+    let mut labels: BTreeMap<String, String> = more.clone();
+    labels.extend(o.labels.iter().cloned());
+    let saved = Store::open(&o.location).and_then(|mut s| s.save(kind, result, &Labels(labels)));
+    match saved {
+        Ok(id) => {
+            eprintln!(
+                "perfbase: saved as run {id} in {}",
+                perfbase_store::redact_location(&o.location)
+            );
+            Some(id)
+        }
+        Err(e) => {
+            let fallback = fallback_path(&o.location);
+            let written = fallback
+                .parent()
+                .map(std::fs::create_dir_all)
+                .unwrap_or(Ok(()))
+                .and_then(|_| perfbase_report::json::write_atomic(&fallback, result));
+            match written {
+                Ok(()) => eprintln!(
+                    "perfbase: warning: the store could not save this run ({e}); it was written to {} instead",
+                    fallback.display()
+                ),
+                Err(w) => eprintln!("perfbase: warning: the store could not save this run ({e}), nor {}: {w}", fallback.display()),
+            }
+            None
+        }
+    }
+}
+
+fn fallback_path(location: &str) -> PathBuf {
+    let dir = if location.contains("://") {
+        PathBuf::from(".perfbase")
+    } else {
+        Path::new(location)
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    };
+    let stamp: String = crate::env::rfc3339(std::time::SystemTime::now())
+        .chars()
+        .filter(|c| c.is_ascii_digit())
+        .collect();
+    dir.join(format!("unsaved-{stamp}.json"))
+}
+
+/// Finds a run: an existing JSON file, or a stored run reference. Returns a label for tables.
+pub fn load(
+    store: &mut Option<Store>,
+    o: &StoreOptions,
+    reference: &str,
+) -> Result<(String, RunResult), AppError> {
+    let path = Path::new(reference);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| bad_input(format!("{reference}: cannot read: {e}")))?;
+        let r: RunResult = serde_json::from_str(&text)
+            .map_err(|e| bad_input(format!("{reference}: not a perfbase result: {e}")))?;
+        let name = path
+            .file_stem()
+            .map_or(reference.to_string(), |s| s.to_string_lossy().into_owned());
+        return Ok((name, r));
+    }
+    let r: RunRef = reference.parse().map_err(|e| {
+        bad_input(format!(
+            "'{reference}': {e} (give a run id, latest, latest:KEY=VALUE or a result JSON file)"
+        ))
+    })?;
+    if store.is_none() {
+        *store = Some(open(o)?);
+    }
+    let s = store.as_mut().expect("opened just above");
+    let run = s.get(&r).map_err(|e| bad_input(e.to_string()))?;
+    Ok((format!("run {}", run.summary.id), run.result))
+}

@@ -1,0 +1,261 @@
+//! The results store, comparisons and reports end to end: real runs against the reference
+//! service, stored in a real SQLite file (and PostgreSQL from scripts/services.sh), read back,
+//! compared, gated and rendered.
+
+use crate::common::*;
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+/// Runs `perfbase ARGS` with the store in `dir`; returns (exit code, stdout, stderr).
+fn pb(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(args)
+        .env("PERFBASE_STORE", dir.join("results.db"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Loads `path` against the reference service for 1 s; returns the stored run id.
+fn stored_run(dir: &Path, addr: std::net::SocketAddr, path: &str, labels: &[&str]) -> String {
+    let url = format!("http://{addr}{path}");
+    let mut args = vec!["http", url.as_str(), "-c", "4", "-d", "1s", "-q"];
+    for l in labels {
+        args.extend_from_slice(&["--label", l]);
+    }
+    let (code, _, err) = pb(dir, &args);
+    assert_eq!(code, 0, "{err}");
+    err.split("saved as run ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("the run was saved")
+        .to_string()
+}
+
+#[test]
+fn runs_are_stored_read_back_compared_and_gated() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let fast = stored_run(
+        dir.path(),
+        server.addr,
+        "/delay/10",
+        &["service=ref", "version=1"],
+    );
+    let slow = stored_run(
+        dir.path(),
+        server.addr,
+        "/delay/30",
+        &["service=ref", "version=2"],
+    );
+    assert_ne!(fast, slow);
+
+    // History lists both, newest first, and filters by label.
+    let (code, out, _) = pb(dir.path(), &["history"]);
+    assert_eq!(code, 0);
+    let fast_line = out.lines().position(|l| l.contains("/delay/10")).unwrap();
+    let slow_line = out.lines().position(|l| l.contains("/delay/30")).unwrap();
+    assert!(slow_line < fast_line, "{out}");
+    let (_, out, _) = pb(dir.path(), &["history", "--label", "version=1"]);
+    assert!(
+        out.contains("/delay/10") && !out.contains("/delay/30"),
+        "{out}"
+    );
+
+    // The stored result reads back exactly as JSON.
+    let (code, json, _) = pb(dir.path(), &["report", &fast, "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    validate(&v);
+    assert_eq!(
+        v["target"].as_str().unwrap(),
+        format!("http://{}/delay/10", server.addr)
+    );
+    let (_, shown, _) = pb(dir.path(), &["show", "latest:version=1"]);
+    assert!(
+        shown.contains("/delay/10") && shown.contains("Latency ms"),
+        "{shown}"
+    );
+
+    // A run compared with itself is within noise.
+    let (code, out, _) = pb(dir.path(), &["compare", &fast, &fast]);
+    assert_eq!(code, 0);
+    assert!(out.contains("### run: **within noise**"), "{out}");
+
+    // /delay/10 vs /delay/30: B is slower by about 20 ms at p50.
+    let (_, out, _) = pb(dir.path(), &["compare", &fast, &slow]);
+    assert!(out.contains("### run: **B is slower**"), "{out}");
+    let p50 = out.lines().find(|l| l.starts_with("| p50_ms |")).unwrap();
+    let delta: f64 = p50
+        .split('|')
+        .nth(4)
+        .unwrap()
+        .trim()
+        .trim_start_matches('+')
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (18.0..=23.0).contains(&delta),
+        "p50 delta {delta} ms in {p50}"
+    );
+
+    // The baseline gate: exit 1 on that regression, 0 against itself.
+    let (code, _, _) = pb(dir.path(), &["baseline", "set", "v1", &fast]);
+    assert_eq!(code, 0);
+    let (code, out, err) = pb(dir.path(), &["baseline", "check", "v1", &slow]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("regression against baseline v1"), "{err}");
+    let (code, _, _) = pb(dir.path(), &["baseline", "check", "v1", &fast]);
+    assert_eq!(code, 0);
+    let (_, list, _) = pb(dir.path(), &["baseline", "list"]);
+    assert!(list.contains(&format!("v1: run {fast}")), "{list}");
+
+    // Three targets: a ranking by throughput.
+    let third = stored_run(dir.path(), server.addr, "/delay/20", &[]);
+    let (_, out, _) = pb(dir.path(), &["compare", &slow, &fast, &third]);
+    let ranks: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("| 1st") || l.starts_with("| 2nd") || l.starts_with("| 3rd"))
+        .collect();
+    assert_eq!(ranks.len(), 3, "{out}");
+    assert!(
+        ranks[0].contains("/delay/10") && ranks[2].contains("/delay/30"),
+        "{out}"
+    );
+}
+
+#[test]
+fn reports_in_every_format() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = format!(
+        "[targets.svc]\nurl = \"http://{}\"\n[workloads.d]\ntarget = \"svc\"\npath = \"/delay/5\"\n[[scenarios]]\nname = \"steady\"\nworkload = \"d\"\nrate = 100\nduration = \"500ms\"\nrepetitions = 2\nthresholds = [\"p99 < 1ms\"]\n",
+        server.addr
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let plan_path = dir.path().join("plan.toml");
+    let out_dir = dir.path().join("out");
+    let (code, _, err) = pb(
+        dir.path(),
+        &[
+            "run",
+            plan_path.to_str().unwrap(),
+            "-q",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "the 1 ms threshold fails: {err}");
+    let id = err
+        .split("saved as run ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap()
+        .to_string();
+
+    let (_, csv, _) = pb(dir.path(), &["report", &id, "--format", "csv"]);
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 3, "a header and one row per repetition: {csv}");
+    assert!(
+        rows[1].contains(",steady 100/s #1,steady,0,1,open,100,"),
+        "{csv}"
+    );
+
+    let (_, xml, _) = pb(dir.path(), &["report", &id, "--format", "junit"]);
+    assert!(xml.contains("failures=\"2\""), "{xml}");
+    assert_eq!(
+        xml.matches("<failure message=\"p99 &lt; 1ms: actual")
+            .count(),
+        2,
+        "{xml}"
+    );
+
+    let (_, md, _) = pb(dir.path(), &["report", &id, "--format", "md"]);
+    assert!(
+        md.contains("### Repetitions") && md.contains("## Test environment"),
+        "{md}"
+    );
+
+    let html_path = dir.path().join("r.html");
+    let (code, _, _) = pb(
+        dir.path(),
+        &[
+            "report",
+            &id,
+            "--format",
+            "html",
+            "-o",
+            html_path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains("class=\"chart\""), "charts are drawn");
+    for remote in ["http://", "https://", "src=\"//", "href=\"//"] {
+        let outside: Vec<&str> = html
+            .match_indices(remote)
+            .map(|(i, _)| &html[i.saturating_sub(40)..(i + 60).min(html.len())])
+            .filter(|ctx| !ctx.contains("127.0.0.1"))
+            .collect();
+        assert!(
+            outside.is_empty(),
+            "the page references {remote}: {outside:?}"
+        );
+    }
+}
+
+#[test]
+fn a_store_on_postgresql_keeps_history_for_a_team() {
+    let Ok(url) = std::env::var("PERFBASE_POSTGRES_URL") else {
+        assert!(
+            std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
+            "PERFBASE_POSTGRES_URL is not set: run scripts/services.sh up"
+        );
+        eprintln!("note: PERFBASE_POSTGRES_URL not set; skipping the PostgreSQL store test");
+        return;
+    };
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let target = format!("http://{}/", server.addr);
+    let tag = format!("run=cli-{}", std::process::id());
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([
+            "http", &target, "-n", "50", "-c", "2", "-q", "--store", &url, "--label", &tag,
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains(":perfbase@"),
+        "the store's password is redacted: {err}"
+    );
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["history", "--store", &url, "--label", &tag])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(&target) && text.contains("50"), "{text}");
+}
