@@ -6,3 +6,4 @@
 #[cfg(feature = "http")]
 pub mod http;
 pub mod workload;
+pub mod sql;
