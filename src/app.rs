@@ -3,14 +3,13 @@
 
 use crate::cli::{Cli, Command, DemoArgs, HttpArgs, RunArgs, ServeArgs};
 use crate::exit::{bad_input, AppError, Exit};
-use crate::progress::ProgressLine;
+use crate::load::{LoadShape, Presentation};
 use crate::records::StoreOptions;
 use anyhow::Context as _;
 use perfbase_core::redact;
-use perfbase_core::result::{LoadConfig, Measurement, Model, RunResult, Tool, SCHEMA};
-use perfbase_core::Recorder;
+use perfbase_core::result::RunResult;
 use perfbase_drivers::http::{targets::read_targets, HttpDriver, HttpOptions, Target};
-use perfbase_engine::{EngineConfig, Load, Pacer, PhaseSpec};
+use perfbase_engine::{Load, Pacer};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -52,14 +51,7 @@ pub struct HttpRun {
     pub label: String,
     pub targets: Vec<Target>,
     pub options: HttpOptions,
-    pub load: Load,
-    pub duration: Option<Duration>,
-    pub count: Option<u64>,
-    pub threads: usize,
-    pub timeout: Duration,
-    /// Open model: the dispatcher's pacing granularity (see `EngineConfig::pacing`).
-    pub pacing: Duration,
-    pub warmup: Option<Duration>,
+    pub shape: LoadShape,
     pub json: Option<PathBuf>,
     pub progress: bool,
     pub monitor: crate::monitoring::MonitorOptions,
@@ -165,13 +157,15 @@ impl HttpRun {
                 headers,
                 ..HttpOptions::default()
             },
-            load,
-            duration,
-            count: a.requests,
-            threads: a.threads.map_or(cores, |t| t as usize),
-            timeout: a.timeout,
-            pacing: a.pacing_granularity,
-            warmup: a.warmup,
+            shape: LoadShape {
+                load,
+                duration,
+                count: a.requests,
+                threads: a.threads.map_or(cores, |t| t as usize),
+                timeout: a.timeout,
+                pacing: a.pacing_granularity,
+                warmup: a.warmup,
+            },
             json: a.json,
             progress: !a.quiet && std::io::stderr().is_terminal(),
             monitor: crate::monitoring::MonitorOptions {
@@ -182,11 +176,8 @@ impl HttpRun {
         })
     }
 
-    fn effective_threads(&self) -> usize {
-        self.load.active_workers(self.threads)
-    }
-
-    fn config(&self) -> LoadConfig {
+    /// The HTTP part of the result's `config` (headers redacted).
+    fn settings(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
         let mut protocol = std::collections::BTreeMap::new();
         let first = &self.targets[0];
         protocol.insert("method".into(), first.method.clone().into());
@@ -201,126 +192,21 @@ impl HttpRun {
             .map(|(n, v)| redact::header_line(n, v).into())
             .collect();
         protocol.insert("headers".into(), headers.into());
-        let (connections, rate, max_inflight) = match self.load {
-            Load::Closed { connections } => (Some(connections), None, None),
-            Load::Open {
-                pacer,
-                max_inflight,
-            } => (None, Some(pacer.final_rate()), Some(max_inflight)),
-            Load::Idle => (None, None, None),
-        };
-        LoadConfig {
-            threads: self.effective_threads() as u32,
-            connections,
-            rate,
-            max_inflight,
-            duration_s: self.duration.map(|d| d.as_secs_f64()),
-            count: self.count,
-            warmup_s: self.warmup.map_or(0.0, |d| d.as_secs_f64()),
-            timeout_s: self.timeout.as_secs_f64(),
-            pacing_granularity_s: rate.map(|_| self.pacing.as_secs_f64()),
-            protocol,
-        }
-    }
-
-    fn phases(&self) -> Vec<PhaseSpec> {
-        let mut phases = Vec::new();
-        if let Some(w) = self.warmup {
-            phases.push(PhaseSpec {
-                name: "warmup".into(),
-                load: self.load.clone(),
-                duration: Some(w),
-                count: None,
-                record: false,
-            });
-        }
-        phases.push(PhaseSpec {
-            name: "measure".into(),
-            load: self.load.clone(),
-            duration: self.duration,
-            count: self.count,
-            record: true,
-        });
-        phases
+        protocol
     }
 
     /// Runs the load and returns the result; `interrupt` stops it early (partial result).
     pub fn execute(&self, interrupt: Arc<AtomicBool>) -> Result<RunResult, AppError> {
         let driver =
             HttpDriver::new(&self.targets, &self.options).map_err(|e| bad_input(e.to_string()))?;
-        let engine = EngineConfig {
-            threads: self.effective_threads(),
-            timeout: self.timeout,
-            pacing: self.pacing,
+        let presentation = Presentation {
+            label: self.label.clone(),
+            protocol: "http",
+            progress: self.progress,
+            monitor: self.monitor.clone(),
+            settings: self.settings(),
         };
-        let monitor = crate::monitoring::start(&self.monitor, &interrupt)?;
-        let mut observer = crate::monitoring::Labelled {
-            monitor: &monitor,
-            inner: ProgressLine::new(self.progress),
-        };
-        let outcomes = perfbase_engine::run(
-            Arc::new(driver),
-            &engine,
-            &self.phases(),
-            interrupt.clone(),
-            &mut observer,
-        )
-        .context("the load engine could not start")?;
-        let open_model = matches!(self.load, Load::Open { .. });
-        let measured = outcomes.iter().rev().find(|o| o.spec.record);
-        let interrupted = outcomes.iter().any(|o| o.interrupted);
-        let (measurement, started_at) = match measured {
-            Some(o) => (o.measurement(), o.started_at),
-            None => (
-                Measurement::from_recorder(&Recorder::new(open_model), Duration::ZERO, None),
-                std::time::SystemTime::now(),
-            ),
-        };
-        Ok(RunResult {
-            schema: SCHEMA.into(),
-            tool: Tool {
-                name: "perfbase".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
-            started_at: crate::env::rfc3339(started_at),
-            target: self.label.clone(),
-            protocol: "http".into(),
-            model: if open_model {
-                Model::Open
-            } else {
-                Model::Closed
-            },
-            config: self.config(),
-            interrupted,
-            measurement,
-            phases: Vec::new(),
-            study: None,
-            monitor: crate::monitoring::finish(monitor).1,
-            env: crate::env::capture(),
-        })
-    }
-}
-
-/// Saves and prints a result, and decides the exit code.
-fn finish(result: &RunResult, json: Option<&Path>) -> Result<Exit, AppError> {
-    let saved = json.map(|p| {
-        perfbase_report::json::write_atomic(p, result)
-            .with_context(|| format!("cannot write the result to {}", p.display()))
-    });
-    print!("{}", perfbase_report::terminal::render(result));
-    print_monitor(result);
-    if let Some(Err(e)) = saved {
-        return Err(e.into());
-    }
-    let ok = result.measurement.requests - result.measurement.errors.values().sum::<u64>();
-    if result.interrupted {
-        eprintln!("perfbase: interrupted; the partial result above covers what was measured");
-        Ok(Exit::Interrupted)
-    } else if ok == 0 {
-        eprintln!("perfbase: no request succeeded: the target was unusable (see the errors above)");
-        Ok(Exit::Unusable)
-    } else {
-        Ok(Exit::Success)
+        crate::load::execute(driver, &self.shape, &presentation, interrupt)
     }
 }
 
@@ -343,7 +229,7 @@ fn http(args: HttpArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let interrupt = crate::interrupt::install();
     let result = run.execute(interrupt)?;
     crate::records::save(store, "http", &result, &Default::default());
-    finish(&result, run.json.as_deref())
+    crate::load::finish(&result, run.json.as_deref())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, AppError> {

@@ -10,6 +10,7 @@ pub mod env;
 pub mod exit;
 pub mod inspect;
 pub mod interrupt;
+pub mod load;
 pub mod monitoring;
 pub mod plan;
 mod progress;

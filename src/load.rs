@@ -1,0 +1,175 @@
+//! One ad-hoc load run, whatever the protocol: the shape of the load (model, stop, threads,
+//! timeout, warm-up), the phases it becomes, the engine run beside the monitor, and the
+//! result. `perfbase http`, `pg` and `mysql` differ only in the driver they hand over.
+
+use crate::exit::{AppError, Exit};
+use crate::monitoring::{Labelled, MonitorOptions};
+use crate::progress::ProgressLine;
+use anyhow::Context as _;
+use perfbase_core::result::{LoadConfig, Measurement, Model, RunResult, Tool, SCHEMA};
+use perfbase_core::{Driver, Recorder};
+use perfbase_engine::{EngineConfig, Load, PhaseSpec};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How the load is shaped, for any protocol.
+#[derive(Debug, Clone)]
+pub struct LoadShape {
+    pub load: Load,
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+    pub threads: usize,
+    pub timeout: Duration,
+    /// Open model: the dispatcher's pacing granularity.
+    pub pacing: Duration,
+    pub warmup: Option<Duration>,
+}
+
+impl LoadShape {
+    /// Workers that take part (a worker needs at least one session).
+    pub fn effective_threads(&self) -> usize {
+        self.load.active_workers(self.threads)
+    }
+
+    /// Warm-up (discarded) then the measured phase.
+    pub fn phases(&self) -> Vec<PhaseSpec> {
+        let mut phases = Vec::new();
+        if let Some(w) = self.warmup {
+            phases.push(PhaseSpec {
+                name: "warmup".into(),
+                load: self.load.clone(),
+                duration: Some(w),
+                count: None,
+                record: false,
+            });
+        }
+        phases.push(PhaseSpec {
+            name: "measure".into(),
+            load: self.load.clone(),
+            duration: self.duration,
+            count: self.count,
+            record: true,
+        });
+        phases
+    }
+
+    /// The result's `config`, with the protocol's own settings.
+    pub fn config(&self, protocol: BTreeMap<String, serde_json::Value>) -> LoadConfig {
+        let (connections, rate, max_inflight) = match self.load {
+            Load::Closed { connections } => (Some(connections), None, None),
+            Load::Open {
+                pacer,
+                max_inflight,
+            } => (None, Some(pacer.final_rate()), Some(max_inflight)),
+            Load::Idle => (None, None, None),
+        };
+        LoadConfig {
+            threads: self.effective_threads() as u32,
+            connections,
+            rate,
+            max_inflight,
+            duration_s: self.duration.map(|d| d.as_secs_f64()),
+            count: self.count,
+            warmup_s: self.warmup.map_or(0.0, |d| d.as_secs_f64()),
+            timeout_s: self.timeout.as_secs_f64(),
+            pacing_granularity_s: rate.map(|_| self.pacing.as_secs_f64()),
+            protocol,
+        }
+    }
+}
+
+/// What the result is called and how the run is shown.
+#[derive(Debug, Clone)]
+pub struct Presentation {
+    /// The target as reports show it (redacted).
+    pub label: String,
+    pub protocol: &'static str,
+    pub progress: bool,
+    pub monitor: MonitorOptions,
+    /// The protocol's settings for `config.protocol` (secrets redacted).
+    pub settings: BTreeMap<String, serde_json::Value>,
+}
+
+/// Runs `shape` against `driver` beside the monitor and returns the result.
+pub fn execute<D: Driver>(
+    driver: D,
+    shape: &LoadShape,
+    p: &Presentation,
+    interrupt: Arc<AtomicBool>,
+) -> Result<RunResult, AppError> {
+    let engine = EngineConfig {
+        threads: shape.effective_threads(),
+        timeout: shape.timeout,
+        pacing: shape.pacing,
+    };
+    let monitor = crate::monitoring::start(&p.monitor, &interrupt)?;
+    let mut observer = Labelled {
+        monitor: &monitor,
+        inner: ProgressLine::new(p.progress),
+    };
+    let outcomes = perfbase_engine::run(
+        Arc::new(driver),
+        &engine,
+        &shape.phases(),
+        interrupt,
+        &mut observer,
+    )
+    .context("the load engine could not start")?;
+    let open_model = matches!(shape.load, Load::Open { .. });
+    let interrupted = outcomes.iter().any(|o| o.interrupted);
+    let (measurement, started_at) = match outcomes.iter().rev().find(|o| o.spec.record) {
+        Some(o) => (o.measurement(), o.started_at),
+        None => (
+            Measurement::from_recorder(&Recorder::new(open_model), Duration::ZERO, None),
+            std::time::SystemTime::now(),
+        ),
+    };
+    Ok(RunResult {
+        schema: SCHEMA.into(),
+        tool: Tool {
+            name: "perfbase".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        started_at: crate::env::rfc3339(started_at),
+        target: p.label.clone(),
+        protocol: p.protocol.into(),
+        model: if open_model {
+            Model::Open
+        } else {
+            Model::Closed
+        },
+        config: shape.config(p.settings.clone()),
+        interrupted,
+        measurement,
+        phases: Vec::new(),
+        study: None,
+        monitor: crate::monitoring::finish(monitor).1,
+        env: crate::env::capture(),
+    })
+}
+
+/// Writes the JSON (if asked), prints the summary and decides the exit code.
+pub fn finish(result: &RunResult, json: Option<&Path>) -> Result<Exit, AppError> {
+    let saved = json.map(|p| {
+        perfbase_report::json::write_atomic(p, result)
+            .with_context(|| format!("cannot write the result to {}", p.display()))
+    });
+    print!("{}", perfbase_report::terminal::render(result));
+    crate::app::print_monitor(result);
+    if let Some(Err(e)) = saved {
+        return Err(e.into());
+    }
+    let ok = result.measurement.requests - result.measurement.errors.values().sum::<u64>();
+    if result.interrupted {
+        eprintln!("perfbase: interrupted; the partial result above covers what was measured");
+        Ok(Exit::Interrupted)
+    } else if ok == 0 {
+        eprintln!("perfbase: no request succeeded: the target was unusable (see the errors above)");
+        Ok(Exit::Unusable)
+    } else {
+        Ok(Exit::Success)
+    }
+}
