@@ -9,7 +9,6 @@ use anyhow::Context as _;
 use perfbase_core::redact;
 use perfbase_core::result::RunResult;
 use perfbase_drivers::http::{targets::read_targets, HttpDriver, HttpOptions, Target};
-use perfbase_engine::{Load, Pacer};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -19,10 +18,6 @@ use url::Url;
 
 /// Default concurrency of the closed model (wrk's and hey's habit).
 const DEFAULT_CONNECTIONS: u64 = 50;
-/// Default cap on requests in flight in the open model.
-const DEFAULT_MAX_INFLIGHT: u64 = 1000;
-/// Default run length when neither -d nor -n is given.
-const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
 /// Runs one command.
 pub fn run(cli: Cli) -> Result<Exit, AppError> {
@@ -33,6 +28,8 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
     };
     match cli.command {
         Command::Http(args) => http(*args, &store),
+        Command::Pg(args) => crate::sql::run(*args, crate::sql::Dialect::Postgres, &store),
+        Command::Mysql(args) => crate::sql::run(*args, crate::sql::Dialect::Mysql, &store),
         Command::Run(args) => run_plan(args, &store),
         Command::Serve(args) => serve(args),
         Command::Demo(args) => demo(args, &store),
@@ -69,7 +66,7 @@ fn parse_header(h: &str) -> Result<(String, String), AppError> {
     }
 }
 
-fn check_output_path(path: &Path, flag: &str) -> Result<(), AppError> {
+pub(crate) fn check_output_path(path: &Path, flag: &str) -> Result<(), AppError> {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(bad_input(format!(
             "{flag} {}: folder '{}' does not exist",
@@ -123,7 +120,7 @@ impl HttpRun {
                 }]
             }
         };
-        if let Some(j) = &a.json {
+        if let Some(j) = &a.load.json {
             check_output_path(j, "--json")?;
         }
         let label = match (&a.targets, &a.url) {
@@ -135,20 +132,8 @@ impl HttpRun {
             (_, Some(u)) => redact::url(u),
             _ => String::new(),
         };
-        let load = match a.rate {
-            Some(rate) => Load::Open {
-                pacer: Pacer::constant(rate),
-                max_inflight: a.max_inflight.unwrap_or(DEFAULT_MAX_INFLIGHT),
-            },
-            None => Load::Closed {
-                connections: a.connections.unwrap_or(DEFAULT_CONNECTIONS),
-            },
-        };
-        let duration = match (a.duration, a.requests) {
-            (None, None) => Some(DEFAULT_DURATION),
-            (d, _) => d,
-        };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let presentation =
+            Presentation::from_args(&a.load, label.clone(), "http", Default::default());
         Ok(HttpRun {
             label,
             targets,
@@ -157,22 +142,10 @@ impl HttpRun {
                 headers,
                 ..HttpOptions::default()
             },
-            shape: LoadShape {
-                load,
-                duration,
-                count: a.requests,
-                threads: a.threads.map_or(cores, |t| t as usize),
-                timeout: a.timeout,
-                pacing: a.pacing_granularity,
-                warmup: a.warmup,
-            },
-            json: a.json,
-            progress: !a.quiet && std::io::stderr().is_terminal(),
-            monitor: crate::monitoring::MonitorOptions {
-                selectors: a.monitor,
-                idle: a.monitor_idle,
-                interval: a.monitor_interval,
-            },
+            shape: LoadShape::from_args(&a.load, DEFAULT_CONNECTIONS),
+            json: a.load.json.clone(),
+            progress: presentation.progress,
+            monitor: presentation.monitor,
         })
     }
 

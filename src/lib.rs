@@ -15,4 +15,5 @@ pub mod monitoring;
 pub mod plan;
 mod progress;
 pub mod records;
+pub mod sql;
 pub mod study;

@@ -15,6 +15,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Default cap on requests in flight in the open model.
+pub const DEFAULT_MAX_INFLIGHT: u64 = 1000;
+/// Default run length when neither -d nor -n is given.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
 /// How the load is shaped, for any protocol.
 #[derive(Debug, Clone)]
 pub struct LoadShape {
@@ -29,6 +34,33 @@ pub struct LoadShape {
 }
 
 impl LoadShape {
+    /// The shape the shared load flags describe; `default_connections` applies without -c/-r.
+    pub fn from_args(a: &crate::cli::LoadArgs, default_connections: u64) -> LoadShape {
+        let load = match a.rate {
+            Some(rate) => Load::Open {
+                pacer: perfbase_engine::Pacer::constant(rate),
+                max_inflight: a.max_inflight.unwrap_or(DEFAULT_MAX_INFLIGHT),
+            },
+            None => Load::Closed {
+                connections: a.connections.unwrap_or(default_connections),
+            },
+        };
+        let duration = match (a.duration, a.requests) {
+            (None, None) => Some(DEFAULT_DURATION),
+            (d, _) => d,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        LoadShape {
+            load,
+            duration,
+            count: a.requests,
+            threads: a.threads.map_or(cores, |t| t as usize),
+            timeout: a.timeout,
+            pacing: a.pacing_granularity,
+            warmup: a.warmup,
+        }
+    }
+
     /// Workers that take part (a worker needs at least one session).
     pub fn effective_threads(&self) -> usize {
         self.load.active_workers(self.threads)
@@ -91,6 +123,29 @@ pub struct Presentation {
     pub monitor: MonitorOptions,
     /// The protocol's settings for `config.protocol` (secrets redacted).
     pub settings: BTreeMap<String, serde_json::Value>,
+}
+
+impl Presentation {
+    /// The presentation the shared load flags ask for.
+    pub fn from_args(
+        a: &crate::cli::LoadArgs,
+        label: String,
+        protocol: &'static str,
+        settings: BTreeMap<String, serde_json::Value>,
+    ) -> Presentation {
+        use std::io::IsTerminal;
+        Presentation {
+            label,
+            protocol,
+            progress: !a.quiet && std::io::stderr().is_terminal(),
+            monitor: MonitorOptions {
+                selectors: a.monitor.clone(),
+                idle: a.monitor_idle,
+                interval: a.monitor_interval,
+            },
+            settings,
+        }
+    }
 }
 
 /// Runs `shape` against `driver` beside the monitor and returns the result.

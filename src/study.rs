@@ -321,10 +321,57 @@ fn analyse(
     }
 }
 
-fn driver(plan: &Plan, workload: &str) -> Result<HttpDriver, AppError> {
+/// Checks that a workload's driver can be built (before any load is sent).
+fn check_driver(plan: &Plan, workload: &str) -> Result<(), AppError> {
     let w = &plan.workloads[workload];
+    if w.sql.is_some() {
+        return Ok(()); // database sessions connect in the engine; failures are counted there
+    }
     HttpDriver::from_specs(&w.specs, w.corpora.clone(), &w.options)
+        .map(|_| ())
         .map_err(|e| bad_input(format!("{}: workload '{workload}': {e}", plan.file)))
+}
+
+/// Runs `specs` with the workload's driver: the one place a plan picks its protocol.
+fn run_engine(
+    plan: &Plan,
+    workload: &str,
+    cfg: &EngineConfig,
+    specs: &[PhaseSpec],
+    interrupt: Arc<AtomicBool>,
+    observer: &mut dyn Observer,
+) -> Result<Vec<PhaseOutcome>, AppError> {
+    let w = &plan.workloads[workload];
+    let bad = |e: String| bad_input(format!("{}: workload '{workload}': {e}", plan.file));
+    let outcomes = match &w.sql {
+        None => {
+            let d = HttpDriver::from_specs(&w.specs, w.corpora.clone(), &w.options)
+                .map_err(|e| bad(e.to_string()))?;
+            perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+        }
+        Some(sql) => match sql.dialect {
+            crate::sql::Dialect::Postgres => {
+                use perfbase_drivers::sql::postgres::{PgDriver, PgOptions};
+                let d = PgDriver::new(
+                    &sql.url,
+                    sql.workload.clone(),
+                    PgOptions {
+                        pipeline: sql.pipeline,
+                    },
+                )
+                .map_err(|e| bad(e.to_string()))?;
+                perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+            }
+            crate::sql::Dialect::Mysql => {
+                let d = perfbase_drivers::sql::mysql::MyDriver::new(&sql.url, sql.workload.clone())
+                    .map_err(|e| bad(e.to_string()))?;
+                perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+            }
+        },
+    };
+    outcomes
+        .context("the load engine could not start")
+        .map_err(AppError::from)
 }
 
 fn engine(plan: &Plan, o: &StudyOptions) -> EngineConfig {
@@ -350,10 +397,10 @@ pub fn run(
         .map_err(|e| bad_input(format!("--out {}: cannot create: {e}", o.out.display())))?;
     // Build every driver first: a bad workload stops the run before any load is sent.
     for s in &plan.scenarios {
-        driver(plan, &s.workload)?;
+        check_driver(plan, &s.workload)?;
     }
     for c in &plan.checks {
-        driver(plan, &c.workload)?;
+        check_driver(plan, &c.workload)?;
     }
     let mut state = Progressive {
         plan,
@@ -372,22 +419,25 @@ pub fn run(
             break;
         }
         let (specs, slots) = phases(s);
-        let mut saver = Saver {
-            state: &mut state,
-            scenario: s.name.clone(),
-            slots: slots.clone(),
-            progress: ProgressLine::new(o.progress),
-            error: None,
+        let mut observer = crate::monitoring::Labelled {
+            monitor: &monitor,
+            inner: Saver {
+                state: &mut state,
+                scenario: s.name.clone(),
+                slots: slots.clone(),
+                progress: ProgressLine::new(o.progress),
+                error: None,
+            },
         };
-        let outcomes = perfbase_engine::run(
-            Arc::new(driver(plan, &s.workload)?),
+        let outcomes = run_engine(
+            plan,
+            &s.workload,
             &engine(plan, o),
             &specs,
             interrupt.clone(),
-            &mut saver,
-        )
-        .context("the load engine could not start")?;
-        if let Some(e) = saver.error.take() {
+            &mut observer,
+        )?;
+        if let Some(e) = observer.inner.error.take() {
             return Err(e.into());
         }
         scenario_studies.push(analyse(plan, s, &outcomes, &slots));
@@ -476,14 +526,7 @@ fn run_check(
     };
     let mut cfg = engine(plan, o);
     cfg.threads = 1; // requests in order, as a client hitting a rate limiter would send them
-    let outcomes = perfbase_engine::run(
-        Arc::new(driver(plan, &c.workload)?),
-        &cfg,
-        &specs,
-        interrupt,
-        &mut observer,
-    )
-    .context("the load engine could not start")?;
+    let outcomes = run_engine(plan, &c.workload, &cfg, &specs, interrupt, &mut observer)?;
     if let Some(e) = observer.inner.error.take() {
         return Err(e.into());
     }

@@ -1,9 +1,8 @@
 //! `perfbase http`: flags in the habits of wrk, oha and hey.
 
-use super::parse;
+use super::LoadArgs;
 use clap::Args;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -13,28 +12,6 @@ use std::time::Duration;
 pub struct HttpArgs {
     /// The URL to load (http://). Not needed with --targets.
     pub url: Option<String>,
-
-    /// Closed model: N connections, each sending its next request when the last completes
-    /// [default: 50 without --rate]
-    #[arg(short = 'c', long, value_name = "N", value_parser = parse::count, conflicts_with = "rate")]
-    pub connections: Option<u64>,
-
-    /// Open model: start requests at this fixed rate (2000, 2k, 500/s, 120/m), whatever the
-    /// responses do; latency runs from each request's intended start
-    #[arg(short = 'r', long, value_name = "RATE", value_parser = parse::rate)]
-    pub rate: Option<f64>,
-
-    /// Stop after this long (250ms, 10s, 1m) [default: 10s unless -n is given]
-    #[arg(short = 'd', long, value_name = "DURATION", value_parser = parse::positive_duration)]
-    pub duration: Option<Duration>,
-
-    /// Stop after this many requests (1000, 60k); with -d, whichever comes first
-    #[arg(short = 'n', long = "requests", value_name = "COUNT", value_parser = parse::count)]
-    pub requests: Option<u64>,
-
-    /// Worker threads, each with its own event loop and connections [default: CPU cores]
-    #[arg(short = 't', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
-    pub threads: Option<u64>,
 
     /// HTTP method
     #[arg(short = 'm', long, default_value = "GET")]
@@ -52,51 +29,15 @@ pub struct HttpArgs {
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
 
-    /// A request without a complete response by then counts as a timeout
-    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse::positive_duration)]
-    pub timeout: Duration,
-
     /// Open a new TCP connection for every request
     #[arg(long)]
     pub no_keepalive: bool,
-
-    /// Run the same load for this long first and discard its measurements
-    #[arg(long, value_name = "DURATION", value_parser = parse::positive_duration)]
-    pub warmup: Option<Duration>,
-
-    /// Open model: at most N requests in flight; a request that cannot start on time is sent
-    /// late and counted as late [default: 1000]
-    #[arg(long, value_name = "N", value_parser = parse::count, requires = "rate")]
-    pub max_inflight: Option<u64>,
-
-    /// Open model: wake at most once per this interval and start every request due by then
-    /// (latency runs from that slot); 0 wakes at each request's exact time, at a higher CPU cost
-    #[arg(long, default_value = "1ms", value_name = "DURATION", value_parser = parse::duration, requires = "rate")]
-    pub pacing_granularity: Duration,
 
     /// Requests from a file in vegeta's format ('METHOD URL', header lines, '@body-file'),
     /// used in turn
     #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]
     pub targets: Option<PathBuf>,
 
-    /// Watch a service's CPU and memory beside the load (repeatable): a process name,
-    /// pid:PID, name:COMM, cmd:PATTERN or cgroup:PATH; children count with their parent
-    #[arg(long = "monitor", value_name = "TARGET")]
-    pub monitor: Vec<String>,
-
-    /// With --monitor: sample the services idle for this long before the load
-    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse::duration)]
-    pub monitor_idle: Duration,
-
-    /// Time between monitor samples
-    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse::positive_duration)]
-    pub monitor_interval: Duration,
-
-    /// Write the result JSON (perfbase.result/v1) to this file
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-
-    /// No live progress line
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub load: LoadArgs,
 }

@@ -2,16 +2,20 @@
 //! and running them is `app`'s job.
 
 mod http;
+mod load;
 mod records;
 mod run;
 mod serve;
+mod sql;
 
 pub use http::HttpArgs;
+pub use load::LoadArgs;
 pub use records::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
 };
 pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
+pub use sql::SqlArgs;
 
 use clap::{Parser, Subcommand};
 
@@ -45,6 +49,10 @@ pub struct Cli {
 pub enum Command {
     /// Load an HTTP/1.1 endpoint (closed model with -c, open model with -r).
     Http(Box<HttpArgs>),
+    /// Load PostgreSQL: TPC-B like pgbench, an operation suite, or a custom statement.
+    Pg(Box<SqlArgs>),
+    /// Load MySQL or MariaDB: TPC-B, an operation suite, or a custom statement.
+    Mysql(Box<SqlArgs>),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
     Run(RunArgs),
     /// Run the embedded reference service on a loopback port.

@@ -118,6 +118,18 @@ pub(crate) struct WorkloadDef {
     pub body: Option<S<String>>,
     pub body_file: Option<S<String>>,
     pub mix: Option<Vec<RequestDef>>,
+    /// SQL targets: a statement with $1… (PostgreSQL) or ? (MySQL) parameters…
+    pub sql: Option<S<String>>,
+    /// …filled per op from these templates ({{corpus}}), sent as text.
+    #[serde(default)]
+    pub params: Vec<S<String>>,
+    /// …or a built-in workload: tpcb, tpcb-function, insert, select-pk, scan, update, delete,
+    /// transaction, join.
+    pub builtin: Option<S<String>>,
+    /// TPC-B scale of the tables (as pgbench -s), default 1.
+    pub scale: Option<S<i64>>,
+    /// PostgreSQL pipelining depth, default 1.
+    pub pipeline: Option<S<i64>>,
 }
 
 impl WorkloadDef {

@@ -72,6 +72,18 @@ pub struct Workload {
     pub options: HttpOptions,
     /// Header lines as written (`${ENV}` unexpanded, secrets redacted), for results.
     pub shown_headers: Vec<String>,
+    /// For database targets: the dialect, URL and statement (then `specs` is empty).
+    pub sql: Option<SqlTarget>,
+}
+
+/// A workload against a database.
+#[derive(Debug, Clone)]
+pub struct SqlTarget {
+    pub dialect: crate::sql::Dialect,
+    /// With the password from the environment; never shown (see `Workload::label`).
+    pub url: String,
+    pub workload: perfbase_drivers::sql::SqlWorkload,
+    pub pipeline: usize,
 }
 
 /// The shape of a scenario.
@@ -324,7 +336,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             )
         })?;
         match url.scheme() {
-            "http" => {}
+            "http" | "postgres" | "postgresql" | "mysql" | "mariadb" => {}
             "https" => {
                 return Err(cx.err(
                     &t.url,
@@ -336,7 +348,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 return Err(cx.err(
                     &t.url,
                     &field,
-                    format!("unsupported scheme '{s}'; use http://"),
+                    format!("unsupported scheme '{s}'; use http://, postgres:// or mysql://"),
                 ))
             }
         }
@@ -357,6 +369,51 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 ),
             )
         })?;
+        if let Some(dialect) = match url.scheme() {
+            "postgres" | "postgresql" => Some(crate::sql::Dialect::Postgres),
+            "mysql" | "mariadb" => Some(crate::sql::Dialect::Mysql),
+            _ => None,
+        } {
+            let sql = sql_workload(&cx, &field, w, &corpora)?;
+            let label = format!(
+                "{} ({})",
+                perfbase_core::redact::url(url.as_str()),
+                w.sql.as_ref().map_or_else(
+                    || w.builtin
+                        .as_ref()
+                        .map_or(String::new(), |b| b.get_ref().clone()),
+                    |s| s.get_ref().clone()
+                )
+            );
+            workloads.insert(
+                name.clone(),
+                Workload {
+                    name: name.clone(),
+                    label,
+                    specs: Vec::new(),
+                    corpora: corpora.clone(),
+                    options: HttpOptions::default(),
+                    shown_headers: Vec::new(),
+                    sql: Some(SqlTarget {
+                        dialect,
+                        url: url.to_string(),
+                        workload: sql,
+                        pipeline: match &w.pipeline {
+                            Some(p) => cx.positive(p, &format!("{field}.pipeline"))? as usize,
+                            None => 1,
+                        },
+                    }),
+                },
+            );
+            continue;
+        }
+        if w.sql.is_some() || w.builtin.is_some() {
+            return Err(cx.err(
+                &w.target,
+                &field,
+                "sql and builtin need a postgres:// or mysql:// target",
+            ));
+        }
         let single = w.request();
         let items: Vec<&RequestDef> = match &w.mix {
             Some(mix) => {
@@ -490,6 +547,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                     ..HttpOptions::default()
                 },
                 shown_headers,
+                sql: None,
             },
         );
     }
@@ -622,6 +680,43 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         checks,
         monitor,
     })
+}
+
+/// The SQL of a database workload: a statement with parameter templates, or a built-in.
+fn sql_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    corpora: &[Arc<Corpus>],
+) -> Result<perfbase_drivers::sql::SqlWorkload, PlanError> {
+    use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
+    let scale = match &w.scale {
+        Some(s) => cx.positive(s, &format!("{field}.scale"))? as u32,
+        None => 1,
+    };
+    match (&w.sql, &w.builtin) {
+        (Some(sql), None) => {
+            let params = w
+                .params
+                .iter()
+                .map(|p| Template::parse(p.get_ref(), corpora).map_err(|e| cx.err(p, format!("{field}.params"), e)))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(SqlWorkload::Custom {
+                sql: sql.get_ref().clone(),
+                params,
+                corpora: corpora.to_vec(),
+            })
+        }
+        (None, Some(b)) => match b.get_ref().as_str() {
+            "tpcb" => Ok(SqlWorkload::TpcB { scale }),
+            "tpcb-function" => Ok(SqlWorkload::TpcBFunction { scale }),
+            other => SuiteOp::from_name(other).map(SqlWorkload::Suite).ok_or_else(|| {
+                cx.err(b, format!("{field}.builtin"), format!("'{other}': use tpcb, tpcb-function, insert, select-pk, scan, update, delete, transaction or join"))
+            }),
+        },
+        (Some(sql), Some(_)) => Err(cx.err(sql, field, "give either sql or builtin, not both")),
+        (None, None) => Err(cx.err(&w.target, field, "a database workload needs sql = \"…\" (with params) or builtin = \"tpcb\"")),
+    }
 }
 
 fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, PlanError> {

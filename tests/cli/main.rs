@@ -7,5 +7,6 @@
 
 mod common;
 mod http;
+mod sql;
 mod store;
 mod study;

@@ -385,3 +385,31 @@ fn example_plans_validate() {
         );
     }
 }
+
+#[test]
+fn a_plan_monitor_labels_samples_with_each_phase() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let mut busy = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let dir = tmp();
+    let plan = format!(
+        "[monitor]\ntargets = [\"pid:{}\"]\nidle = \"600ms\"\ninterval = \"200ms\"\n[targets.svc]\nurl = \"{{URL}}\"\n[workloads.w]\ntarget = \"svc\"\npath = \"/delay/2\"\n[[scenarios]]\nname = \"ladder\"\nworkload = \"w\"\nconcurrency = [1, 2]\nduration = \"800ms\"\n",
+        busy.id()
+    );
+    let r = run_plan(&plan, &format!("http://{}", server.addr), dir.path(), &[]);
+    let _ = busy.kill();
+    let _ = busy.wait();
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let target = &r.json()["monitor"]["targets"][0];
+    let names: Vec<&str> = target["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["idle", "ladder c=1", "ladder c=2"], "{target}");
+    validate(r.json());
+}

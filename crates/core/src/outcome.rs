@@ -94,6 +94,11 @@ pub struct Outcome {
     pub bytes_out: u64,
     /// A human-readable cause for errors (kept only as a bounded sample by the recorder).
     pub detail: Option<Box<str>>,
+    /// How many operations this outcome stands for: 1, or N for a pipelined batch sent and
+    /// answered together (each is recorded with the batch's latency).
+    pub batch: u32,
+    /// In a batch of class other than `ok`: how many of its operations succeeded anyway.
+    pub batch_ok: u32,
 }
 
 impl Outcome {
@@ -105,6 +110,8 @@ impl Outcome {
             bytes_in,
             bytes_out,
             detail: None,
+            batch: 1,
+            batch_ok: 0,
         }
     }
 
@@ -116,6 +123,8 @@ impl Outcome {
             bytes_in: 0,
             bytes_out: 0,
             detail: Some(detail.into().into_boxed_str()),
+            batch: 1,
+            batch_ok: 0,
         }
     }
 
@@ -132,7 +141,21 @@ impl Outcome {
             bytes_in,
             bytes_out,
             detail: None,
+            batch: 1,
+            batch_ok: 0,
         }
+    }
+
+    /// Makes this the outcome of a batch of `ops` operations, `ok` of which succeeded (all of
+    /// them when the class is `ok`).
+    pub fn batch_of(mut self, ops: u32, ok: u32) -> Outcome {
+        self.batch = ops.max(1);
+        self.batch_ok = if self.class == Class::Ok {
+            0
+        } else {
+            ok.min(self.batch)
+        };
+        self
     }
 
     /// Sets the bytes already exchanged when an error cut the operation short.

@@ -87,13 +87,16 @@ impl Recorder {
         at: Duration,
     ) {
         let response_us = as_us(response);
-        self.response.saturating_record(response_us);
+        let n = outcome.batch.max(1) as u64;
+        self.response.saturating_record_n(response_us, n);
         if let Some(h) = self.service.as_mut() {
-            h.saturating_record(as_us(service));
+            h.saturating_record_n(as_us(service), n);
         }
-        self.classes[outcome.class.index()] += 1;
+        let ok = outcome.batch_ok as u64;
+        self.classes[outcome.class.index()] += n - ok;
+        self.classes[Class::Ok.index()] += ok;
         let slot = outcome.status as usize;
-        self.status[if slot < STATUS_SLOTS { slot } else { 0 }] += 1;
+        self.status[if slot < STATUS_SLOTS { slot } else { 0 }] += n;
         self.bytes_in += outcome.bytes_in;
         self.bytes_out += outcome.bytes_out;
         if outcome.class.is_error() {
@@ -101,8 +104,8 @@ impl Recorder {
                 self.sample(outcome.class, detail, 1);
             }
         }
-        self.timeline
-            .record(at, response_us, outcome.class.is_error());
+        let failed = if outcome.class.is_error() { n - ok } else { 0 };
+        self.timeline.record_n(at, response_us, n, failed);
     }
 
     fn sample(&mut self, class: Class, message: &str, count: u64) {
@@ -238,6 +241,31 @@ mod tests {
         assert_eq!(points.len(), 2);
         assert_eq!((points[0].requests, points[0].errors), (2, 0));
         assert_eq!((points[1].requests, points[1].errors), (2, 2));
+    }
+
+    #[test]
+    fn a_batch_counts_every_operation() {
+        let mut r = Recorder::new(false);
+        r.record(
+            &Outcome::ok(0, 0).batch_of(8, 8),
+            Duration::from_millis(2),
+            Duration::ZERO,
+            Duration::ZERO,
+        );
+        let failed = Outcome::error(Class::Driver, "2 of 8 failed").batch_of(8, 6);
+        r.record(
+            &failed,
+            Duration::from_millis(3),
+            Duration::ZERO,
+            Duration::ZERO,
+        );
+        r.finish();
+        assert_eq!(r.requests(), 16);
+        assert_eq!(r.count(Class::Ok), 14);
+        assert_eq!(r.count(Class::Driver), 2);
+        assert_eq!(r.response.len(), 16);
+        assert_eq!(r.timeline.points()[0].requests, 16);
+        assert_eq!(r.timeline.points()[0].errors, 2);
     }
 
     #[test]

@@ -231,6 +231,75 @@ impl Measurement {
     }
 }
 
+/// Merges measurements taken one after another (suite operations, phases of a plan) into one,
+/// exactly: HDR histograms are decoded and added, counts summed, durations added. Timelines
+/// are not carried over (their seconds would overlap); error samples are kept up to the bound.
+pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
+    let mut response = new_histogram(SIGFIG);
+    let mut service: Option<Histogram<u64>> = None;
+    let mut status: BTreeMap<String, u64> = BTreeMap::new();
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    let mut samples: Vec<ErrorSampleOut> = Vec::new();
+    let (mut requests, mut ok, mut bytes_read, mut bytes_written, mut aborted) =
+        (0u64, 0.0f64, 0, 0, 0);
+    let mut duration_s = 0.0;
+    for m in parts {
+        if let Ok(h) = decode_histogram(&m.histogram.response) {
+            let _ = response.add(&h);
+        }
+        if let Some(Ok(h)) = m.histogram.service.as_deref().map(decode_histogram) {
+            let _ = service.get_or_insert_with(|| new_histogram(SIGFIG)).add(&h);
+        }
+        for (k, v) in &m.status {
+            *status.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &m.errors {
+            *errors.entry(k.clone()).or_default() += v;
+        }
+        for e in &m.error_samples {
+            if samples.len() < crate::recorder::MAX_ERROR_SAMPLES {
+                samples.push(e.clone());
+            }
+        }
+        requests += m.requests;
+        ok += m.success_ratio * m.requests as f64;
+        bytes_read += m.bytes_read;
+        bytes_written += m.bytes_written;
+        aborted += m.aborted_in_flight;
+        duration_s += m.duration_s;
+    }
+    Measurement {
+        requests,
+        duration_s,
+        rps: if duration_s > 0.0 {
+            requests as f64 / duration_s
+        } else {
+            0.0
+        },
+        success_ratio: if requests == 0 {
+            1.0
+        } else {
+            (ok / requests as f64).clamp(0.0, 1.0)
+        },
+        status,
+        errors,
+        bytes_read,
+        bytes_written,
+        latency_ms: LatencyMs::from_histogram(&response),
+        service_time_ms: service.as_ref().map(LatencyMs::from_histogram),
+        open_model: None,
+        aborted_in_flight: aborted,
+        histogram: Histograms {
+            unit: "us".into(),
+            encoding: HISTOGRAM_ENCODING.into(),
+            response: encode_histogram(&response),
+            service: service.as_ref().map(encode_histogram),
+        },
+        timeline: Vec::new(),
+        error_samples: samples,
+    }
+}
+
 /// The tool that wrote a result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
@@ -349,6 +418,43 @@ mod tests {
             r.response.value_at_quantile(0.5)
         );
         assert_eq!(back.max(), r.response.max());
+    }
+
+    #[test]
+    fn merged_measurements_equal_one_recording() {
+        let mut a = Recorder::new(false);
+        let mut b = Recorder::new(false);
+        let mut both = Recorder::new(false);
+        for i in 0..200u64 {
+            let (r, st) = if i % 3 == 0 {
+                (&mut a, 200)
+            } else {
+                (&mut b, if i % 7 == 0 { 500 } else { 200 })
+            };
+            let o = Outcome::http(st, 10, 5);
+            r.record(
+                &o,
+                Duration::from_micros(100 + i * 37),
+                Duration::ZERO,
+                Duration::ZERO,
+            );
+            both.record(
+                &o,
+                Duration::from_micros(100 + i * 37),
+                Duration::ZERO,
+                Duration::ZERO,
+            );
+        }
+        let ma = Measurement::from_recorder(&a, Duration::from_secs(1), None);
+        let mb = Measurement::from_recorder(&b, Duration::from_secs(3), None);
+        let m = merge_measurements(&[&ma, &mb]);
+        let want = Measurement::from_recorder(&both, Duration::from_secs(4), None);
+        assert_eq!(m.requests, want.requests);
+        assert_eq!(m.status, want.status);
+        assert_eq!(m.errors, want.errors);
+        assert_eq!(m.latency_ms, want.latency_ms);
+        assert_eq!(m.rps, want.rps);
+        assert!((m.success_ratio - want.success_ratio).abs() < 1e-12);
     }
 
     #[test]

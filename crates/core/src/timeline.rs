@@ -82,13 +82,19 @@ impl Timeline {
     /// Counts a completion at `at` since the phase start.
     #[inline]
     pub fn record(&mut self, at: Duration, latency_us: u64, error: bool) {
+        self.record_n(at, latency_us, 1, error as u64);
+    }
+
+    /// Counts `n` completions with one latency, `errors` of them failed.
+    #[inline]
+    pub fn record_n(&mut self, at: Duration, latency_us: u64, n: u64, errors: u64) {
         let second = at.as_secs() as u32;
         if self.current != Some(second) {
             self.roll(second);
         }
-        self.requests += 1;
-        self.errors += error as u64;
-        self.histogram.saturating_record(latency_us);
+        self.requests += n;
+        self.errors += errors;
+        self.histogram.saturating_record_n(latency_us, n);
     }
 
     fn roll(&mut self, second: u32) {

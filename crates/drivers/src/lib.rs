@@ -5,5 +5,5 @@
 
 #[cfg(feature = "http")]
 pub mod http;
-pub mod workload;
 pub mod sql;
+pub mod workload;

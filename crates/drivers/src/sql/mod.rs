@@ -15,6 +15,11 @@
 use crate::workload::{mix64, Corpus, Template};
 use std::sync::Arc;
 
+#[cfg(feature = "mysql")]
+pub mod mysql;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+
 /// Accounts, tellers and branches per scale unit (pgbench's constants).
 pub const ACCOUNTS_PER_SCALE: i64 = 100_000;
 pub const TELLERS_PER_SCALE: i64 = 10;

@@ -1,0 +1,289 @@
+//! `perfbase pg` / `perfbase mysql` and SQL workloads in plans, end to end against the real
+//! PostgreSQL and MariaDB started by scripts/services.sh.
+
+use crate::common::*;
+use assert_cmd::Command;
+use serde_json::Value;
+use std::time::Duration;
+
+/// The service URL, or `None` (a note) when services are not running and not required.
+fn service(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(u) => Some(u),
+        Err(_) => {
+            assert!(
+                std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
+                "{var} is not set: run scripts/services.sh up"
+            );
+            eprintln!("note: {var} not set; skipping");
+            None
+        }
+    }
+}
+
+fn pb(args: &[&str]) -> (i32, String, String, Option<Value>, tempfile::TempDir) {
+    let dir = tmp();
+    let json = dir.path().join("r.json");
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .arg("-q")
+        .env("PERFBASE_STORE", dir.path().join("results.db"))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        v,
+        dir,
+    )
+}
+
+fn init(cmd: &str, url: &str, workload: &str) {
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([cmd, url, "--init", "-w", workload, "--no-store"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn postgres_tpcb_counts_exactly_and_reports_like_pgbench() {
+    let Some(url) = service("PERFBASE_POSTGRES_URL") else {
+        return;
+    };
+    let _g = serial();
+    init("pg", &url, "tpcb");
+    let (code, out, err, v, _d) = pb(&["pg", &url, "-w", "tpcb", "-n", "300", "-c", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let v = v.unwrap();
+    assert_eq!(v["requests"], 300);
+    assert_eq!(v["success_ratio"], 1.0);
+    assert_eq!(v["protocol"], "postgres");
+    assert!(
+        !v["target"].as_str().unwrap().contains(":perfbase@"),
+        "password redacted: {}",
+        v["target"]
+    );
+    assert!(out.contains("tps = "), "{out}");
+    validate(&v);
+    // The function variant, pipelined: each execute sends 8 statements, and all are counted.
+    let (code, _, err, v, _d) = pb(&[
+        "pg",
+        &url,
+        "-w",
+        "tpcb-function",
+        "--pipeline",
+        "8",
+        "-n",
+        "50",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v.unwrap()["requests"], 400, "50 batches of 8");
+}
+
+#[test]
+fn database_faults_are_counted_with_their_codes_and_never_leak_the_password() {
+    let Some(url) = service("PERFBASE_POSTGRES_URL") else {
+        return;
+    };
+    let _g = serial();
+    let wrong = url.replace(":perfbase@", ":wrong-s3cret@");
+    let (code, out, err, v, _d) = pb(&["pg", &wrong, "-w", "select-pk", "-n", "10", "-c", "1"]);
+    assert_eq!(code, 3, "nothing succeeded: {err}");
+    let v = v.unwrap();
+    assert_eq!(v["errors"]["connect"], 10);
+    let text = format!("{out}{err}{v}");
+    assert!(text.contains("28P01"), "{text}");
+    assert!(!text.contains("wrong-s3cret"), "password leaked: {text}");
+    let missing = format!("{}/perfbase_no_such_db", url.rsplit_once('/').unwrap().0);
+    let (code, _, _, v, _d) = pb(&["pg", &missing, "-w", "select-pk", "-n", "5"]);
+    assert_eq!(code, 3);
+    assert!(v.unwrap()["error_samples"].to_string().contains("3D000"));
+    // A statement that fails: driver errors with the SQLSTATE, and the run goes on.
+    let (code, _, _, v, _d) = pb(&[
+        "pg",
+        &url,
+        "--sql",
+        "SELECT * FROM perfbase_missing_table",
+        "-n",
+        "20",
+        "-c",
+        "2",
+    ]);
+    assert_eq!(code, 3);
+    let v = v.unwrap();
+    assert_eq!(v["errors"]["driver"], 20);
+    assert!(v["error_samples"].to_string().contains("42P01"));
+    if let Some(my) = service("PERFBASE_MYSQL_URL") {
+        let wrong = my.replace(":perfbase@", ":wrong-s3cret@");
+        let (code, out, err, v, _d) = pb(&["mysql", &wrong, "-w", "select-pk", "-n", "5"]);
+        assert_eq!(code, 3);
+        let text = format!("{out}{err}{}", v.unwrap());
+        assert!(
+            text.contains("1045") && !text.contains("wrong-s3cret"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn the_mysql_suite_gives_one_row_per_operation() {
+    let Some(url) = service("PERFBASE_MYSQL_URL") else {
+        return;
+    };
+    let _g = serial();
+    init("mysql", &url, "suite");
+    let (code, out, err, v, _d) = pb(&["mysql", &url, "-w", "suite", "-c", "2", "-d", "300ms"]);
+    assert_eq!(code, 0, "{err}");
+    let v = v.unwrap();
+    let names: Vec<&str> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "insert",
+            "select-pk",
+            "scan",
+            "update",
+            "delete",
+            "transaction",
+            "join"
+        ]
+    );
+    for p in v["phases"].as_array().unwrap() {
+        assert!(p["requests"].as_u64().unwrap() > 0, "{}", p["name"]);
+        assert_eq!(
+            p["success_ratio"], 1.0,
+            "{}: {}",
+            p["name"], p["error_samples"]
+        );
+    }
+    let total: u64 = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(v["requests"].as_u64().unwrap(), total);
+    assert!(out.contains("select-pk") && out.contains("ops/s"), "{out}");
+    validate(&v);
+}
+
+#[test]
+fn plans_sweep_custom_sql_with_corpora_on_both_databases() {
+    let (Some(pg), Some(my)) = (
+        service("PERFBASE_POSTGRES_URL"),
+        service("PERFBASE_MYSQL_URL"),
+    ) else {
+        return;
+    };
+    let _g = serial();
+    init("pg", &pg, "suite");
+    init("mysql", &my, "suite");
+    let dir = tmp();
+    let plan = format!(
+        r#"
+[targets.pg]
+url = "{pg}"
+[targets.my]
+url = "{my}"
+[corpora.ids]
+generate = {{ pattern = "{{n}}", count = 10000, start = 1 }}
+[workloads.pg_lookup]
+target = "pg"
+sql = "SELECT v FROM perfbase_items WHERE id = $1"
+params = ["{{{{ids}}}}"]
+[workloads.my_lookup]
+target = "my"
+sql = "SELECT v FROM perfbase_items WHERE id = ?"
+params = ["{{{{ids}}}}"]
+[workloads.pg_tx]
+target = "pg"
+builtin = "transaction"
+[[scenarios]]
+name = "pg ladder"
+workload = "pg_lookup"
+rate = [100, 200]
+duration = "500ms"
+[[scenarios]]
+name = "my repeated"
+workload = "my_lookup"
+concurrency = 2
+requests = 200
+repetitions = 2
+[[scenarios]]
+name = "pg tx"
+workload = "pg_tx"
+concurrency = 2
+duration = "300ms"
+thresholds = ["error_rate < 1%"]
+"#
+    );
+    let file = dir.path().join("db.toml");
+    std::fs::write(&file, plan).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "-q",
+            "--no-store",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("result.json")).unwrap())
+            .unwrap();
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 5, "2 ladder steps + 2 repetitions + 1");
+    for p in phases {
+        assert_eq!(
+            p["success_ratio"], 1.0,
+            "{}: {}",
+            p["name"], p["error_samples"]
+        );
+    }
+    let ladder = &v["study"]["scenarios"][0];
+    assert_eq!(ladder["kind"], "rate ladder");
+    let achieved = ladder["steps"][1]["achieved_rps"].as_f64().unwrap();
+    assert!((150.0..=230.0).contains(&achieved), "{achieved}");
+    assert_eq!(v["study"]["scenarios"][1]["repetition_stats"][0]["runs"], 2);
+    assert_eq!(phases[2]["requests"], 200);
+    let label = v["study"]["scenarios"][0]["target"].as_str().unwrap();
+    assert!(
+        label.contains("[redacted]") && !label.contains(":perfbase@"),
+        "{label}"
+    );
+    validate(&v);
+}
