@@ -6,6 +6,7 @@
 #   bench/pg_vs_pgbench.sh                     # D=10 REPS=3 SCALE=10 CLIENTS=10
 #   D=5 REPS=1 SCENARIOS=tpcb bench/pg_vs_pgbench.sh
 #
+# pgbench runs with -M prepared (its fastest protocol, as perfbase prepares its statements).
 # Scenarios: tpcb (pgbench's built-in script vs perfbase -w tpcb), function (a custom pgbench
 # script calling pgbench_tx() vs perfbase -w tpcb-function), function-pipelined (the same with
 # perfbase --pipeline 8; pgbench has no equivalent for this script, shown beside plain pgbench).
@@ -58,13 +59,13 @@ for rep in $(seq 1 "$REPS"); do
   for sc in $SCENARIOS; do
     case $sc in
       tpcb)
-        run "$sc.pgbench.$rep" pgbench -c "$CLIENTS" -j 1 -T "$D" "$URL"
+        run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" "$URL"
         run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
       function)
-        run "$sc.pgbench.$rep" pgbench -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tx.sql" -n "$URL"
+        run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tx.sql" -n "$URL"
         run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb-function -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
       function-pipelined)
-        run "$sc.pgbench.$rep" pgbench -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tx.sql" -n "$URL"
+        run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tx.sql" -n "$URL"
         run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb-function --pipeline 8 -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
       *) die "unknown scenario $sc" ;;
     esac
