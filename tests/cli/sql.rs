@@ -287,3 +287,73 @@ thresholds = ["error_rate < 1%"]
     );
     validate(&v);
 }
+
+#[test]
+fn connections_killed_by_the_server_mid_run_are_counted_and_the_run_goes_on() {
+    let Some(url) = service("PERFBASE_POSTGRES_URL") else {
+        return;
+    };
+    let _g = serial();
+    init("pg", &url, "suite");
+    let dir = tmp();
+    let json = dir.path().join("r.json");
+    // The load tags its sessions with an application name of its own.
+    let tagged = format!("{url}?application_name=perfbase_victim");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "pg",
+            &tagged,
+            "-w",
+            "select-pk",
+            "-c",
+            "4",
+            "-d",
+            "3s",
+            "-q",
+            "--no-store",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    // perfbase itself as the SQL client: terminate every session of the load.
+    let kill = "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'perfbase_victim'";
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["pg", &url, "--sql", kill, "-n", "1", "-q", "--no-store"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the run goes on: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let read = v["errors"]["read"].as_u64().unwrap_or(0);
+    assert!(
+        (1..=8).contains(&read),
+        "each killed session fails once, then reconnects: {}",
+        v["errors"]
+    );
+    assert!(
+        v["status"]["0"].as_u64().unwrap() > read * 100,
+        "most requests succeeded after the reconnect"
+    );
+    assert!(
+        v["error_samples"].to_string().contains("57P01"),
+        "{}",
+        v["error_samples"]
+    );
+    validate(&v);
+}
