@@ -135,13 +135,14 @@ pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     }
 }
 
-pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+/// Loads every reference (ids, `latest…` or JSON files), opening the store at most once.
+fn load_all(refs: &[String], o: &StoreOptions) -> Result<Vec<(String, RunResult)>, AppError> {
     let mut store = None;
-    let runs = a
-        .runs
-        .iter()
-        .map(|r| load(&mut store, o, r))
-        .collect::<Result<Vec<_>, _>>()?;
+    refs.iter().map(|r| load(&mut store, o, r)).collect()
+}
+
+pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+    let runs = load_all(&a.runs, o)?;
     if runs.len() == 2 {
         let c = compare_results(
             &runs[0].0,
@@ -166,12 +167,7 @@ pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
 }
 
 pub fn report(a: ReportArgs, o: &StoreOptions) -> Result<Exit, AppError> {
-    let mut store = None;
-    let runs = a
-        .runs
-        .iter()
-        .map(|r| load(&mut store, o, r))
-        .collect::<Result<Vec<_>, _>>()?;
+    let runs = load_all(&a.runs, o)?;
     let refs: Vec<(String, &RunResult)> = runs.iter().map(|(l, r)| (l.clone(), r)).collect();
     let text = match a.format {
         Format::Md => {

@@ -8,6 +8,7 @@
 //! It must not depend on tokio or on any other perfbase crate: drivers, the engine and the
 //! reports all meet here, so it stays free of runtimes and I/O.
 
+pub mod clock;
 pub mod driver;
 pub mod outcome;
 pub mod recorder;

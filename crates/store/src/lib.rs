@@ -19,7 +19,6 @@ mod backend;
 mod error;
 pub mod schema;
 mod store;
-mod time;
 
 #[cfg(test)]
 mod tests;

@@ -4,11 +4,11 @@
 use crate::backend::{pg_err, sqlite_err, Kind, PgTx, Row, SqliteTx, Tx, Val};
 use crate::error::{chain, scrub, Cause, StoreError};
 use crate::schema::{self, MIGRATIONS, SCHEMA_VERSION};
-use crate::time::now_rfc3339;
 use crate::{
     is_postgres_url, location_secrets, redact_location, valid_label_key, Labels, RunId, RunRef,
     RunSummary, StoredRun,
 };
+use perfbase_core::clock::now_rfc3339;
 use perfbase_core::result::RunResult;
 use std::collections::BTreeMap;
 use std::fmt;

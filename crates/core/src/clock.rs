@@ -1,15 +1,16 @@
-//! Wall-clock stamps for `saved_at` and `set_at`, in the same RFC 3339 UTC form as a result's
-//! `started_at` (`2026-11-21T09:04:32.123Z`), so they sort as text.
+//! Wall-clock labels: RFC 3339 UTC text (`2026-11-21T09:04:32.123Z`) for a result's
+//! `started_at` and the store's `saved_at`, one format everywhere so they sort as text.
+//! Durations never come from here: they come from the monotonic clock.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The current time as RFC 3339 UTC with milliseconds.
-pub(crate) fn now_rfc3339() -> String {
+pub fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())
 }
 
 /// RFC 3339 UTC text of a wall-clock time; times before 1970 read as the epoch.
-pub(crate) fn rfc3339(t: SystemTime) -> String {
+pub fn rfc3339(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs();
     let days = (secs / 86_400) as i64;
