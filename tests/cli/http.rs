@@ -133,6 +133,7 @@ fn server_stopped_mid_run_gives_errors_and_a_complete_result() {
             "--timeout",
             "1s",
             "--quiet",
+            "--no-store",
             "--json",
         ])
         .arg(&json)

@@ -288,6 +288,7 @@ fn each_phase_is_saved_as_it_ends_and_ctrl_c_keeps_them() {
             "run",
             file.to_str().unwrap(),
             "-q",
+            "--no-store",
             "--out",
             out_dir.to_str().unwrap(),
         ])
