@@ -16,6 +16,15 @@
 #             PERFBASE_PG_PID=<postmaster pid>
 #   mariadb:  PERFBASE_MYSQL_URL=mysql://perfbase:perfbase@127.0.0.1:PORT/perfbase
 #             PERFBASE_MARIADB_PID=<mariadbd pid>
+#   redis:    PERFBASE_REDIS_URL=redis://:perfbase@127.0.0.1:PORT   PERFBASE_REDIS_PID=<pid>
+#   redis_cluster: PERFBASE_REDIS_CLUSTER_URL=redis+cluster://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3
+#             PERFBASE_REDIS_CLUSTER_PIDS='<pid1> <pid2> <pid3>' (3 masters, no password)
+#   nats:     PERFBASE_NATS_URL=nats://perfbase:perfbase@127.0.0.1:PORT   PERFBASE_NATS_PID=<pid>
+#             (JetStream on)
+#   mosquitto: PERFBASE_MQTT_URL=mqtt://perfbase:perfbase@127.0.0.1:PORT  PERFBASE_MOSQUITTO_PID=<pid>
+#             (alias mqtt)
+#   rabbitmq: PERFBASE_AMQP_URL=amqp://perfbase:perfbase@127.0.0.1:PORT/%2f
+#             PERFBASE_RABBITMQ_PID=<beam pid> (node perfbase@localhost, no plugins)
 #
 # Progress goes to stderr, exports to stdout. As root the servers run as their packages' system
 # user (PostgreSQL refuses to run as root). A service is one function `svc_NAME ACTION` with
@@ -24,7 +33,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BASE="$ROOT/.services"
-SERVICES=(postgres mariadb)
+SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq)
 
 log() { echo "services: $*" >&2; }
 die() {
@@ -408,6 +417,671 @@ svc_mariadb() {
 }
 
 # ---------------------------------------------------------------------------------------------
+# redis: a standalone Redis from Debian's redis-server package (7.0 on Debian 12), password
+# `perfbase`, no persistence (save "", appendonly no), listening on 127.0.0.1 from port 56379
+# upward. Its config is written to .services/redis/redis.conf on every start.
+
+RDS_DIR="$BASE/redis"
+RDS_USER=redis
+RDS_FIRST_PORT=56379
+
+rds_ensure() {
+  command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
+    ensure_pkg redis-server
+  command -v redis-server >/dev/null 2>&1 || die "redis-server installed but not on PATH"
+  if is_root; then ensure_user "$RDS_USER"; fi
+}
+
+# rds_alive DIR: the redis-server of DIR's pid file is alive (not a recycled pid, not a zombie).
+rds_alive() {
+  local pid
+  pid=$(cat "$1/redis.pid" 2>/dev/null) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  case $(cat "/proc/$pid/comm" 2>/dev/null) in redis-server*) ;; *) return 1 ;; esac
+  ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null
+}
+
+# rds_cli PORT [PASSWORD] ARGS...: redis-cli against 127.0.0.1:PORT (the password through the
+# environment, so it is not on a command line).
+rds_cli() {
+  local port=$1 pass=$2
+  shift 2
+  if [ -n "$pass" ]; then
+    REDISCLI_AUTH=$pass redis-cli -h 127.0.0.1 -p "$port" "$@"
+  else
+    redis-cli -h 127.0.0.1 -p "$port" "$@"
+  fi
+}
+
+# rds_start DIR PORT PASSWORD [EXTRA CONFIG LINES]: writes DIR/redis.conf and starts a detached
+# redis-server on it, waiting until it answers PING.
+rds_start() {
+  local dir=$1 port=$2 pass=$3 extra=${4:-} i
+  mkdir -p "$dir"
+  {
+    echo "bind 127.0.0.1"
+    echo "port $port"
+    echo "protected-mode no"
+    echo "daemonize no"
+    echo "pidfile $dir/redis.pid"
+    echo "logfile $dir/redis.log"
+    echo "dir $dir"
+    echo 'save ""'
+    echo "appendonly no"
+    echo "maxclients 4064"
+    if [ -n "$pass" ]; then echo "requirepass $pass"; fi
+    if [ -n "$extra" ]; then printf '%s\n' "$extra"; fi
+  } >"$dir/redis.conf"
+  chmod 600 "$dir/redis.conf"
+  touch "$dir/redis.log"
+  if is_root; then chown -R "$RDS_USER:" "$dir"; fi
+  rm -f "$dir/redis.pid"
+  log "starting redis-server on 127.0.0.1:$port (log $dir/redis.log)"
+  # Detached (own session, no lock fd, no terminal) so that it outlives this script.
+  # As root it runs as the redis user through setpriv, which execs (no root parent stays).
+  if is_root; then
+    (cd / && exec setsid setpriv --reuid="$RDS_USER" --regid="$RDS_USER" --init-groups \
+      redis-server "$dir/redis.conf" </dev/null >>"$dir/redis.log" 2>&1) 9>&- &
+  else
+    (cd / && exec setsid redis-server "$dir/redis.conf" </dev/null >>"$dir/redis.log" 2>&1) 9>&- &
+  fi
+  for ((i = 0; i < 120; i++)); do
+    if rds_alive "$dir" && [ "$(rds_cli "$port" "$pass" ping 2>/dev/null)" = PONG ]; then
+      return 0
+    fi
+    sleep 0.25
+  done
+  die "redis-server on port $port did not answer within 30 s; see $dir/redis.log"
+}
+
+# rds_stop DIR NAME: SIGTERM the server of DIR's pid file and wait for it to exit.
+rds_stop() {
+  local dir=$1 name=$2 pid i
+  if ! rds_alive "$dir"; then
+    log "$name not running"
+    return 0
+  fi
+  pid=$(cat "$dir/redis.pid")
+  log "stopping $name (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 120; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.25
+  done
+  die "$name (pid $pid) did not stop within 30 s; see $dir/redis.log"
+}
+
+rds_port() { cat "$RDS_DIR/port" 2>/dev/null; }
+
+rds_up() {
+  local port
+  rds_ensure
+  if rds_alive "$RDS_DIR"; then
+    log "redis already running (pid $(cat "$RDS_DIR/redis.pid"), port $(rds_port))"
+    return 0
+  fi
+  port=$(rds_port || true)
+  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$RDS_FIRST_PORT"); fi
+  mkdir -p "$RDS_DIR"
+  echo "$port" >"$RDS_DIR/port"
+  rds_start "$RDS_DIR" "$port" perfbase
+  log "redis up: pid $(cat "$RDS_DIR/redis.pid"), 127.0.0.1:$port, password perfbase"
+}
+
+svc_redis() {
+  case $1 in
+  up) rds_up ;;
+  down) rds_stop "$RDS_DIR" redis ;;
+  purge)
+    log "removing $RDS_DIR"
+    rm -rf "$RDS_DIR"
+    ;;
+  env)
+    if ! rds_alive "$RDS_DIR"; then
+      log "redis is not running: run scripts/services.sh up redis"
+      return 1
+    fi
+    echo "export PERFBASE_REDIS_URL='redis://:perfbase@127.0.0.1:$(rds_port)'"
+    echo "export PERFBASE_REDIS_PID=$(cat "$RDS_DIR/redis.pid")"
+    ;;
+  status)
+    if rds_alive "$RDS_DIR"; then
+      echo "redis: running, pid $(cat "$RDS_DIR/redis.pid"), 127.0.0.1:$(rds_port), dir $RDS_DIR"
+    else
+      echo "redis: stopped"
+    fi
+    ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
+# redis_cluster: three redis-server nodes in cluster mode (no password, no replicas, no
+# persistence), client ports from 57001 upward and cluster-bus ports from 47001 upward (the
+# default bus port, client port + 10000, would be past 65535), each in .services/redis-cluster/N.
+# A cluster holds no data across restarts, so `up` always forms a fresh one (nodes.conf wiped).
+
+RCL_DIR="$BASE/redis-cluster"
+RCL_NODES=(1 2 3)
+RCL_FIRST_PORT=57001
+RCL_FIRST_BUS=47001
+
+rcl_port() { cat "$RCL_DIR/$1/port" 2>/dev/null; }
+rcl_pid() { cat "$RCL_DIR/$1/redis.pid" 2>/dev/null; }
+
+rcl_all_alive() {
+  local n
+  for n in "${RCL_NODES[@]}"; do rds_alive "$RCL_DIR/$n" || return 1; done
+}
+
+rcl_state_ok() {
+  rds_cli "$(rcl_port "${RCL_NODES[0]}")" "" cluster info 2>/dev/null | tr -d '\r' |
+    grep -q '^cluster_state:ok$'
+}
+
+rcl_up() {
+  local n port bus next=$RCL_FIRST_PORT nextbus=$RCL_FIRST_BUS addrs=() i
+  rds_ensure
+  if rcl_all_alive && rcl_state_ok; then
+    log "redis_cluster already running (ports $(for n in "${RCL_NODES[@]}"; do printf '%s ' "$(rcl_port "$n")"; done))"
+    return 0
+  fi
+  # A partly running cluster is restarted from scratch.
+  for n in "${RCL_NODES[@]}"; do rds_stop "$RCL_DIR/$n" "redis_cluster node $n" 2>/dev/null; done
+  for n in "${RCL_NODES[@]}"; do
+    port=$(free_port "$next")
+    bus=$(free_port "$nextbus")
+    next=$((port + 1))
+    nextbus=$((bus + 1))
+    mkdir -p "$RCL_DIR/$n"
+    rm -f "$RCL_DIR/$n/nodes.conf"
+    echo "$port" >"$RCL_DIR/$n/port"
+    rds_start "$RCL_DIR/$n" "$port" "" "cluster-enabled yes
+cluster-config-file $RCL_DIR/$n/nodes.conf
+cluster-port $bus
+cluster-node-timeout 5000"
+    addrs+=("127.0.0.1:$port")
+  done
+  log "redis-cli --cluster create ${addrs[*]}"
+  redis-cli --cluster create "${addrs[@]}" --cluster-replicas 0 --cluster-yes >&2 ||
+    die "redis-cli --cluster create failed; see $RCL_DIR/*/redis.log"
+  for ((i = 0; i < 240; i++)); do
+    if rcl_state_ok; then break; fi
+    sleep 0.25
+  done
+  [ "$i" -lt 240 ] || die "the redis cluster did not reach cluster_state:ok within 60 s"
+  log "redis_cluster up: ${addrs[*]}"
+}
+
+svc_redis_cluster() {
+  local n
+  case $1 in
+  up) rcl_up ;;
+  down) for n in "${RCL_NODES[@]}"; do rds_stop "$RCL_DIR/$n" "redis_cluster node $n"; done ;;
+  purge)
+    log "removing $RCL_DIR"
+    rm -rf "$RCL_DIR"
+    ;;
+  env)
+    if ! rcl_all_alive; then
+      log "redis_cluster is not running: run scripts/services.sh up redis_cluster"
+      return 1
+    fi
+    echo "export PERFBASE_REDIS_CLUSTER_URL='redis+cluster://$(
+      for n in "${RCL_NODES[@]}"; do printf '127.0.0.1:%s,' "$(rcl_port "$n")"; done | sed 's/,$//'
+    )'"
+    echo "export PERFBASE_REDIS_CLUSTER_PIDS='$(for n in "${RCL_NODES[@]}"; do printf '%s ' "$(rcl_pid "$n")"; done | sed 's/ $//')'"
+    ;;
+  status)
+    for n in "${RCL_NODES[@]}"; do
+      if rds_alive "$RCL_DIR/$n"; then
+        echo "redis_cluster node $n: running, pid $(rcl_pid "$n"), 127.0.0.1:$(rcl_port "$n")"
+      else
+        echo "redis_cluster node $n: stopped"
+      fi
+    done
+    ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
+# nats: a NATS server from Debian's nats-server package (2.9 on Debian 12) with JetStream
+# (store in .services/nats/js), user `perfbase` password `perfbase` (from the config file
+# .services/nats/nats.conf, written on every start), listening on 127.0.0.1 from port 54222
+# upward. As root it runs as the package's `nats` user.
+
+NATS_DIR="$BASE/nats"
+NATS_USER=nats
+NATS_FIRST_PORT=54222
+
+nats_pid() { cat "$NATS_DIR/nats.pid" 2>/dev/null; }
+nats_port() { cat "$NATS_DIR/port" 2>/dev/null; }
+
+# The server of our pid file is alive (not a recycled pid, not a zombie).
+nats_running() {
+  local pid
+  pid=$(nats_pid) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  case $(cat "/proc/$pid/comm" 2>/dev/null) in nats-server*) ;; *) return 1 ;; esac
+  ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null
+}
+
+# nats_check PORT: logs in as perfbase over the NATS protocol (bash's /dev/tcp) and wants a
+# PONG, and the server's INFO must announce JetStream.
+nats_check() {
+  local port=$1 info reply
+  exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+  IFS= read -r -t 5 info <&3 || {
+    exec 3<&-
+    return 1
+  }
+  printf 'CONNECT {"verbose":false,"pedantic":false,"user":"perfbase","pass":"perfbase"}\r\nPING\r\n' >&3
+  IFS= read -r -t 5 reply <&3 || reply=
+  exec 3<&-
+  case $info in *'"jetstream":true'*) ;; *) return 1 ;; esac
+  [ "${reply%$'\r'}" = PONG ]
+}
+
+nats_up() {
+  local port i
+  command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || ensure_pkg nats-server
+  if is_root; then ensure_user "$NATS_USER"; fi
+  mkdir -p "$NATS_DIR/js"
+  if nats_running; then
+    log "nats already running (pid $(nats_pid), port $(nats_port))"
+    return 0
+  fi
+  # The last port again when it is still free, so URLs stay the same across restarts.
+  port=$(nats_port || true)
+  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$NATS_FIRST_PORT"); fi
+  echo "$port" >"$NATS_DIR/port"
+  cat >"$NATS_DIR/nats.conf" <<EOF
+# Written by scripts/services.sh on every start.
+listen: 127.0.0.1:$port
+authorization {
+  user: perfbase
+  password: perfbase
+}
+EOF
+  chmod 600 "$NATS_DIR/nats.conf"
+  rm -f "$NATS_DIR/nats.pid"
+  touch "$NATS_DIR/nats.log"
+  if is_root; then chown -R "$NATS_USER:" "$NATS_DIR"; fi
+  log "starting nats on 127.0.0.1:$port (log $NATS_DIR/nats.log)"
+  # Detached (own session, no lock fd, no terminal) so that it outlives this script; setpriv
+  # execs the server itself, so the pid file names the server.
+  local run=()
+  if is_root; then run=(setpriv --reuid="$NATS_USER" --regid="$NATS_USER" --init-groups); fi
+  (cd / && exec setsid "${run[@]}" "$(command -v nats-server || echo /usr/sbin/nats-server)" \
+    -c "$NATS_DIR/nats.conf" -js -sd "$NATS_DIR/js" -P "$NATS_DIR/nats.pid" \
+    -l "$NATS_DIR/nats.log" </dev/null >>"$NATS_DIR/nats.log" 2>&1) 9>&- &
+  for ((i = 0; i < 120; i++)); do
+    if nats_running && nats_check "$port" 2>/dev/null; then break; fi
+    sleep 0.25
+  done
+  [ "$i" -lt 120 ] || die "nats did not answer (with JetStream, as perfbase) within 30 s; see $NATS_DIR/nats.log"
+  log "nats up: pid $(nats_pid), 127.0.0.1:$port, JetStream on, user perfbase"
+}
+
+nats_down() {
+  local pid i
+  if ! nats_running; then
+    log "nats not running"
+    return 0
+  fi
+  pid=$(nats_pid)
+  log "stopping nats (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 120; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.25
+  done
+  die "nats (pid $pid) did not stop within 30 s; see $NATS_DIR/nats.log"
+}
+
+svc_nats() {
+  case $1 in
+  up) nats_up ;;
+  down) nats_down ;;
+  purge)
+    log "removing $NATS_DIR"
+    rm -rf "$NATS_DIR"
+    ;;
+  env)
+    if ! nats_running; then
+      log "nats is not running: run scripts/services.sh up"
+      return 1
+    fi
+    echo "export PERFBASE_NATS_URL='nats://perfbase:perfbase@127.0.0.1:$(nats_port)'"
+    echo "export PERFBASE_NATS_PID=$(nats_pid)"
+    ;;
+  status)
+    if nats_running; then
+      echo "nats: running, pid $(nats_pid), 127.0.0.1:$(nats_port), JetStream store $NATS_DIR/js"
+    else
+      if [ -d "$NATS_DIR" ]; then echo "nats: stopped, data kept in $NATS_DIR"; else echo "nats: stopped, no data"; fi
+    fi
+    ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
+# mosquitto: an MQTT broker from Debian's mosquitto package (2.0 on Debian 12), user `perfbase`
+# password `perfbase` (a password file made by mosquitto_passwd), no anonymous access, no
+# persistence, listening on 127.0.0.1 from port 51883 upward; config, password file, pid file
+# and log in .services/mosquitto, written on every start. As root it runs as the `mosquitto`
+# user (the broker drops to it itself).
+
+MQ_DIR="$BASE/mosquitto"
+MQ_USER=mosquitto
+MQ_FIRST_PORT=51883
+
+mq_pid() { cat "$MQ_DIR/mosquitto.pid" 2>/dev/null; }
+mq_port() { cat "$MQ_DIR/port" 2>/dev/null; }
+
+mq_running() {
+  local pid
+  pid=$(mq_pid) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  case $(cat "/proc/$pid/comm" 2>/dev/null) in mosquitto*) ;; *) return 1 ;; esac
+  ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null
+}
+
+# mq_check PORT: publishes one message as perfbase (a refused login fails).
+mq_check() {
+  mosquitto_pub -h 127.0.0.1 -p "$1" -u perfbase -P perfbase -i "perfbase-services-check" \
+    -t perfbase/services/check -m up -q 1 >/dev/null 2>&1
+}
+
+mq_up() {
+  local port i bin
+  if [ ! -x /usr/sbin/mosquitto ] && ! command -v mosquitto >/dev/null 2>&1; then ensure_pkg mosquitto; fi
+  command -v mosquitto_pub >/dev/null 2>&1 || ensure_pkg mosquitto-clients
+  bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
+  if is_root; then ensure_user "$MQ_USER"; fi
+  mkdir -p "$MQ_DIR"
+  if mq_running; then
+    log "mosquitto already running (pid $(mq_pid), port $(mq_port))"
+    return 0
+  fi
+  port=$(mq_port || true)
+  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$MQ_FIRST_PORT"); fi
+  echo "$port" >"$MQ_DIR/port"
+  rm -f "$MQ_DIR/passwd"
+  mosquitto_passwd -b -c "$MQ_DIR/passwd" perfbase perfbase >/dev/null 2>&1 ||
+    die "mosquitto_passwd could not write $MQ_DIR/passwd"
+  chmod 600 "$MQ_DIR/passwd"
+  cat >"$MQ_DIR/mosquitto.conf" <<EOF
+# Written by scripts/services.sh on every start.
+per_listener_settings false
+listener $port 127.0.0.1
+allow_anonymous false
+password_file $MQ_DIR/passwd
+persistence false
+pid_file $MQ_DIR/mosquitto.pid
+log_dest file $MQ_DIR/mosquitto.log
+log_type error
+log_type warning
+log_type notice
+max_inflight_messages 0
+max_queued_messages 100000
+EOF
+  if is_root; then echo "user $MQ_USER" >>"$MQ_DIR/mosquitto.conf"; fi
+  rm -f "$MQ_DIR/mosquitto.pid"
+  touch "$MQ_DIR/mosquitto.log"
+  if is_root; then chown -R "$MQ_USER:" "$MQ_DIR"; fi
+  log "starting mosquitto on 127.0.0.1:$port (log $MQ_DIR/mosquitto.log)"
+  (cd / && exec setsid "$bin" -c "$MQ_DIR/mosquitto.conf" </dev/null >>"$MQ_DIR/mosquitto.log" 2>&1) 9>&- &
+  for ((i = 0; i < 120; i++)); do
+    if mq_running && mq_check "$port"; then break; fi
+    sleep 0.25
+  done
+  [ "$i" -lt 120 ] || die "mosquitto did not accept perfbase within 30 s; see $MQ_DIR/mosquitto.log"
+  log "mosquitto up: pid $(mq_pid), 127.0.0.1:$port, user perfbase"
+}
+
+mq_down() {
+  local pid i
+  if ! mq_running; then
+    log "mosquitto not running"
+    return 0
+  fi
+  pid=$(mq_pid)
+  log "stopping mosquitto (pid $pid)"
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 120; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.25
+  done
+  die "mosquitto (pid $pid) did not stop within 30 s; see $MQ_DIR/mosquitto.log"
+}
+
+svc_mosquitto() {
+  case $1 in
+  up) mq_up ;;
+  down) mq_down ;;
+  purge)
+    log "removing $MQ_DIR"
+    rm -rf "$MQ_DIR"
+    ;;
+  env)
+    if ! mq_running; then
+      log "mosquitto is not running: run scripts/services.sh up"
+      return 1
+    fi
+    echo "export PERFBASE_MQTT_URL='mqtt://perfbase:perfbase@127.0.0.1:$(mq_port)'"
+    echo "export PERFBASE_MOSQUITTO_PID=$(mq_pid)"
+    ;;
+  status)
+    if mq_running; then
+      echo "mosquitto: running, pid $(mq_pid), 127.0.0.1:$(mq_port), config $MQ_DIR/mosquitto.conf"
+    else
+      if [ -d "$MQ_DIR" ]; then echo "mosquitto: stopped, config kept in $MQ_DIR"; else echo "mosquitto: stopped, no data"; fi
+    fi
+    ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
+# rabbitmq: RabbitMQ from Debian's rabbitmq-server package (3.10 on Debian 12), as a project-local
+# node perfbase@localhost (not the package's own service), listening for AMQP on 127.0.0.1 from
+# port 55672 upward, with its distribution port free from 45672 upward, its data, logs, config
+# and Erlang cookie (HOME) under .services/rabbitmq, no plugins (management off), and a user
+# `perfbase` (password `perfbase`) with full permissions on vhost `/`. Erlang's port mapper
+# (epmd, loopback only) is started for it and stopped again by `down` when no other node uses it.
+
+RMQ_DIR="$BASE/rabbitmq"
+RMQ_NODE=perfbase@localhost
+RMQ_USER=rabbitmq
+RMQ_FIRST_PORT=55672
+RMQ_FIRST_DIST_PORT=45672
+RMQ_BIN=/usr/lib/rabbitmq/bin
+
+rmq_run_user() { if is_root; then echo "$RMQ_USER"; else id -un; fi; }
+rmq_port() { cat "$RMQ_DIR/port" 2>/dev/null; }
+rmq_pid() { cat "$RMQ_DIR/rabbitmq.pid" 2>/dev/null; }
+
+# rmq_env_args: the node's environment (as NAME=VALUE words for env) in RMQ_ENV.
+rmq_env_args() {
+  RMQ_ENV=(HOME="$RMQ_DIR/home"
+    RABBITMQ_NODENAME="$RMQ_NODE"
+    RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
+    RABBITMQ_NODE_PORT="$(rmq_port)"
+    RABBITMQ_DIST_PORT="$(cat "$RMQ_DIR/dist_port" 2>/dev/null)"
+    RABBITMQ_MNESIA_BASE="$RMQ_DIR/mnesia"
+    RABBITMQ_LOG_BASE="$RMQ_DIR/log"
+    RABBITMQ_CONFIG_FILE="$RMQ_DIR/rabbitmq.conf"
+    RABBITMQ_ADVANCED_CONFIG_FILE="$RMQ_DIR/advanced.config"
+    RABBITMQ_CONF_ENV_FILE="$RMQ_DIR/rabbitmq-env.conf"
+    RABBITMQ_ENABLED_PLUGINS_FILE="$RMQ_DIR/enabled_plugins"
+    RABBITMQ_PID_FILE="$RMQ_DIR/rabbitmq.pid"
+    ERL_EPMD_ADDRESS=127.0.0.1)
+}
+
+# rmq_env CMD...: CMD with the node's environment, as the node's user.
+rmq_env() {
+  rmq_env_args
+  as_user "$(rmq_run_user)" env "${RMQ_ENV[@]}" "$@"
+}
+
+rmq_ctl() { rmq_env "$RMQ_BIN/rabbitmqctl" -q -n "$RMQ_NODE" "$@"; }
+
+# The node of our pid file is alive (and is an Erlang VM, not a recycled pid).
+rmq_running() {
+  local pid
+  pid=$(rmq_pid) || return 1
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  case $(cat "/proc/$pid/comm" 2>/dev/null) in
+  beam* | erl*) ;;
+  *) return 1 ;;
+  esac
+  ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null
+}
+
+# rmq_accounts: the perfbase user with full permissions on / (idempotent).
+rmq_accounts() {
+  if ! rmq_ctl list_users 2>/dev/null | awk '{print $1}' | grep -qx perfbase; then
+    rmq_ctl add_user perfbase perfbase >&2 || die "cannot create the rabbitmq user perfbase"
+  else
+    rmq_ctl change_password perfbase perfbase >&2 || die "cannot set the perfbase password"
+  fi
+  rmq_ctl set_permissions -p / perfbase '.*' '.*' '.*' >&2 ||
+    die "cannot give perfbase permissions on vhost /"
+  rmq_ctl authenticate_user perfbase perfbase >/dev/null ||
+    die "rabbitmq is up but the perfbase user cannot log in"
+}
+
+rmq_up() {
+  local port dist user mark runas i starter
+  [ -x "$RMQ_BIN/rabbitmq-server" ] || ensure_pkg rabbitmq-server
+  [ -x "$RMQ_BIN/rabbitmq-server" ] || die "rabbitmq-server installed but no $RMQ_BIN/rabbitmq-server"
+  # The package's own node (if its install started one despite policy-rc.d) is not ours.
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet rabbitmq-server 2>/dev/null; then
+    log "stopping the package's rabbitmq-server service"
+    systemctl stop rabbitmq-server >&2 || true
+  fi
+  user=$(rmq_run_user)
+  if is_root; then ensure_user "$RMQ_USER"; fi
+  mkdir -p "$RMQ_DIR/home" "$RMQ_DIR/mnesia" "$RMQ_DIR/log"
+  if is_root; then chown -R "$RMQ_USER:" "$RMQ_DIR"; fi
+  if rmq_running; then
+    log "rabbitmq already running (pid $(rmq_pid), port $(rmq_port))"
+    rmq_accounts
+    return 0
+  fi
+  # The last ports again when they are still free, so URLs stay the same across restarts.
+  port=$(rmq_port || true)
+  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$RMQ_FIRST_PORT"); fi
+  echo "$port" >"$RMQ_DIR/port"
+  dist=$(cat "$RMQ_DIR/dist_port" 2>/dev/null || true)
+  if [ -z "$dist" ] || ! port_free "$dist" || [ "$dist" = "$port" ]; then
+    dist=$(free_port "$RMQ_FIRST_DIST_PORT")
+  fi
+  echo "$dist" >"$RMQ_DIR/dist_port"
+  # Our own config: no plugins, nothing read from /etc/rabbitmq.
+  echo '[].' >"$RMQ_DIR/enabled_plugins"
+  : >"$RMQ_DIR/rabbitmq-env.conf"
+  cat >"$RMQ_DIR/rabbitmq.conf" <<CONF
+listeners.tcp.default = 127.0.0.1:$port
+log.console = false
+log.file.level = info
+CONF
+  if is_root; then chown -R "$RMQ_USER:" "$RMQ_DIR"; fi
+  # The port mapper, loopback only; a running one (another node's) is shared.
+  if ! epmd -names >/dev/null 2>&1; then
+    log "starting epmd"
+    as_user "$user" env ERL_EPMD_ADDRESS=127.0.0.1 epmd -daemon </dev/null >/dev/null 2>&1 ||
+      die "cannot start epmd"
+    touch "$RMQ_DIR/epmd.ours"
+  fi
+  rm -f "$RMQ_DIR/rabbitmq.pid"
+  touch "$RMQ_DIR/log/console.log"
+  if is_root; then chown "$RMQ_USER:" "$RMQ_DIR/log/console.log"; fi
+  mark=$(stat -c %s "$RMQ_DIR/log/console.log")
+  log "starting rabbitmq node $RMQ_NODE on 127.0.0.1:$port (logs $RMQ_DIR/log)"
+  # Detached (own session, no lock fd, no terminal) so that it outlives this script.
+  rmq_env_args
+  runas=()
+  if is_root; then runas=(runuser -u "$RMQ_USER" --); fi
+  (cd / && exec setsid "${runas[@]}" env "${RMQ_ENV[@]}" "$RMQ_BIN/rabbitmq-server" \
+    </dev/null >>"$RMQ_DIR/log/console.log" 2>&1) 9>&- &
+  starter=$!
+  # await_startup needs the node registered with epmd: wait for that (and the pid file) first.
+  for ((i = 0; i < 240; i++)); do
+    if rmq_running && epmd -names 2>/dev/null | grep -q "^name ${RMQ_NODE%@*} "; then break; fi
+    if ! kill -0 "$starter" 2>/dev/null && ! rmq_running; then
+      tail -c +$((mark + 1)) "$RMQ_DIR/log/console.log" | tail -20 >&2
+      die "rabbitmq exited during startup; see $RMQ_DIR/log"
+    fi
+    sleep 0.25
+  done
+  if ! rmq_env "$RMQ_BIN/rabbitmqctl" -q -n "$RMQ_NODE" --timeout 120 await_startup >&2; then
+    tail -c +$((mark + 1)) "$RMQ_DIR/log/console.log" | tail -20 >&2
+    die "rabbitmq did not start; see $RMQ_DIR/log"
+  fi
+  rmq_running || die "rabbitmq started but wrote no pid file $RMQ_DIR/rabbitmq.pid"
+  rmq_accounts
+  log "rabbitmq up: pid $(rmq_pid), 127.0.0.1:$port, user perfbase"
+}
+
+# rmq_epmd_down: stops the port mapper we started, once no node is registered with it.
+rmq_epmd_down() {
+  [ -f "$RMQ_DIR/epmd.ours" ] || return 0
+  if epmd -names 2>/dev/null | grep -q '^name '; then
+    log "epmd still serves other nodes: left running"
+  else
+    log "stopping epmd"
+    epmd -kill >/dev/null 2>&1 || true
+  fi
+  rm -f "$RMQ_DIR/epmd.ours"
+}
+
+rmq_down() {
+  local pid i
+  if ! rmq_running; then
+    log "rabbitmq not running"
+    rmq_epmd_down
+    return 0
+  fi
+  pid=$(rmq_pid)
+  log "stopping rabbitmq (pid $pid)"
+  rmq_ctl stop "$RMQ_DIR/rabbitmq.pid" >&2 || kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 240; i++)); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      rmq_epmd_down
+      return 0
+    fi
+    sleep 0.25
+  done
+  die "rabbitmq (pid $pid) did not stop within 60 s; see $RMQ_DIR/log"
+}
+
+svc_rabbitmq() {
+  case $1 in
+  up) rmq_up ;;
+  down) rmq_down ;;
+  purge)
+    log "removing $RMQ_DIR"
+    rm -rf "$RMQ_DIR"
+    ;;
+  env)
+    if ! rmq_running; then
+      log "rabbitmq is not running: run scripts/services.sh up rabbitmq"
+      return 1
+    fi
+    echo "export PERFBASE_AMQP_URL='amqp://perfbase:perfbase@127.0.0.1:$(rmq_port)/%2f'"
+    echo "export PERFBASE_RABBITMQ_PID=$(rmq_pid)"
+    ;;
+  status)
+    if rmq_running; then
+      echo "rabbitmq: running, pid $(rmq_pid), 127.0.0.1:$(rmq_port), node $RMQ_NODE, data $RMQ_DIR/mnesia"
+    else
+      if [ -d "$RMQ_DIR/mnesia" ]; then echo "rabbitmq: stopped, data kept in $RMQ_DIR/mnesia"; else echo "rabbitmq: stopped, no data"; fi
+    fi
+    ;;
+  esac
+}
+
+# ---------------------------------------------------------------------------------------------
 
 main() {
   local action=${1:-} purge=0 names=() n rc=0
@@ -422,6 +1096,7 @@ main() {
     -*) die "unknown option $a" ;;
     postgresql) names+=(postgres) ;;
     mysql) names+=(mariadb) ;;
+    mqtt) names+=(mosquitto) ;;
     *) names+=("$a") ;;
     esac
   done

@@ -30,6 +30,10 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Http(args) => http(*args, &store),
         Command::Pg(args) => crate::sql::run(*args, crate::sql::Dialect::Postgres, &store),
         Command::Mysql(args) => crate::sql::run(*args, crate::sql::Dialect::Mysql, &store),
+        Command::Redis(args) => crate::brokers::redis(*args, &store),
+        Command::Amqp(args) => crate::brokers::amqp(*args, &store),
+        Command::Nats(args) => crate::brokers::nats(*args, &store),
+        Command::Mqtt(args) => crate::brokers::mqtt(*args, &store),
         Command::Run(args) => run_plan(args, &store),
         Command::Serve(args) => serve(args),
         Command::Demo(args) => demo(args, &store),
@@ -179,7 +183,7 @@ impl HttpRun {
             monitor: self.monitor.clone(),
             settings: self.settings(),
         };
-        crate::load::execute(driver, &self.shape, &presentation, interrupt)
+        crate::load::execute(Arc::new(driver), &self.shape, &presentation, interrupt)
     }
 }
 

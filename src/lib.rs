@@ -5,6 +5,7 @@
 //! handling (`interrupt`). The measuring lives in the workspace crates.
 
 pub mod app;
+pub mod brokers;
 pub mod cli;
 pub mod env;
 pub mod exit;

@@ -150,7 +150,7 @@ impl Presentation {
 
 /// Runs `shape` against `driver` beside the monitor and returns the result.
 pub fn execute<D: Driver>(
-    driver: D,
+    driver: Arc<D>,
     shape: &LoadShape,
     p: &Presentation,
     interrupt: Arc<AtomicBool>,
@@ -165,14 +165,8 @@ pub fn execute<D: Driver>(
         monitor: &monitor,
         inner: ProgressLine::new(p.progress),
     };
-    let outcomes = perfbase_engine::run(
-        Arc::new(driver),
-        &engine,
-        &shape.phases(),
-        interrupt,
-        &mut observer,
-    )
-    .context("the load engine could not start")?;
+    let outcomes = perfbase_engine::run(driver, &engine, &shape.phases(), interrupt, &mut observer)
+        .context("the load engine could not start")?;
     let open_model = matches!(shape.load, Load::Open { .. });
     let interrupted = outcomes.iter().any(|o| o.interrupted);
     let (measurement, started_at) = match outcomes.iter().rev().find(|o| o.spec.record) {
@@ -226,5 +220,78 @@ pub fn finish(result: &RunResult, json: Option<&Path>) -> Result<Exit, AppError>
         Ok(Exit::Unusable)
     } else {
         Ok(Exit::Success)
+    }
+}
+
+/// Runs one operation kind after another (a database or cache suite) and folds the runs into
+/// one result: a phase per operation, the top level merged exactly.
+pub fn suite(
+    names: &[&'static str],
+    mut run_one: impl FnMut(&'static str) -> Result<RunResult, AppError>,
+) -> Result<Option<RunResult>, AppError> {
+    let mut phases = Vec::new();
+    let mut last: Option<RunResult> = None;
+    for name in names {
+        let r = run_one(name)?;
+        phases.push(perfbase_core::result::PhaseResult {
+            name: (*name).into(),
+            model: r.model,
+            scenario: Some("suite".into()),
+            step: Some(phases.len() as u32),
+            repetition: Some(1),
+            offered_rate: r.config.rate,
+            offered_connections: r.config.connections,
+            measurement: r.measurement.clone(),
+        });
+        let interrupted = r.interrupted;
+        last = Some(r);
+        if interrupted {
+            break;
+        }
+    }
+    Ok(last.map(|mut result| {
+        let parts: Vec<_> = phases.iter().map(|p| &p.measurement).collect();
+        result.measurement = perfbase_core::result::merge_measurements(&parts);
+        result.phases = phases;
+        result
+    }))
+}
+
+/// The suite table: one row per operation.
+pub fn print_suite(result: &RunResult, title: &str) {
+    println!("{title}");
+    println!(
+        "  {:<12} {:>10} {:>12} {:>9} {:>9} {:>9} {:>8}",
+        "operation", "ops", "ops/s", "avg ms", "p95 ms", "p99 ms", "errors"
+    );
+    for p in &result.phases {
+        let m = &p.measurement;
+        println!(
+            "  {:<12} {:>10} {:>12} {:>9.3} {:>9.3} {:>9.3} {:>8}",
+            p.name,
+            perfbase_report::thousands(m.requests),
+            perfbase_report::thousands_f(m.rps),
+            m.latency_ms.mean,
+            m.latency_ms.p95,
+            m.latency_ms.p99,
+            perfbase_report::thousands(m.errors.values().sum::<u64>())
+        );
+    }
+    for p in &result.phases {
+        for e in &p.measurement.error_samples {
+            println!("  {}: {} ×{}: {}", p.name, e.class, e.count, e.message);
+        }
+    }
+    crate::app::print_monitor(result);
+}
+
+/// The exit code of a finished suite.
+pub fn suite_exit(result: &RunResult) -> Exit {
+    if result.interrupted {
+        Exit::Interrupted
+    } else if result.measurement.success_ratio == 0.0 {
+        Exit::Unusable
+    } else {
+        Exit::Success
     }
 }

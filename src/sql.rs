@@ -6,7 +6,7 @@ use crate::exit::{bad_input, AppError, Exit};
 use crate::load::{LoadShape, Presentation};
 use crate::records::StoreOptions;
 use perfbase_core::redact;
-use perfbase_core::result::{merge_measurements, PhaseResult, RunResult};
+use perfbase_core::result::RunResult;
 use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
 use perfbase_drivers::workload::Template;
 use std::collections::BTreeMap;
@@ -85,12 +85,12 @@ pub fn execute(
             use perfbase_drivers::sql::postgres::{PgDriver, PgOptions};
             let d = PgDriver::new(url, workload, PgOptions { pipeline })
                 .map_err(|e| bad_input(e.to_string()))?;
-            crate::load::execute(d, shape, p, interrupt)
+            crate::load::execute(Arc::new(d), shape, p, interrupt)
         }
         Dialect::Mysql => {
             let d = perfbase_drivers::sql::mysql::MyDriver::new(url, workload)
                 .map_err(|e| bad_input(e.to_string()))?;
-            crate::load::execute(d, shape, p, interrupt)
+            crate::load::execute(Arc::new(d), shape, p, interrupt)
         }
     }
 }
@@ -232,16 +232,16 @@ fn suite(
     label: String,
     interrupt: Arc<AtomicBool>,
 ) -> Result<Exit, AppError> {
-    let mut phases = Vec::new();
-    let mut last: Option<RunResult> = None;
-    for op in SuiteOp::ALL {
+    let names: Vec<&'static str> = SuiteOp::ALL.iter().map(|o| o.name()).collect();
+    let result = crate::load::suite(&names, |name| {
+        let op = SuiteOp::from_name(name).expect("names come from SuiteOp::ALL");
         let p = Presentation::from_args(
             &a.load,
             label.clone(),
             dialect.protocol(),
             settings(&a, "suite"),
         );
-        let r = execute(
+        execute(
             dialect,
             &a.url,
             SqlWorkload::Suite(op),
@@ -249,68 +249,24 @@ fn suite(
             &shape,
             &p,
             interrupt.clone(),
-        )?;
-        phases.push(PhaseResult {
-            name: op.name().into(),
-            model: r.model,
-            scenario: Some("suite".into()),
-            step: Some(phases.len() as u32),
-            repetition: Some(1),
-            offered_rate: r.config.rate,
-            offered_connections: r.config.connections,
-            measurement: r.measurement.clone(),
-        });
-        let interrupted = r.interrupted;
-        last = Some(r);
-        if interrupted {
-            break;
-        }
-    }
-    let Some(mut result) = last else {
+        )
+    })?;
+    let Some(result) = result else {
         return Ok(Exit::Success);
     };
-    let parts: Vec<_> = phases.iter().map(|p| &p.measurement).collect();
-    result.measurement = merge_measurements(&parts);
-    result.phases = phases;
     if let Some(j) = &a.load.json {
         perfbase_report::json::write_atomic(j, &result)
             .map_err(|e| bad_input(format!("--json {}: {e}", j.display())))?;
     }
     crate::records::save(store, dialect.protocol(), &result, &Default::default());
-    println!(
-        "perfbase {} suite on {} — {} per operation",
-        dialect.protocol(),
-        result.target,
-        perfbase_core::units::format_duration(shape.duration.unwrap_or_default())
+    crate::load::print_suite(
+        &result,
+        &format!(
+            "perfbase {} suite on {} — {} per operation",
+            dialect.protocol(),
+            result.target,
+            perfbase_core::units::format_duration(shape.duration.unwrap_or_default())
+        ),
     );
-    println!(
-        "  {:<12} {:>10} {:>12} {:>9} {:>9} {:>9} {:>8}",
-        "operation", "ops", "ops/s", "avg ms", "p95 ms", "p99 ms", "errors"
-    );
-    for p in &result.phases {
-        let m = &p.measurement;
-        println!(
-            "  {:<12} {:>10} {:>12} {:>9.3} {:>9.3} {:>9.3} {:>8}",
-            p.name,
-            perfbase_report::thousands(m.requests),
-            perfbase_report::thousands_f(m.rps),
-            m.latency_ms.mean,
-            m.latency_ms.p95,
-            m.latency_ms.p99,
-            perfbase_report::thousands(m.errors.values().sum::<u64>())
-        );
-    }
-    for p in &result.phases {
-        for e in &p.measurement.error_samples {
-            println!("  {}: {} ×{}: {}", p.name, e.class, e.count, e.message);
-        }
-    }
-    crate::app::print_monitor(&result);
-    Ok(if result.interrupted {
-        Exit::Interrupted
-    } else if result.measurement.success_ratio == 0.0 {
-        Exit::Unusable
-    } else {
-        Exit::Success
-    })
+    Ok(crate::load::suite_exit(&result))
 }

@@ -1,6 +1,7 @@
 //! Command-line flags, one file per subcommand. Flags only: turning them into typed options
 //! and running them is `app`'s job.
 
+mod brokers;
 mod http;
 mod load;
 mod records;
@@ -8,6 +9,7 @@ mod run;
 mod serve;
 mod sql;
 
+pub use brokers::{AckArg, AmqpArgs, AmqpModeArg, MqttArgs, NatsArgs, NatsModeArg, RedisArgs};
 pub use http::HttpArgs;
 pub use load::LoadArgs;
 pub use records::{
@@ -53,6 +55,14 @@ pub enum Command {
     Pg(Box<SqlArgs>),
     /// Load MySQL or MariaDB: TPC-B, an operation suite, or a custom statement.
     Mysql(Box<SqlArgs>),
+    /// Load Redis (standalone or cluster): an operation suite like redis-benchmark, or one op.
+    Redis(Box<RedisArgs>),
+    /// Load RabbitMQ (AMQP 0-9-1): publish, or publish and consume with end-to-end latency.
+    Amqp(Box<AmqpArgs>),
+    /// Load NATS: publish/subscribe, request/reply or JetStream publish.
+    Nats(Box<NatsArgs>),
+    /// Load an MQTT broker: QoS 0/1 publish with end-to-end latency.
+    Mqtt(Box<MqttArgs>),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
     Run(RunArgs),
     /// Run the embedded reference service on a loopback port.

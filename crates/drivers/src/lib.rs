@@ -3,7 +3,15 @@
 //! [`perfbase_core::Outcome`]s. Drivers never read clocks or touch histograms (the engine
 //! does), and must not depend on the engine, reports or store.
 
+#[cfg(feature = "amqp")]
+pub mod amqp;
 #[cfg(feature = "http")]
 pub mod http;
+#[cfg(feature = "mqtt")]
+pub mod mqtt;
+#[cfg(feature = "nats")]
+pub mod nats;
+#[cfg(feature = "redis")]
+pub mod redis;
 pub mod sql;
 pub mod workload;

@@ -1,0 +1,220 @@
+//! The AMQP driver against a real RabbitMQ: `PERFBASE_AMQP_URL` (from
+//! `eval "$(scripts/services.sh up rabbitmq)"`). Without it the tests print a note and pass,
+//! unless `PERFBASE_REQUIRE_SERVICES=1`, which makes them fail.
+#![cfg(feature = "amqp")]
+
+use lapin::options::{QueueDeclareOptions, QueueDeleteOptions};
+use lapin::types::FieldTable;
+use lapin::{Connection, ConnectionProperties};
+use perfbase_core::{Class, Driver, Session};
+use perfbase_drivers::amqp::{AckMode, AmqpDriver, AmqpMode, AmqpOptions, AmqpSession};
+use std::future::Future;
+
+fn url() -> Option<String> {
+    match std::env::var("PERFBASE_AMQP_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            if std::env::var("PERFBASE_REQUIRE_SERVICES").as_deref() == Ok("1") {
+                panic!(
+                    "PERFBASE_AMQP_URL is not set: run eval \"$(scripts/services.sh up rabbitmq)\""
+                );
+            }
+            eprintln!("note: PERFBASE_AMQP_URL is not set; skipping the AMQP test");
+            None
+        }
+    }
+}
+
+/// Runs `f` on a current-thread runtime inside a LocalSet, as the engine's workers do.
+fn local<F: Future>(f: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio::task::LocalSet::new().block_on(&rt, f)
+}
+
+async fn open(driver: &AmqpDriver) -> AmqpSession {
+    match driver.open(0).await {
+        Ok(s) => s,
+        Err(o) => panic!("open: {o:?}"),
+    }
+}
+
+const N: u64 = 200;
+
+#[test]
+fn round_trip_sizes_persistence_and_ack_modes() {
+    let Some(url) = url() else { return };
+    local(async {
+        for size in [1024, 10240] {
+            for persistent in [false, true] {
+                for ack in [AckMode::None, AckMode::Auto, AckMode::Manual] {
+                    let options = AmqpOptions {
+                        mode: AmqpMode::RoundTrip,
+                        message_size: size,
+                        persistent,
+                        confirms: persistent,
+                        ack,
+                        queue: None,
+                    };
+                    let driver = AmqpDriver::new(&url, options).unwrap();
+                    let mut s = open(&driver).await;
+                    for op in 0..N {
+                        let o = s.execute(op).await;
+                        assert_eq!(
+                            o.class,
+                            Class::Ok,
+                            "{size} {persistent} {ack:?} op {op}: {o:?}"
+                        );
+                        assert_eq!(o.bytes_out, size as u64);
+                        assert_eq!(o.bytes_in, size as u64);
+                    }
+                    let depth = s.queue_depth().await.unwrap();
+                    assert_eq!(depth, 0, "{size} {persistent} {ack:?}: queue not empty");
+                    eprintln!("round trip {size} B persistent={persistent} ack={ack:?}: {N} ok");
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn publish_with_confirms_fills_the_queue() {
+    let Some(url) = url() else { return };
+    local(async {
+        let queue = format!("perfbase-test-publish-{}", std::process::id());
+        let options = AmqpOptions {
+            mode: AmqpMode::Publish,
+            message_size: 1024,
+            persistent: true,
+            confirms: true,
+            ack: AckMode::Manual,
+            queue: Some(queue.clone()),
+        };
+        let driver = AmqpDriver::new(&url, options).unwrap();
+        let mut s = open(&driver).await;
+        for op in 0..N {
+            let o = s.execute(op).await;
+            assert_eq!(o.class, Class::Ok, "op {op}: {o:?}");
+            assert_eq!((o.bytes_in, o.bytes_out), (0, 1024));
+        }
+        drop(s);
+        let conn = Connection::connect(&url, ConnectionProperties::default())
+            .await
+            .unwrap();
+        let ch = conn.create_channel().await.unwrap();
+        let q = ch
+            .queue_declare(
+                queue.as_str().into(),
+                QueueDeclareOptions {
+                    passive: true,
+                    ..QueueDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .unwrap();
+        let count = q.message_count();
+        ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(count, N as u32);
+        eprintln!("publish with confirms: {N} ok, queue held {count}");
+    });
+}
+
+#[test]
+fn wrong_password_is_connect_with_403() {
+    let Some(url) = url() else { return };
+    let bad = url.replacen(":perfbase@", ":Wr0ngSecret@", 1);
+    assert_ne!(bad, url, "the URL must carry the password perfbase");
+    local(async {
+        let driver = AmqpDriver::new(&bad, AmqpOptions::default()).unwrap();
+        let o = match driver.open(0).await {
+            Ok(_) => panic!("opened with a wrong password"),
+            Err(o) => o,
+        };
+        assert_eq!(o.class, Class::Connect, "{o:?}");
+        let detail = o.detail.as_deref().unwrap_or("");
+        assert!(detail.contains("403"), "{detail}");
+        assert!(!detail.contains("Wr0ngSecret"), "{detail}");
+        eprintln!("wrong password: {detail}");
+    });
+}
+
+#[test]
+fn queue_deleted_under_the_consumer() {
+    let Some(url) = url() else { return };
+    local(async {
+        for confirms in [false, true] {
+            let queue = format!("perfbase-test-deleted-{}-{confirms}", std::process::id());
+            let options = AmqpOptions {
+                confirms,
+                queue: Some(queue.clone()),
+                ..AmqpOptions::default()
+            };
+            let driver = AmqpDriver::new(&url, options).unwrap();
+            let mut s = open(&driver).await;
+            for op in 0..10 {
+                assert_eq!(s.execute(op).await.class, Class::Ok);
+            }
+            let conn = Connection::connect(&url, ConnectionProperties::default())
+                .await
+                .unwrap();
+            let ch = conn.create_channel().await.unwrap();
+            ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+                .await
+                .unwrap();
+            let o = tokio::time::timeout(std::time::Duration::from_secs(10), s.execute(10))
+                .await
+                .expect("execute hung after the queue was deleted");
+            assert_ne!(o.class, Class::Ok, "{o:?}");
+            assert!(o.class.breaks_session(), "{o:?}");
+            eprintln!(
+                "queue deleted (confirms={confirms}): {:?} {:?}",
+                o.class, o.detail
+            );
+            let o = s.execute(11).await;
+            assert!(o.class.breaks_session(), "{o:?}");
+            drop(s);
+            // A fresh session redeclares the queue and works.
+            let mut s = open(&driver).await;
+            for op in 0..10 {
+                let o = s.execute(op).await;
+                assert_eq!(o.class, Class::Ok, "{o:?}");
+            }
+            drop(s);
+            ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+                .await
+                .unwrap();
+        }
+    });
+}
+
+#[test]
+fn bad_options_and_urls_are_refused() {
+    assert!(AmqpDriver::new(
+        "amqp://u:p@127.0.0.1:1/%2f",
+        AmqpOptions {
+            message_size: 8,
+            ..AmqpOptions::default()
+        }
+    )
+    .is_err());
+    let e = AmqpDriver::new("amqps://u:secret@127.0.0.1:1/%2f", AmqpOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("secret"), "{e}");
+    // Nothing listens on port 1: connect class.
+    local(async {
+        let d = AmqpDriver::new("amqp://u:secret@127.0.0.1:1/%2f", AmqpOptions::default()).unwrap();
+        match d.open(0).await {
+            Ok(_) => panic!("opened a session to port 1"),
+            Err(o) => {
+                assert_eq!(o.class, Class::Connect, "{o:?}");
+                assert!(!o.detail.as_deref().unwrap_or("").contains("secret"));
+            }
+        }
+    });
+}

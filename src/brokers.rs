@@ -1,0 +1,214 @@
+//! `perfbase redis`, `amqp`, `nats` and `mqtt`: caches and brokers with the same engine,
+//! statistics and reports. Each picks its driver here; the load itself is `load::execute`.
+
+use crate::cli::{AckArg, AmqpArgs, AmqpModeArg, MqttArgs, NatsArgs, NatsModeArg, RedisArgs};
+use crate::exit::{bad_input, AppError, Exit};
+use crate::load::{LoadShape, Presentation};
+use crate::records::StoreOptions;
+use perfbase_core::redact;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+fn check_url(url: &str, schemes: &[&str], command: &str) -> Result<(), AppError> {
+    if schemes.iter().any(|s| url.starts_with(&format!("{s}://"))) {
+        Ok(())
+    } else {
+        Err(bad_input(format!(
+            "URL '{}': perfbase {command} takes a {} URL",
+            redact::url(url),
+            schemes
+                .iter()
+                .map(|s| format!("{s}://"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )))
+    }
+}
+
+fn json_check(load: &crate::cli::LoadArgs) -> Result<(), AppError> {
+    match &load.json {
+        Some(j) => crate::app::check_output_path(j, "--json"),
+        None => Ok(()),
+    }
+}
+
+/// Saves, prints and decides the exit code of one run.
+fn done(
+    store: &StoreOptions,
+    protocol: &str,
+    result: &perfbase_core::result::RunResult,
+    load: &crate::cli::LoadArgs,
+) -> Result<Exit, AppError> {
+    crate::records::save(store, protocol, result, &Default::default());
+    crate::load::finish(result, load.json.as_deref())
+}
+
+pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
+    use perfbase_drivers::redis::{prefill, RedisDriver, RedisOp, RedisOptions};
+    check_url(&a.url, &["redis", "redis+cluster"], "redis")?;
+    json_check(&a.load)?;
+    let options = RedisOptions {
+        keyspace: a.keyspace.max(1),
+        value_size: a.value_size,
+        pipeline: a.pipeline as usize,
+    };
+    let ops: Vec<RedisOp> = if a.workload == "suite" {
+        RedisOp::ALL.to_vec()
+    } else {
+        vec![RedisOp::from_name(&a.workload).ok_or_else(|| {
+            bad_input(format!(
+                "--workload '{}': use suite, ping, set, get, get-miss, del, incr, lpush, rpush, lpop, rpop, sadd, zadd or hset",
+                a.workload
+            ))
+        })?]
+    };
+    if a.prefill {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| bad_input(format!("cannot start a runtime: {e}")))?;
+        let n = tokio::task::LocalSet::new()
+            .block_on(&rt, prefill(&a.url, &options))
+            .map_err(|e| bad_input(e.to_string()))?;
+        eprintln!(
+            "perfbase: prefilled {} keys of {} bytes",
+            perfbase_report::thousands(n),
+            a.value_size
+        );
+    }
+    let label = redact::url(&a.url);
+    let shape = LoadShape::from_args(&a.load, 50);
+    let interrupt = crate::interrupt::install();
+    let mut redirects = (0u64, 0u64);
+    let mut run = |op: RedisOp| -> Result<perfbase_core::result::RunResult, AppError> {
+        let driver = Arc::new(
+            RedisDriver::new(&a.url, op, options.clone()).map_err(|e| bad_input(e.to_string()))?,
+        );
+        let mut settings = BTreeMap::new();
+        settings.insert("workload".into(), op.name().into());
+        settings.insert("keyspace".into(), options.keyspace.into());
+        settings.insert("value_size".into(), options.value_size.into());
+        settings.insert("pipeline".into(), options.pipeline.into());
+        let p = Presentation::from_args(&a.load, label.clone(), "redis", settings);
+        let r = crate::load::execute(driver.clone(), &shape, &p, interrupt.clone())?;
+        let (m, k) = driver.redirects();
+        redirects = (redirects.0 + m, redirects.1 + k);
+        Ok(r)
+    };
+    let exit = if ops.len() == 1 {
+        let result = run(ops[0])?;
+        done(store, "redis", &result, &a.load)?
+    } else {
+        let names: Vec<&'static str> = ops.iter().map(|o| o.name()).collect();
+        let Some(result) = crate::load::suite(&names, |name| {
+            run(RedisOp::from_name(name).expect("names come from RedisOp::ALL"))
+        })?
+        else {
+            return Ok(Exit::Success);
+        };
+        if let Some(j) = &a.load.json {
+            perfbase_report::json::write_atomic(j, &result)
+                .map_err(|e| bad_input(format!("--json {}: {e}", j.display())))?;
+        }
+        crate::records::save(store, "redis", &result, &Default::default());
+        crate::load::print_suite(
+            &result,
+            &format!(
+                "perfbase redis suite on {label} (pipeline {})",
+                options.pipeline
+            ),
+        );
+        crate::load::suite_exit(&result)
+    };
+    if a.url.starts_with("redis+cluster://") {
+        println!(
+            "  cluster redirects followed: MOVED {}, ASK {}",
+            redirects.0, redirects.1
+        );
+    }
+    Ok(exit)
+}
+
+pub fn amqp(a: AmqpArgs, store: &StoreOptions) -> Result<Exit, AppError> {
+    use perfbase_drivers::amqp::{AckMode, AmqpDriver, AmqpMode, AmqpOptions};
+    check_url(&a.url, &["amqp"], "amqp")?;
+    json_check(&a.load)?;
+    let options = AmqpOptions {
+        mode: match a.mode {
+            AmqpModeArg::Roundtrip => AmqpMode::RoundTrip,
+            AmqpModeArg::Publish => AmqpMode::Publish,
+        },
+        message_size: a.size,
+        persistent: a.persistent,
+        confirms: a.confirms,
+        ack: match a.ack {
+            AckArg::None => AckMode::None,
+            AckArg::Auto => AckMode::Auto,
+            AckArg::Manual => AckMode::Manual,
+        },
+        queue: None,
+    };
+    let driver = Arc::new(AmqpDriver::new(&a.url, options).map_err(|e| bad_input(e.to_string()))?);
+    let mut settings = BTreeMap::new();
+    settings.insert("mode".into(), format!("{:?}", a.mode).to_lowercase().into());
+    settings.insert("message_size".into(), a.size.into());
+    settings.insert("persistent".into(), a.persistent.into());
+    settings.insert("confirms".into(), a.confirms.into());
+    settings.insert("ack".into(), format!("{:?}", a.ack).to_lowercase().into());
+    let p = Presentation::from_args(&a.load, redact::url(&a.url), "amqp", settings);
+    let result = crate::load::execute(
+        driver,
+        &LoadShape::from_args(&a.load, 1),
+        &p,
+        crate::interrupt::install(),
+    )?;
+    done(store, "amqp", &result, &a.load)
+}
+
+pub fn nats(a: NatsArgs, store: &StoreOptions) -> Result<Exit, AppError> {
+    use perfbase_drivers::nats::{NatsDriver, NatsMode, NatsOptions};
+    check_url(&a.url, &["nats"], "nats")?;
+    json_check(&a.load)?;
+    let options = NatsOptions {
+        mode: match a.mode {
+            NatsModeArg::Pubsub => NatsMode::PubSub,
+            NatsModeArg::Request => NatsMode::Request,
+            NatsModeArg::Jetstream => NatsMode::JetStream,
+        },
+        message_size: a.size,
+    };
+    let driver = Arc::new(NatsDriver::new(&a.url, options).map_err(|e| bad_input(e.to_string()))?);
+    let mut settings = BTreeMap::new();
+    settings.insert("mode".into(), format!("{:?}", a.mode).to_lowercase().into());
+    settings.insert("message_size".into(), a.size.into());
+    let p = Presentation::from_args(&a.load, redact::url(&a.url), "nats", settings);
+    let result = crate::load::execute(
+        driver,
+        &LoadShape::from_args(&a.load, 1),
+        &p,
+        crate::interrupt::install(),
+    )?;
+    done(store, "nats", &result, &a.load)
+}
+
+pub fn mqtt(a: MqttArgs, store: &StoreOptions) -> Result<Exit, AppError> {
+    use perfbase_drivers::mqtt::{MqttDriver, MqttOptions};
+    check_url(&a.url, &["mqtt"], "mqtt")?;
+    json_check(&a.load)?;
+    let options = MqttOptions {
+        qos: a.qos,
+        message_size: a.size,
+    };
+    let driver = Arc::new(MqttDriver::new(&a.url, options).map_err(|e| bad_input(e.to_string()))?);
+    let mut settings = BTreeMap::new();
+    settings.insert("qos".into(), a.qos.into());
+    settings.insert("message_size".into(), a.size.into());
+    let p = Presentation::from_args(&a.load, redact::url(&a.url), "mqtt", settings);
+    let result = crate::load::execute(
+        driver,
+        &LoadShape::from_args(&a.load, 1),
+        &p,
+        crate::interrupt::install(),
+    )?;
+    done(store, "mqtt", &result, &a.load)
+}

@@ -1,0 +1,324 @@
+//! `perfbase redis`, `amqp`, `nats` and `mqtt` end to end against the real Redis (standalone
+//! and a 3-node cluster), RabbitMQ, NATS and Mosquitto started by scripts/services.sh.
+
+use crate::common::*;
+use assert_cmd::Command;
+use serde_json::Value;
+use std::process::Stdio;
+use std::time::Duration;
+
+fn service(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(u) => Some(u),
+        Err(_) => {
+            assert!(
+                std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
+                "{var} is not set: run scripts/services.sh up"
+            );
+            eprintln!("note: {var} not set; skipping");
+            None
+        }
+    }
+}
+
+/// Runs perfbase with a JSON result; returns (exit code, stdout + stderr, result).
+fn pb(args: &[&str]) -> (i32, String, Value) {
+    let dir = tmp();
+    let json = dir.path().join("r.json");
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(args)
+        .args(["-q", "--no-store", "--json"])
+        .arg(&json)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), text, v)
+}
+
+fn services_sh(args: &[&str]) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let ok = std::process::Command::new(format!("{root}/scripts/services.sh"))
+        .args(args)
+        .current_dir(root)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "scripts/services.sh {args:?} failed");
+}
+
+#[test]
+fn redis_suite_counts_every_operation_and_pipelines() {
+    let Some(url) = service("PERFBASE_REDIS_URL") else {
+        return;
+    };
+    let _g = serial();
+    let (code, text, v) = pb(&[
+        "redis",
+        &url,
+        "--prefill",
+        "--keyspace",
+        "1000",
+        "-w",
+        "suite",
+        "-c",
+        "4",
+        "-n",
+        "400",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 13);
+    for p in phases {
+        assert_eq!(p["requests"], 400, "{}", p["name"]);
+        assert_eq!(
+            p["success_ratio"], 1.0,
+            "{}: {}",
+            p["name"], p["error_samples"]
+        );
+    }
+    assert!(
+        text.contains("get-miss") && text.contains("ops/s"),
+        "{text}"
+    );
+    validate(&v);
+    // Pipeline 16: every command of every batch is counted.
+    let (code, _, v) = pb(&[
+        "redis", &url, "-w", "set", "-P", "16", "-c", "2", "-n", "100",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(v["requests"], 1600, "100 batches of 16");
+    // A wrong password: connect errors, the password never shown.
+    let wrong = url.replace(":perfbase@", ":wr0ng-pass@");
+    let (code, text, v) = pb(&["redis", &wrong, "-w", "ping", "-n", "5"]);
+    assert_eq!(code, 3);
+    assert_eq!(v["errors"]["connect"], 5);
+    assert!(!text.contains("wr0ng-pass") && !v.to_string().contains("wr0ng-pass"));
+}
+
+#[test]
+fn redis_stopped_mid_run_gives_errors_then_recovers() {
+    let Some(url) = service("PERFBASE_REDIS_URL") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "redis",
+            &url,
+            "-w",
+            "ping",
+            "-c",
+            "4",
+            "-d",
+            "4s",
+            "--timeout",
+            "1s",
+            "-q",
+            "--no-store",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    services_sh(&["down", "redis"]);
+    std::thread::sleep(Duration::from_millis(500));
+    services_sh(&["up", "redis"]);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let e = &v["errors"];
+    let transport = e["read"].as_u64().unwrap_or(0)
+        + e["connect"].as_u64().unwrap_or(0)
+        + e["write"].as_u64().unwrap_or(0);
+    assert!(transport > 0, "the stop was counted: {e}");
+    let timeline = v["timeline"].as_array().unwrap();
+    let last = &timeline[timeline.len() - 1];
+    assert!(
+        last["requests"].as_u64().unwrap() > last["errors"].as_u64().unwrap(),
+        "it recovered: {timeline:?}"
+    );
+    validate(&v);
+}
+
+#[test]
+fn a_redis_cluster_spreads_keys_and_survives_a_node_down() {
+    let Some(url) = service("PERFBASE_REDIS_CLUSTER_URL") else {
+        return;
+    };
+    let _g = serial();
+    let (code, text, v) = pb(&[
+        "redis", &url, "-w", "set", "-c", "4", "-n", "2000", "-P", "4",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(v["requests"], 8000);
+    assert_eq!(v["success_ratio"], 1.0, "{}", v["error_samples"]);
+    assert!(
+        text.contains("cluster redirects followed: MOVED 0, ASK 0"),
+        "{text}"
+    );
+    // One node down: its slots fail, the others keep answering.
+    let pids = std::env::var("PERFBASE_REDIS_CLUSTER_PIDS").unwrap();
+    let victim: i32 = pids.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // SAFETY: stopping a server process this test suite started through services.sh.
+    unsafe { libc::kill(victim, libc::SIGTERM) };
+    std::thread::sleep(Duration::from_millis(500));
+    let (code, text, v) = pb(&[
+        "redis",
+        &url,
+        "-w",
+        "set",
+        "-c",
+        "2",
+        "-n",
+        "600",
+        "--timeout",
+        "1s",
+    ]);
+    services_sh(&["up", "redis_cluster"]);
+    assert_eq!(code, 0, "some requests still succeed: {text}");
+    let ok = v["success_ratio"].as_f64().unwrap();
+    assert!(
+        (0.3..0.95).contains(&ok),
+        "about two thirds of the slots answer: {ok} {}",
+        v["errors"]
+    );
+    validate(&v);
+}
+
+#[test]
+fn rabbitmq_round_trips_and_confirmed_publishes() {
+    let Some(url) = service("PERFBASE_AMQP_URL") else {
+        return;
+    };
+    let _g = serial();
+    for size in ["1024", "10240"] {
+        let (code, text, v) = pb(&[
+            "amqp", &url, "--size", size, "--ack", "manual", "-c", "2", "-n", "300",
+        ]);
+        assert_eq!(code, 0, "{text}");
+        assert_eq!(v["requests"], 300);
+        assert_eq!(v["success_ratio"], 1.0, "{}", v["error_samples"]);
+        assert!(v["bytes_read"].as_u64().unwrap() >= 300 * size.parse::<u64>().unwrap());
+    }
+    let (code, text, v) = pb(&[
+        "amqp",
+        &url,
+        "--mode",
+        "publish",
+        "--confirms",
+        "--persistent",
+        "-c",
+        "2",
+        "-n",
+        "300",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(v["success_ratio"], 1.0);
+    let wrong = url.replace(":perfbase@", ":wr0ng-pass@");
+    let (code, text, v) = pb(&["amqp", &wrong, "-n", "3"]);
+    assert_eq!(code, 3);
+    assert!(
+        v["error_samples"].to_string().contains("403"),
+        "{}",
+        v["error_samples"]
+    );
+    assert!(!text.contains("wr0ng-pass") && !v.to_string().contains("wr0ng-pass"));
+    validate(&v);
+}
+
+#[test]
+fn nats_and_mqtt_round_trips_in_every_mode() {
+    let (Some(nats), Some(mqtt)) = (service("PERFBASE_NATS_URL"), service("PERFBASE_MQTT_URL"))
+    else {
+        return;
+    };
+    let _g = serial();
+    for mode in ["pubsub", "request", "jetstream"] {
+        let (code, text, v) = pb(&["nats", &nats, "--mode", mode, "-c", "2", "-n", "300"]);
+        assert_eq!(code, 0, "{mode}: {text}");
+        assert_eq!(v["requests"], 300, "{mode}");
+        assert_eq!(v["success_ratio"], 1.0, "{mode}: {}", v["error_samples"]);
+    }
+    for qos in ["0", "1"] {
+        let (code, text, v) = pb(&["mqtt", &mqtt, "--qos", qos, "-c", "2", "-n", "300"]);
+        assert_eq!(code, 0, "qos {qos}: {text}");
+        assert_eq!(v["success_ratio"], 1.0, "qos {qos}: {}", v["error_samples"]);
+        validate(&v);
+    }
+    let (code, _, v) = pb(&["mqtt", &mqtt.replace(":perfbase@", ":wr0ng@"), "-n", "3"]);
+    assert_eq!(code, 3);
+    assert_eq!(v["errors"]["connect"], 3);
+    // Open model too: the same engine paces brokers.
+    let (code, _, v) = pb(&["nats", &nats, "-r", "500", "-d", "1s"]);
+    assert_eq!(code, 0);
+    let n = v["requests"].as_u64().unwrap();
+    assert!((490..=510).contains(&n), "{n}");
+}
+
+#[test]
+fn rabbitmq_stopped_mid_run_is_counted_and_the_result_is_complete() {
+    let Some(url) = service("PERFBASE_AMQP_URL") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "amqp",
+            &url,
+            "-c",
+            "2",
+            "-d",
+            "3s",
+            "--timeout",
+            "1s",
+            "-q",
+            "--no-store",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    services_sh(&["down", "rabbitmq"]);
+    let out = child.wait_with_output().unwrap();
+    services_sh(&["up", "rabbitmq"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let e = &v["errors"];
+    let transport = e["read"].as_u64().unwrap_or(0) + e["connect"].as_u64().unwrap_or(0);
+    assert!(transport > 0, "the stop was counted: {e}");
+    assert!(
+        v["status"]["0"].as_u64().unwrap() > transport,
+        "requests before the stop succeeded"
+    );
+    validate(&v);
+}
