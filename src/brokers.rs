@@ -80,6 +80,7 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let shape = LoadShape::from_args(&a.load, 50);
     let interrupt = crate::interrupt::install();
     let mut redirects = (0u64, 0u64);
+    let mut per_node: BTreeMap<String, u64> = BTreeMap::new();
     let mut run = |op: RedisOp| -> Result<perfbase_core::result::RunResult, AppError> {
         let driver = Arc::new(
             RedisDriver::new(&a.url, op, options.clone()).map_err(|e| bad_input(e.to_string()))?,
@@ -90,9 +91,27 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         settings.insert("value_size".into(), options.value_size.into());
         settings.insert("pipeline".into(), options.pipeline.into());
         let p = Presentation::from_args(&a.load, label.clone(), "redis", settings);
-        let r = crate::load::execute(driver.clone(), &shape, &p, interrupt.clone())?;
+        let mut r = crate::load::execute(driver.clone(), &shape, &p, interrupt.clone())?;
         let (m, k) = driver.redirects();
         redirects = (redirects.0 + m, redirects.1 + k);
+        if driver.is_cluster() {
+            // Per-node and cluster-wide figures: replies per node, redirects followed.
+            let nodes: serde_json::Map<String, serde_json::Value> = driver
+                .per_node()
+                .into_iter()
+                .map(|(a, n)| (a.to_string(), n.into()))
+                .collect();
+            for (addr, n) in &nodes {
+                *per_node.entry(addr.clone()).or_insert(0) += n.as_u64().unwrap_or(0);
+            }
+            r.config
+                .protocol
+                .insert("cluster_nodes".into(), nodes.into());
+            r.config.protocol.insert(
+                "redirects".into(),
+                serde_json::json!({ "moved": m, "ask": k }),
+            );
+        }
         Ok(r)
     };
     let exit = if ops.len() == 1 {
@@ -125,6 +144,11 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
             "  cluster redirects followed: MOVED {}, ASK {}",
             redirects.0, redirects.1
         );
+        let nodes: Vec<String> = per_node
+            .iter()
+            .map(|(a, n)| format!("{a} {}", perfbase_report::thousands(*n)))
+            .collect();
+        println!("  replies per node: {}", nodes.join(", "));
     }
     Ok(exit)
 }

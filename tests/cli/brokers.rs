@@ -176,6 +176,20 @@ fn a_redis_cluster_spreads_keys_and_survives_a_node_down() {
         text.contains("cluster redirects followed: MOVED 0, ASK 0"),
         "{text}"
     );
+    // Per-node figures: every node answered, and the counts add up to every command sent.
+    let nodes = v["config"]["protocol"]["cluster_nodes"]
+        .as_object()
+        .unwrap();
+    assert_eq!(nodes.len(), 3, "{nodes:?}");
+    assert!(
+        nodes.values().all(|n| n.as_u64().unwrap() > 1000),
+        "{nodes:?}"
+    );
+    assert_eq!(
+        nodes.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
+        8000
+    );
+    assert!(text.contains("replies per node: 127.0.0.1:"), "{text}");
     // One node down: its slots fail, the others keep answering.
     let pids = std::env::var("PERFBASE_REDIS_CLUSTER_PIDS").unwrap();
     let victim: i32 = pids.split_whitespace().nth(1).unwrap().parse().unwrap();

@@ -213,6 +213,9 @@ struct Shared {
     value: Box<[u8]>,
     moved: AtomicU64,
     ask: AtomicU64,
+    /// Cluster: replies each node gave, merged from every session when it is dropped (a lock
+    /// once per session, never per request).
+    per_node: std::sync::Mutex<Vec<(SocketAddr, u64)>>,
     /// Test hook: sessions opened from now on map every slot to the first node.
     poisoned: AtomicBool,
 }
@@ -360,6 +363,7 @@ impl RedisDriver {
                 value: vec![b'x'; options.value_size].into_boxed_slice(),
                 moved: AtomicU64::new(0),
                 ask: AtomicU64::new(0),
+                per_node: std::sync::Mutex::new(Vec::new()),
                 poisoned: AtomicBool::new(false),
             }),
         })
@@ -371,6 +375,19 @@ impl RedisDriver {
             self.shared.moved.load(Ordering::Relaxed),
             self.shared.ask.load(Ordering::Relaxed),
         )
+    }
+
+    /// Cluster: how many replies each node gave, over the sessions that have ended (after a
+    /// run, all of them), busiest first.
+    pub fn per_node(&self) -> Vec<(SocketAddr, u64)> {
+        let mut v = self
+            .shared
+            .per_node
+            .lock()
+            .map(|g| g.clone())
+            .unwrap_or_else(|e| e.into_inner().clone());
+        v.sort_by_key(|e| std::cmp::Reverse(e.1));
+        v
     }
 
     /// Test hook: sessions opened after this call start with every slot mapped to the first
@@ -670,6 +687,8 @@ impl Conn {
 struct Node {
     addr: SocketAddr,
     conn: Option<Conn>,
+    /// Replies this node gave this session.
+    answered: u64,
     /// The ops of the current batch sent to this node, in order.
     ops: Vec<u64>,
 }
@@ -792,6 +811,7 @@ impl Cluster {
                 self.nodes.push(Node {
                     addr,
                     conn: None,
+                    answered: 0,
                     ops: Vec::new(),
                 });
                 self.nodes.len() - 1
@@ -864,6 +884,23 @@ pub struct RedisSession {
     scratch: Vec<u8>,
     /// Cluster: ops of the batch that got a redirect, with it.
     redirected: Vec<(u64, bool, u16, SocketAddr)>,
+}
+
+impl Drop for RedisSession {
+    fn drop(&mut self) {
+        if let Mode::Cluster(cl) = &self.mode {
+            let mut merged = match self.shared.per_node.lock() {
+                Ok(g) => g,
+                Err(e) => e.into_inner(),
+            };
+            for node in cl.nodes.iter().filter(|n| n.answered > 0) {
+                match merged.iter_mut().find(|(a, _)| *a == node.addr) {
+                    Some(e) => e.1 += node.answered,
+                    None => merged.push((node.addr, node.answered)),
+                }
+            }
+        }
+    }
 }
 
 /// A reply's kind in words.
@@ -1083,6 +1120,7 @@ impl RedisSession {
                     continue;
                 };
                 for &n in &node.ops {
+                    node.answered += 1;
                     match c.reply().await {
                         Ok((Reply::Error(e), wire)) => match parse_redirect(&e) {
                             Some((moved, s, addr)) => {
