@@ -43,6 +43,25 @@ fn done(
     crate::load::finish(result, load.json.as_deref())
 }
 
+/// One run of a broker's driver with one connection by default: execute, save, print.
+fn run_one<D: perfbase_core::Driver>(
+    driver: Arc<D>,
+    url: &str,
+    protocol: &'static str,
+    settings: BTreeMap<String, serde_json::Value>,
+    load: &crate::cli::LoadArgs,
+    store: &StoreOptions,
+) -> Result<Exit, AppError> {
+    let p = Presentation::from_args(load, redact::url(url), protocol, settings);
+    let result = crate::load::execute(
+        driver,
+        &LoadShape::from_args(load, 1),
+        &p,
+        crate::interrupt::install(),
+    )?;
+    done(store, protocol, &result, load)
+}
+
 pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     use perfbase_drivers::redis::{prefill, RedisDriver, RedisOp, RedisOptions};
     check_url(&a.url, &["redis", "redis+cluster"], "redis")?;
@@ -179,14 +198,7 @@ pub fn amqp(a: AmqpArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     settings.insert("persistent".into(), a.persistent.into());
     settings.insert("confirms".into(), a.confirms.into());
     settings.insert("ack".into(), format!("{:?}", a.ack).to_lowercase().into());
-    let p = Presentation::from_args(&a.load, redact::url(&a.url), "amqp", settings);
-    let result = crate::load::execute(
-        driver,
-        &LoadShape::from_args(&a.load, 1),
-        &p,
-        crate::interrupt::install(),
-    )?;
-    done(store, "amqp", &result, &a.load)
+    run_one(driver, &a.url, "amqp", settings, &a.load, store)
 }
 
 pub fn nats(a: NatsArgs, store: &StoreOptions) -> Result<Exit, AppError> {
@@ -205,14 +217,7 @@ pub fn nats(a: NatsArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let mut settings = BTreeMap::new();
     settings.insert("mode".into(), format!("{:?}", a.mode).to_lowercase().into());
     settings.insert("message_size".into(), a.size.into());
-    let p = Presentation::from_args(&a.load, redact::url(&a.url), "nats", settings);
-    let result = crate::load::execute(
-        driver,
-        &LoadShape::from_args(&a.load, 1),
-        &p,
-        crate::interrupt::install(),
-    )?;
-    done(store, "nats", &result, &a.load)
+    run_one(driver, &a.url, "nats", settings, &a.load, store)
 }
 
 pub fn mqtt(a: MqttArgs, store: &StoreOptions) -> Result<Exit, AppError> {
@@ -227,12 +232,5 @@ pub fn mqtt(a: MqttArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let mut settings = BTreeMap::new();
     settings.insert("qos".into(), a.qos.into());
     settings.insert("message_size".into(), a.size.into());
-    let p = Presentation::from_args(&a.load, redact::url(&a.url), "mqtt", settings);
-    let result = crate::load::execute(
-        driver,
-        &LoadShape::from_args(&a.load, 1),
-        &p,
-        crate::interrupt::install(),
-    )?;
-    done(store, "mqtt", &result, &a.load)
+    run_one(driver, &a.url, "mqtt", settings, &a.load, store)
 }

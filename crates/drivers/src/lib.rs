@@ -14,4 +14,6 @@ pub mod nats;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod sql;
+#[cfg(any(feature = "nats", feature = "mqtt"))]
+mod userinfo;
 pub mod workload;

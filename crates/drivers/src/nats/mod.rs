@@ -177,25 +177,7 @@ fn parse_url(url: &str) -> Result<Target, NatsError> {
     })
 }
 
-/// Decodes `%XX` escapes (a URL's user info); `None` when the result is not UTF-8.
-pub(crate) fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8(out).ok()
-}
+use crate::userinfo::percent_decode;
 
 struct Shared {
     target: Target,

@@ -1,0 +1,30 @@
+//! URL user-info helpers shared by the broker drivers.
+
+/// Decodes `%XX` escapes (a URL's user info); `None` when the result is not UTF-8.
+pub(crate) fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn decodes_escapes_and_keeps_broken_ones() {
+        assert_eq!(super::percent_decode("p%2Bq"), Some("p+q".to_string()));
+        assert_eq!(super::percent_decode("a%40b%2"), Some("a@b%2".to_string()));
+    }
+}
