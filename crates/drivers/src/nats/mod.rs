@@ -558,12 +558,34 @@ impl Session for NatsSession {
                         K::TimedOut => Class::Timeout,
                         _ => Class::Driver,
                     };
-                    let ack = js.publish(subject, payload).await.map_err(|e| {
-                        Outcome::error(classify(&e), format!("JetStream publish: {e}"))
-                    })?;
-                    ack.await
-                        .map(|_| Outcome::ok(0, out))
-                        .map_err(|e| Outcome::error(classify(&e), format!("JetStream ack: {e}")))
+                    let mut first = true;
+                    loop {
+                        let sent = async {
+                            let ack = js.publish(subject.clone(), payload.clone()).await.map_err(
+                                |e| Outcome::error(classify(&e), format!("JetStream publish: {e}")),
+                            )?;
+                            ack.await.map(|_| Outcome::ok(0, out)).map_err(|e| {
+                                Outcome::error(classify(&e), format!("JetStream ack: {e}"))
+                            })
+                        }
+                        .await;
+                        match sent {
+                            // The stream is perfbase's own and exists (open made sure of it),
+                            // but on a freshly started server a stream created a moment ago by
+                            // another session may not serve its subjects yet: seen once in 300
+                            // publishes. Retry that one answer once, after a short pause.
+                            Err(o)
+                                if first
+                                    && o.detail
+                                        .as_deref()
+                                        .is_some_and(|d| d.contains("no stream found")) =>
+                            {
+                                first = false;
+                                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                            }
+                            other => break other,
+                        }
+                    }
                 };
                 Self::watch(&mut self.events, &mut self.broken, publish).await
             }
