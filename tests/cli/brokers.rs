@@ -7,20 +7,6 @@ use serde_json::Value;
 use std::process::Stdio;
 use std::time::Duration;
 
-fn service(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(u) => Some(u),
-        Err(_) => {
-            assert!(
-                std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
-                "{var} is not set: run scripts/services.sh up"
-            );
-            eprintln!("note: {var} not set; skipping");
-            None
-        }
-    }
-}
-
 /// Runs perfbase with a JSON result; returns (exit code, stdout + stderr, result).
 fn pb(args: &[&str]) -> (i32, String, Value) {
     let dir = tmp();

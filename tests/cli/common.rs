@@ -73,3 +73,19 @@ pub fn validate(result: &Value) {
         "result does not match docs/result.schema.json: {errors:#?}"
     );
 }
+
+/// The service's URL from `var`, or `None` (with a note) when services are not running — a
+/// failure instead when `PERFBASE_REQUIRE_SERVICES` is set.
+pub fn service(var: &str) -> Option<String> {
+    match std::env::var(var) {
+        Ok(u) => Some(u),
+        Err(_) => {
+            assert!(
+                std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
+                "{var} is not set: run scripts/services.sh up"
+            );
+            eprintln!("note: {var} not set; skipping");
+            None
+        }
+    }
+}

@@ -6,21 +6,6 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::time::Duration;
 
-/// The service URL, or `None` (a note) when services are not running and not required.
-fn service(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(u) => Some(u),
-        Err(_) => {
-            assert!(
-                std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
-                "{var} is not set: run scripts/services.sh up"
-            );
-            eprintln!("note: {var} not set; skipping");
-            None
-        }
-    }
-}
-
 fn pb(args: &[&str]) -> (i32, String, String, Option<Value>, tempfile::TempDir) {
     let dir = tmp();
     let json = dir.path().join("r.json");

@@ -219,12 +219,7 @@ fn reports_in_every_format() {
 
 #[test]
 fn a_store_on_postgresql_keeps_history_for_a_team() {
-    let Ok(url) = std::env::var("PERFBASE_POSTGRES_URL") else {
-        assert!(
-            std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
-            "PERFBASE_POSTGRES_URL is not set: run scripts/services.sh up"
-        );
-        eprintln!("note: PERFBASE_POSTGRES_URL not set; skipping the PostgreSQL store test");
+    let Some(url) = service("PERFBASE_POSTGRES_URL") else {
         return;
     };
     let _g = serial();

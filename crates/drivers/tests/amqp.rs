@@ -1,38 +1,22 @@
 //! The AMQP driver against a real RabbitMQ: `PERFBASE_AMQP_URL` (from
 //! `eval "$(scripts/services.sh up rabbitmq)"`). Without it the tests print a note and pass,
 //! unless `PERFBASE_REQUIRE_SERVICES=1`, which makes them fail.
+
 #![cfg(feature = "amqp")]
+
+mod common;
 
 use lapin::options::{QueueDeclareOptions, QueueDeleteOptions};
 use lapin::types::FieldTable;
 use lapin::{Connection, ConnectionProperties};
 use perfbase_core::{Class, Driver, Session};
 use perfbase_drivers::amqp::{AckMode, AmqpDriver, AmqpMode, AmqpOptions, AmqpSession};
-use std::future::Future;
 
 fn url() -> Option<String> {
-    match std::env::var("PERFBASE_AMQP_URL") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            if std::env::var("PERFBASE_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!(
-                    "PERFBASE_AMQP_URL is not set: run eval \"$(scripts/services.sh up rabbitmq)\""
-                );
-            }
-            eprintln!("note: PERFBASE_AMQP_URL is not set; skipping the AMQP test");
-            None
-        }
-    }
+    common::service_url("PERFBASE_AMQP_URL", "rabbitmq")
 }
 
-/// Runs `f` on a current-thread runtime inside a LocalSet, as the engine's workers do.
-fn local<F: Future>(f: F) -> F::Output {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    tokio::task::LocalSet::new().block_on(&rt, f)
-}
+use common::local;
 
 async fn open(driver: &AmqpDriver) -> AmqpSession {
     match driver.open(0).await {

@@ -1,39 +1,23 @@
 //! The MQTT driver against a real broker: `PERFBASE_MQTT_URL` (from
 //! `eval "$(scripts/services.sh up mosquitto)"`). Without it the tests print a note and pass,
 //! unless `PERFBASE_REQUIRE_SERVICES=1`, which makes them fail.
+
 #![cfg(feature = "mqtt")]
+
+mod common;
 
 use perfbase_core::{Class, Driver, Session};
 use perfbase_drivers::mqtt::{MqttDriver, MqttOptions};
-use std::future::Future;
 use std::time::Duration;
 
 const OPS: u64 = 200;
 const SIZE: usize = 1024;
 
 fn server() -> Option<String> {
-    match std::env::var("PERFBASE_MQTT_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            if std::env::var("PERFBASE_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!(
-                    "PERFBASE_MQTT_URL is not set: run eval \"$(scripts/services.sh up mosquitto)\""
-                );
-            }
-            eprintln!("note: PERFBASE_MQTT_URL is not set; skipping the MQTT test");
-            None
-        }
-    }
+    common::service_url("PERFBASE_MQTT_URL", "mosquitto")
 }
 
-/// Runs `f` on a current-thread runtime inside a LocalSet, as the engine's workers do.
-fn local<F: Future>(f: F) -> F::Output {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    tokio::task::LocalSet::new().block_on(&rt, f)
-}
+use common::local;
 
 fn round_trips(qos: u8) {
     let Some(url) = server() else { return };

@@ -1,35 +1,21 @@
 //! The NATS driver against a real server: `PERFBASE_NATS_URL` (from
 //! `eval "$(scripts/services.sh up nats)"`). Without it the tests print a note and pass,
 //! unless `PERFBASE_REQUIRE_SERVICES=1`, which makes them fail.
+
 #![cfg(feature = "nats")]
+
+mod common;
 
 use perfbase_core::{Class, Driver, Session};
 use perfbase_drivers::nats::{NatsDriver, NatsMode, NatsOptions};
-use std::future::Future;
 
 const OPS: u64 = 200;
 
 fn server() -> Option<String> {
-    match std::env::var("PERFBASE_NATS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            if std::env::var("PERFBASE_REQUIRE_SERVICES").as_deref() == Ok("1") {
-                panic!("PERFBASE_NATS_URL is not set: run eval \"$(scripts/services.sh up nats)\"");
-            }
-            eprintln!("note: PERFBASE_NATS_URL is not set; skipping the NATS test");
-            None
-        }
-    }
+    common::service_url("PERFBASE_NATS_URL", "nats")
 }
 
-/// Runs `f` on a current-thread runtime inside a LocalSet, as the engine's workers do.
-fn local<F: Future>(f: F) -> F::Output {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    tokio::task::LocalSet::new().block_on(&rt, f)
-}
+use common::local;
 
 /// Opens one session through the Driver trait and runs `OPS` ops, each within 5 s.
 async fn run(driver: &NatsDriver, size: usize) {
