@@ -49,11 +49,7 @@ usage() {
 # port_free PORT: nothing listens on PORT (any address).
 port_free() {
   if command -v ss >/dev/null 2>&1; then
-    # Any TCP socket with this local port, not only listeners: the service ports lie in the
-    # kernel's ephemeral range (32768-60999), and a client connection that was handed the
-    # port (seen: a Redis cluster bus link on 55672) makes the server's bind fail. TIME-WAIT
-    # is left out: servers bind with SO_REUSEADDR, and a restarted server keeps its port.
-    [ -z "$(ss -Htan exclude time-wait "sport = :$1" 2>/dev/null)" ]
+    [ -z "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]
   else
     ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
   fi
