@@ -253,12 +253,29 @@ fn nats_and_mqtt_round_trips_in_every_mode() {
         return;
     };
     let _g = serial();
+    // The streams on the disk of the project's nats-server (scripts/services.sh).
+    let streams_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".services/nats/js/jetstream/$G/streams");
+    let streams = || -> std::collections::BTreeSet<String> {
+        std::fs::read_dir(&streams_dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let before = streams();
     for mode in ["pubsub", "request", "jetstream"] {
-        let (code, text, v) = pb(&["nats", &nats, "--mode", mode, "-c", "2", "-n", "300"]);
+        let (code, text, v) = pb(&["nats", &nats, "--mode", mode, "-c", "4", "-n", "300"]);
         assert_eq!(code, 0, "{mode}: {text}");
         assert_eq!(v["requests"], 300, "{mode}");
         assert_eq!(v["success_ratio"], 1.0, "{mode}: {}", v["error_samples"]);
+        assert!(!text.contains("could not delete"), "{mode}: {text}");
     }
+    // The JetStream run removed the stream it created.
+    let left: Vec<_> = streams().difference(&before).cloned().collect();
+    assert!(left.is_empty(), "streams left behind: {left:?}");
     for qos in ["0", "1"] {
         let (code, text, v) = pb(&["mqtt", &mqtt, "--qos", qos, "-c", "2", "-n", "300"]);
         assert_eq!(code, 0, "qos {qos}: {text}");

@@ -16,7 +16,9 @@
 //!   - `JetStream`: publish to the driver's stream (`PERFBASE_<pid>_<driver>`, created on the
 //!     first `open` with subjects `perfbase.<pid>.<driver>.js.>`, file storage, at most 1 GiB,
 //!     oldest messages discarded beyond) and wait for the server's PubAck, i.e. until the
-//!     message is stored. The stream is left in place; see [`NatsDriver::delete_stream`].
+//!     message is stored. One session at a time checks or creates the stream. The driver
+//!     leaves it in place; `perfbase nats` removes it after the run with
+//!     [`NatsDriver::delete_stream`].
 //! - **Outcomes.** A reply is `ok` with `bytes_out` the payload sent and `bytes_in` the payload
 //!   received (0 for a PubAck, whose JSON is not counted). A server error (`-ERR` such as a
 //!   permissions violation, a JetStream API error, "no responders") is class `driver` with the
@@ -187,6 +189,12 @@ struct Shared {
     prefix: String,
     /// `PERFBASE_<pid>_<driver>`, the JetStream stream.
     stream: String,
+    /// Whether this driver has made sure its stream exists. Sessions open concurrently on
+    /// several threads, and concurrent creates of one stream on a freshly started server were
+    /// seen to fail with "subjects overlap with an existing stream" (CI): so one session at a
+    /// time checks or creates it, and the rest find it done. A failed create leaves it unset,
+    /// so the next session tries again.
+    stream_ready: tokio::sync::Mutex<bool>,
 }
 
 /// The NATS driver: the parsed connection settings and the mode, shared by all sessions.
@@ -214,6 +222,7 @@ impl NatsDriver {
                 message_size: options.message_size,
                 prefix: format!("perfbase.{pid}.{n}"),
                 stream: format!("PERFBASE_{pid}_{n}"),
+                stream_ready: tokio::sync::Mutex::new(false),
             }),
         })
     }
@@ -260,6 +269,8 @@ impl NatsDriver {
     /// Succeeds when there is no such stream.
     pub async fn delete_stream(&self) -> Result<(), NatsError> {
         let js = self.admin().await?;
+        // A later session creates it again.
+        *self.shared.stream_ready.lock().await = false;
         match js.delete_stream(&self.shared.stream).await {
             Ok(_) => Ok(()),
             Err(e) => match e.kind() {
@@ -356,23 +367,28 @@ impl Driver for NatsDriver {
             NatsMode::JetStream => {
                 let mut js = jetstream::new(client.clone());
                 js.set_timeout(ACK_WAIT);
-                js.get_or_create_stream(jetstream::stream::Config {
-                    name: shared.stream.clone(),
-                    subjects: vec![format!("{}.js.>", shared.prefix)],
-                    max_bytes: STREAM_MAX_BYTES,
-                    discard: jetstream::stream::DiscardPolicy::Old,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| {
-                    Outcome::error(
-                        Class::Driver,
-                        format!(
-                            "JetStream on {}: creating stream {}: {e}",
-                            shared.target.display, shared.stream
-                        ),
-                    )
-                })?;
+                let mut ready = shared.stream_ready.lock().await;
+                if !*ready {
+                    js.get_or_create_stream(jetstream::stream::Config {
+                        name: shared.stream.clone(),
+                        subjects: vec![format!("{}.js.>", shared.prefix)],
+                        max_bytes: STREAM_MAX_BYTES,
+                        discard: jetstream::stream::DiscardPolicy::Old,
+                        ..Default::default()
+                    })
+                    .await
+                    .map_err(|e| {
+                        Outcome::error(
+                            Class::Driver,
+                            format!(
+                                "JetStream on {}: creating stream {}: {e}",
+                                shared.target.display, shared.stream
+                            ),
+                        )
+                    })?;
+                    *ready = true;
+                }
+                drop(ready);
                 (format!("{}.js.{n}", shared.prefix), Kind::JetStream(js))
             }
         };
