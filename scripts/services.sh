@@ -68,6 +68,24 @@ free_port() {
   die "no free port in $1..$(($1 + 499))"
 }
 
+# pick_port FILE FIRST: the port in FILE again when it is still free and in FIRST's range (so
+# URLs stay the same across restarts), else the first free one from FIRST upward; written back to
+# FILE and printed.
+# Every range lies below Linux's ephemeral range (32768-60999 by default), from which the kernel
+# picks the local port of each outgoing connection: a service port up there can be taken, between
+# a stop and a start, by any client socket (a Redis cluster bus link took RabbitMQ's 55672 once,
+# and a CI run could not restart a cluster node on 57002).
+pick_port() {
+  local file=$1 first=$2 port
+  port=$(cat "$file" 2>/dev/null || true)
+  if ! [[ "$port" =~ ^[0-9]+$ ]] || [ "$port" -lt "$first" ] || [ "$port" -ge $((first + 500)) ] ||
+    ! port_free "$port"; then
+    port=$(free_port "$first")
+  fi
+  echo "$port" >"$file"
+  echo "$port"
+}
+
 # ensure_pkg PACKAGE: installs a Debian package when it is not installed.
 ensure_pkg() {
   local pkg=$1 sudo=()
@@ -111,14 +129,14 @@ as_user() {
 
 # ---------------------------------------------------------------------------------------------
 # postgres: PostgreSQL from Debian's postgresql package (15 on Debian 12), a database and user
-# `perfbase` (password `perfbase`), listening on 127.0.0.1 from port 55432 upward and on a Unix
+# `perfbase` (password `perfbase`), listening on 127.0.0.1 from port 25432 upward and on a Unix
 # socket in .services/postgres/run.
 
 PG_DIR="$BASE/postgres"
 PG_DATA="$PG_DIR/data"
 PG_LOG="$PG_DIR/postgres.log"
 PG_USER=postgres
-PG_FIRST_PORT=55432
+PG_FIRST_PORT=25432
 PG_SOCK="$PG_DIR/run"
 # A Unix socket path has at most 107 bytes; from a deep checkout use a directory in /tmp.
 if [ $((${#PG_SOCK} + 20)) -gt 107 ]; then
@@ -169,10 +187,7 @@ pg_up() {
       --auth-host=scram-sha-256 --encoding=UTF8 --no-locale >>"$PG_LOG" 2>&1 ||
       die "initdb failed; see $PG_LOG"
   fi
-  # The last port again when it is still free, so URLs stay the same across restarts.
-  port=$(cat "$PG_DIR/port" 2>/dev/null || true)
-  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$PG_FIRST_PORT"); fi
-  echo "$port" >"$PG_DIR/port"
+  port=$(pick_port "$PG_DIR/port" "$PG_FIRST_PORT")
   log "starting postgres on 127.0.0.1:$port (log $PG_LOG)"
   if is_root; then touch "$PG_LOG" && chown "$PG_USER:" "$PG_LOG"; fi
   as_user "$user" "$bin/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 \
@@ -238,7 +253,7 @@ svc_postgres() {
 # mariadb: MariaDB from Debian's mariadb-server package (10.11 on Debian 12), a database and user
 # `perfbase` (password `perfbase`, as 'perfbase'@'%' and 'perfbase'@'localhost', all privileges on
 # perfbase.* and on scratch databases named perfbase_*, so that a test may create one and a
-# missing one answers 1049 unknown database rather than 1044 access denied), listening on 127.0.0.1 from port 53306 upward and on a Unix socket in
+# missing one answers 1049 unknown database rather than 1044 access denied), listening on 127.0.0.1 from port 23306 upward and on a Unix socket in
 # .services/mariadb. The server reads no option file (--no-defaults): every setting is on its
 # command line in mdb_up, so nothing in /etc/mysql changes it. Its root account has no password
 # and exists only as root@localhost, reachable through the socket (this script's admin path).
@@ -248,7 +263,7 @@ MDB_DATA="$MDB_DIR/data"
 MDB_LOG="$MDB_DIR/mariadb.log"
 MDB_PID="$MDB_DIR/mariadb.pid"
 MDB_USER=mysql
-MDB_FIRST_PORT=53306
+MDB_FIRST_PORT=23306
 MDB_SOCK="$MDB_DIR/mariadb.sock"
 # A Unix socket path has at most 107 bytes; from a deep checkout use a path in /tmp.
 if [ ${#MDB_SOCK} -gt 107 ]; then
@@ -346,10 +361,7 @@ mdb_up() {
       --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
       >>"$MDB_LOG" 2>&1 || die "mariadb-install-db failed; see $MDB_LOG"
   fi
-  # The last port again when it is still free, so URLs stay the same across restarts.
-  port=$(mdb_port || true)
-  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$MDB_FIRST_PORT"); fi
-  echo "$port" >"$MDB_DIR/port"
+  port=$(pick_port "$MDB_DIR/port" "$MDB_FIRST_PORT")
   args=(--no-defaults --datadir="$MDB_DATA" --bind-address=127.0.0.1 --port="$port"
     --socket="$MDB_SOCK" --pid-file="$MDB_PID" --log-error="$MDB_LOG" --skip-name-resolve
     --max-connections=512 --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci)
@@ -418,12 +430,12 @@ svc_mariadb() {
 
 # ---------------------------------------------------------------------------------------------
 # redis: a standalone Redis from Debian's redis-server package (7.0 on Debian 12), password
-# `perfbase`, no persistence (save "", appendonly no), listening on 127.0.0.1 from port 56379
+# `perfbase`, no persistence (save "", appendonly no), listening on 127.0.0.1 from port 26379
 # upward. Its config is written to .services/redis/redis.conf on every start.
 
 RDS_DIR="$BASE/redis"
 RDS_USER=redis
-RDS_FIRST_PORT=56379
+RDS_FIRST_PORT=26379
 
 rds_ensure() {
   command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 ||
@@ -520,10 +532,8 @@ rds_up() {
     log "redis already running (pid $(cat "$RDS_DIR/redis.pid"), port $(rds_port))"
     return 0
   fi
-  port=$(rds_port || true)
-  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$RDS_FIRST_PORT"); fi
   mkdir -p "$RDS_DIR"
-  echo "$port" >"$RDS_DIR/port"
+  port=$(pick_port "$RDS_DIR/port" "$RDS_FIRST_PORT")
   rds_start "$RDS_DIR" "$port" perfbase
   log "redis up: pid $(cat "$RDS_DIR/redis.pid"), 127.0.0.1:$port, password perfbase"
 }
@@ -556,14 +566,14 @@ svc_redis() {
 
 # ---------------------------------------------------------------------------------------------
 # redis_cluster: three redis-server nodes in cluster mode (no password, no replicas, no
-# persistence), client ports from 57001 upward and cluster-bus ports from 47001 upward (the
-# default bus port, client port + 10000, would be past 65535), each in .services/redis-cluster/N.
+# persistence), client ports from 27001 upward and cluster-bus ports from 27501 upward (the
+# default bus port, client port + 10000, would lie in the ephemeral range), each in .services/redis-cluster/N.
 # A cluster holds no data across restarts, so `up` always forms a fresh one (nodes.conf wiped).
 
 RCL_DIR="$BASE/redis-cluster"
 RCL_NODES=(1 2 3)
-RCL_FIRST_PORT=57001
-RCL_FIRST_BUS=47001
+RCL_FIRST_PORT=27001
+RCL_FIRST_BUS=27501
 
 rcl_port() { cat "$RCL_DIR/$1/port" 2>/dev/null; }
 rcl_pid() { cat "$RCL_DIR/$1/redis.pid" 2>/dev/null; }
@@ -646,12 +656,12 @@ svc_redis_cluster() {
 # ---------------------------------------------------------------------------------------------
 # nats: a NATS server from Debian's nats-server package (2.9 on Debian 12) with JetStream
 # (store in .services/nats/js), user `perfbase` password `perfbase` (from the config file
-# .services/nats/nats.conf, written on every start), listening on 127.0.0.1 from port 54222
+# .services/nats/nats.conf, written on every start), listening on 127.0.0.1 from port 24222
 # upward. As root it runs as the package's `nats` user.
 
 NATS_DIR="$BASE/nats"
 NATS_USER=nats
-NATS_FIRST_PORT=54222
+NATS_FIRST_PORT=24222
 
 nats_pid() { cat "$NATS_DIR/nats.pid" 2>/dev/null; }
 nats_port() { cat "$NATS_DIR/port" 2>/dev/null; }
@@ -690,10 +700,7 @@ nats_up() {
     log "nats already running (pid $(nats_pid), port $(nats_port))"
     return 0
   fi
-  # The last port again when it is still free, so URLs stay the same across restarts.
-  port=$(nats_port || true)
-  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$NATS_FIRST_PORT"); fi
-  echo "$port" >"$NATS_DIR/port"
+  port=$(pick_port "$NATS_DIR/port" "$NATS_FIRST_PORT")
   cat >"$NATS_DIR/nats.conf" <<EOF
 # Written by scripts/services.sh on every start.
 listen: 127.0.0.1:$port
@@ -767,13 +774,13 @@ svc_nats() {
 # ---------------------------------------------------------------------------------------------
 # mosquitto: an MQTT broker from Debian's mosquitto package (2.0 on Debian 12), user `perfbase`
 # password `perfbase` (a password file made by mosquitto_passwd), no anonymous access, no
-# persistence, listening on 127.0.0.1 from port 51883 upward; config, password file, pid file
+# persistence, listening on 127.0.0.1 from port 21883 upward; config, password file, pid file
 # and log in .services/mosquitto, written on every start. As root it runs as the `mosquitto`
 # user (the broker drops to it itself).
 
 MQ_DIR="$BASE/mosquitto"
 MQ_USER=mosquitto
-MQ_FIRST_PORT=51883
+MQ_FIRST_PORT=21883
 
 mq_pid() { cat "$MQ_DIR/mosquitto.pid" 2>/dev/null; }
 mq_port() { cat "$MQ_DIR/port" 2>/dev/null; }
@@ -803,9 +810,7 @@ mq_up() {
     log "mosquitto already running (pid $(mq_pid), port $(mq_port))"
     return 0
   fi
-  port=$(mq_port || true)
-  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$MQ_FIRST_PORT"); fi
-  echo "$port" >"$MQ_DIR/port"
+  port=$(pick_port "$MQ_DIR/port" "$MQ_FIRST_PORT")
   rm -f "$MQ_DIR/passwd"
   mosquitto_passwd -b -c "$MQ_DIR/passwd" perfbase perfbase >/dev/null 2>&1 ||
     die "mosquitto_passwd could not write $MQ_DIR/passwd"
@@ -884,7 +889,7 @@ svc_mosquitto() {
 # ---------------------------------------------------------------------------------------------
 # rabbitmq: RabbitMQ from Debian's rabbitmq-server package (3.10 on Debian 12), as a project-local
 # node perfbase@localhost (not the package's own service), listening for AMQP on 127.0.0.1 from
-# port 55672 upward, with its distribution port free from 45672 upward, its data, logs, config
+# port 28672 upward, with its distribution port free from 29672 upward, its data, logs, config
 # and Erlang cookie (HOME) under .services/rabbitmq, no plugins (management off), and a user
 # `perfbase` (password `perfbase`) with full permissions on vhost `/`. Erlang's port mapper
 # (epmd, loopback only) is started for it and stopped again by `down` when no other node uses it.
@@ -892,8 +897,8 @@ svc_mosquitto() {
 RMQ_DIR="$BASE/rabbitmq"
 RMQ_NODE=perfbase@localhost
 RMQ_USER=rabbitmq
-RMQ_FIRST_PORT=55672
-RMQ_FIRST_DIST_PORT=45672
+RMQ_FIRST_PORT=28672
+RMQ_FIRST_DIST_PORT=29672
 RMQ_BIN=/usr/lib/rabbitmq/bin
 
 rmq_run_user() { if is_root; then echo "$RMQ_USER"; else id -un; fi; }
@@ -968,15 +973,8 @@ rmq_up() {
     rmq_accounts
     return 0
   fi
-  # The last ports again when they are still free, so URLs stay the same across restarts.
-  port=$(rmq_port || true)
-  if [ -z "$port" ] || ! port_free "$port"; then port=$(free_port "$RMQ_FIRST_PORT"); fi
-  echo "$port" >"$RMQ_DIR/port"
-  dist=$(cat "$RMQ_DIR/dist_port" 2>/dev/null || true)
-  if [ -z "$dist" ] || ! port_free "$dist" || [ "$dist" = "$port" ]; then
-    dist=$(free_port "$RMQ_FIRST_DIST_PORT")
-  fi
-  echo "$dist" >"$RMQ_DIR/dist_port"
+  port=$(pick_port "$RMQ_DIR/port" "$RMQ_FIRST_PORT")
+  dist=$(pick_port "$RMQ_DIR/dist_port" "$RMQ_FIRST_DIST_PORT")
   # Our own config: no plugins, nothing read from /etc/rabbitmq.
   echo '[].' >"$RMQ_DIR/enabled_plugins"
   : >"$RMQ_DIR/rabbitmq-env.conf"
