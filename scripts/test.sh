@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as the README gives it and .ci/run calls it: formatting, lints, unit
 # tests (proptests included) and end-to-end tests of the perfbase binary against real servers
-# on loopback: the embedded reference service, and PostgreSQL from Debian's packages started by
+# on loopback: the embedded reference service, and PostgreSQL, MariaDB, Redis (standalone and a
+# 3-node cluster), RabbitMQ, NATS and Mosquitto from Debian's packages, started by
 # scripts/services.sh in .services/ (installed with apt-get when missing). Needs a Rust
 # toolchain (cargo, rustfmt, clippy); crates come from crates.io.
 set -euo pipefail
@@ -36,7 +37,8 @@ echo "== cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"; scripts/services.sh down >/dev/null 2>&1 || true' EXIT
 set +e
-cargo test --workspace --locked 2>&1 | tee "$log"
+# --no-fail-fast: one failing test binary must not hide what the others would say.
+cargo test --workspace --locked --no-fail-fast 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 # cargo prints one "test result" line per test binary, the last often a doc-test run with
