@@ -104,6 +104,8 @@ pub(crate) struct RequestDef {
     pub body: Option<S<String>>,
     pub body_file: Option<S<String>>,
     pub weight: Option<S<i64>>,
+    /// The name of this request in per-endpoint tables (default `METHOD path`).
+    pub name: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -142,6 +144,7 @@ impl WorkloadDef {
             body: self.body.clone(),
             body_file: self.body_file.clone(),
             weight: None,
+            name: None,
         }
     }
 }

@@ -510,6 +510,12 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 .method
                 .as_ref()
                 .map_or("GET".to_string(), |m| m.get_ref().to_ascii_uppercase());
+            let name = match &r.name {
+                Some(n) if n.get_ref().trim().is_empty() => {
+                    return Err(cx.err(n, format!("{f}.name"), "must not be empty"))
+                }
+                n => n.as_ref().map(|n| n.get_ref().trim().to_string()),
+            };
             specs.push(RequestSpec {
                 method,
                 base: url.clone(),
@@ -517,6 +523,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 headers,
                 body,
                 weight,
+                name,
             });
         }
         if specs.iter().all(|s| s.weight == 0) {

@@ -44,6 +44,89 @@ fn targets_file_mix_gives_exact_status_counts() {
 }
 
 #[test]
+fn a_mix_is_broken_down_per_endpoint_and_timeouts_are_charged_to_theirs() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let a = server.addr;
+    // Five targets, four endpoints: "/" twice, so it gets 2/5 of the requests.
+    let text = format!(
+        "GET http://{a}/\nGET http://{a}/delay/30\nGET http://{a}/status/429\n\
+         GET http://{a}/\nGET http://{a}/delay/2000\n"
+    );
+    let targets = dir.path().join("targets.txt");
+    std::fs::write(&targets, text).unwrap();
+    let r = perfbase(
+        &[
+            "--targets",
+            targets.to_str().unwrap(),
+            "-n",
+            "200",
+            "-c",
+            "8",
+            "--timeout",
+            "100ms",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let v = r.json();
+    validate(v);
+    assert_eq!(v["requests"], 200);
+    let endpoints = v["endpoints"].as_array().expect("endpoints");
+    let names: Vec<&str> = endpoints
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "GET /",
+            "GET /delay/30",
+            "GET /status/429",
+            "GET /delay/2000"
+        ]
+    );
+    let by = |name: &str| endpoints.iter().find(|e| e["name"] == name).unwrap();
+    assert_eq!(by("GET /")["requests"], 80);
+    assert_eq!(by("GET /")["status"]["200"], 80);
+    assert_eq!(by("GET /")["success_ratio"], 1.0);
+    let slow = by("GET /delay/30");
+    assert_eq!(slow["requests"], 40);
+    let p50 = slow["latency_ms"]["p50"].as_f64().unwrap();
+    assert!((30.0..80.0).contains(&p50), "{p50}");
+    assert!(by("GET /")["latency_ms"]["p99"].as_f64().unwrap() < 30.0);
+    assert_eq!(by("GET /status/429")["status"]["429"], 40);
+    assert_eq!(by("GET /status/429")["errors"]["http_4xx"], 40);
+    // The engine's timeouts land on the endpoint that timed out, not on nobody.
+    let stuck = by("GET /delay/2000");
+    assert_eq!(stuck["requests"], 40);
+    assert_eq!(stuck["errors"]["timeout"], 40);
+    assert_eq!(stuck["success_ratio"], 0.0);
+    let sum: u64 = endpoints
+        .iter()
+        .map(|e| e["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, 200);
+    let out = r.stdout();
+    assert!(out.contains("Endpoints"), "{out}");
+    let line = out.lines().find(|l| l.contains("GET /status/429")).unwrap();
+    assert!(line.contains("429: 40") && line.contains("0.00%"), "{line}");
+}
+
+#[test]
+fn one_endpoint_has_no_breakdown() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let r = perfbase(&[&url, "-n", "50", "-c", "2"], dir.path());
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(r.json().get("endpoints").is_none(), "{}", r.json());
+    assert!(!r.stdout().contains("Endpoints"));
+}
+
+#[test]
 fn open_model_sends_the_requested_rate() {
     let _g = serial();
     let server = perfbase_reference::spawn(0).unwrap();

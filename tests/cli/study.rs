@@ -414,3 +414,71 @@ fn a_plan_monitor_labels_samples_with_each_phase() {
     assert_eq!(names, vec!["idle", "ladder c=1", "ladder c=2"], "{target}");
     validate(r.json());
 }
+
+#[test]
+fn a_mix_is_reported_per_endpoint_for_every_step() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = r#"
+[targets.svc]
+url = "{URL}"
+[workloads.shop]
+target = "svc"
+mix = [
+  { weight = 3, path = "/" },
+  { weight = 1, path = "/status/503", name = "broken | checkout" },
+]
+[[scenarios]]
+name = "shop"
+workload = "shop"
+concurrency = [1, 2]
+requests = 200
+repetitions = 2
+"#;
+    let r = run_plan(plan, &format!("http://{}", server.addr), dir.path(), &[]);
+    // 1 in 4 requests fails: no threshold, so the plan still passes.
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    validate(r.json());
+    let phases = r.json()["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    for p in phases {
+        let e = p["endpoints"].as_array().expect("endpoints in every phase");
+        assert_eq!(e[0]["name"], "GET /");
+        assert_eq!(e[0]["requests"], 150);
+        assert_eq!(e[1]["name"], "broken | checkout");
+        assert_eq!(e[1]["requests"], 50);
+        assert_eq!(e[1]["status"]["503"], 50);
+    }
+    // The Markdown report has one row per step and endpoint, repetitions merged.
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(report.contains("### Per endpoint"), "{report}");
+    let rows: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains("`GET /`") || l.contains("checkout`"))
+        .collect();
+    assert_eq!(rows.len(), 4, "{report}");
+    assert!(
+        rows.iter().any(
+            |l| l.contains("`broken \\| checkout` | 100 | 25.0 % | 0.00 %")
+                && l.contains("503: 100")
+        ),
+        "{rows:?}"
+    );
+    assert!(rows
+        .iter()
+        .all(|l| !l.contains("GET /` | 300 |") || l.contains("100.00 %")));
+    // The HTML report too.
+    let html_file = dir.path().join("report.html");
+    Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["report", "--format", "html", "-o"])
+        .arg(&html_file)
+        .arg(dir.path().join("out/result.json"))
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(html_file).unwrap();
+    assert!(html.contains("<table class=\"endpoints\">"));
+    assert!(html.contains("<code>broken | checkout</code>"));
+}

@@ -15,6 +15,21 @@ pub trait Driver: Send + Sync + 'static {
     /// Opens a session for worker `worker`. A failure is reported as the outcome that the
     /// engine records (typically class `connect`).
     fn open(&self, worker: usize) -> impl Future<Output = Result<Self::Session, Outcome>>;
+
+    /// Names of the kinds of operation reported apart (the endpoints of a request mix), in
+    /// the order of [`Outcome::label`] (label 1 is the first name). Empty, the default, when
+    /// the run has one kind only. At most [`MAX_LABELS`](crate::recorder::MAX_LABELS) names.
+    fn labels(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The label of op `op` (1-based index into [`labels`](Driver::labels), 0 for none). The
+    /// engine asks for it, not the session, so that an op the engine timed out is charged to
+    /// its endpoint too. Called only when `labels` is not empty.
+    fn label(&self, op: u64) -> u16 {
+        let _ = op;
+        0
+    }
 }
 
 /// One connection: executes operation number `op` (a global sequence number the session maps

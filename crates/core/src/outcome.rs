@@ -99,6 +99,10 @@ pub struct Outcome {
     pub batch: u32,
     /// In a batch of class other than `ok`: how many of its operations succeeded anyway.
     pub batch_ok: u32,
+    /// Which of the driver's labelled kinds of operation this was (per endpoint figures): a
+    /// 1-based index into [`Driver::labels`](crate::Driver::labels), 0 for none. The engine
+    /// sets it from [`Driver::label`](crate::Driver::label); drivers leave it 0.
+    pub label: u16,
 }
 
 impl Outcome {
@@ -112,6 +116,7 @@ impl Outcome {
             detail: None,
             batch: 1,
             batch_ok: 0,
+            label: 0,
         }
     }
 
@@ -125,6 +130,7 @@ impl Outcome {
             detail: Some(detail.into().into_boxed_str()),
             batch: 1,
             batch_ok: 0,
+            label: 0,
         }
     }
 
@@ -143,6 +149,7 @@ impl Outcome {
             detail: None,
             batch: 1,
             batch_ok: 0,
+            label: 0,
         }
     }
 
@@ -155,6 +162,12 @@ impl Outcome {
         } else {
             ok.min(self.batch)
         };
+        self
+    }
+
+    /// Marks this as an operation of the driver's label `label` (1-based).
+    pub fn with_label(mut self, label: u16) -> Outcome {
+        self.label = label;
         self
     }
 

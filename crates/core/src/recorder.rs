@@ -5,6 +5,7 @@
 use crate::outcome::{Class, Outcome};
 use crate::timeline::Timeline;
 use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Latencies are recorded in microseconds: loopback round trips are tens of µs, and the
@@ -16,6 +17,9 @@ pub const HIGHEST_US: u64 = 3_600 * UNIT_PER_S;
 pub const SIGFIG: u8 = 3;
 /// How many distinct error messages are kept as samples.
 pub const MAX_ERROR_SAMPLES: usize = 16;
+/// The most kinds of operation (endpoints) a run reports apart. Each keeps its own full
+/// histogram (about 190 KB per worker), so a driver with more groups the rest under one name.
+pub const MAX_LABELS: usize = 64;
 /// Status codes are counted in a flat array indexed by code; codes above this are folded into 0.
 const STATUS_SLOTS: usize = 600;
 
@@ -35,6 +39,62 @@ pub struct ErrorSample {
     pub class: Class,
     pub message: String,
     pub count: u64,
+}
+
+/// The figures of one kind of operation (one endpoint of a mix).
+#[derive(Debug, Clone)]
+pub struct LabelStats {
+    pub name: String,
+    /// Response time, as in [`Recorder::response`].
+    pub response: Histogram<u64>,
+    classes: [u64; Class::COUNT],
+    /// Status code → count (few distinct codes per endpoint: a map, not a flat array).
+    status: BTreeMap<u16, u64>,
+}
+
+impl LabelStats {
+    fn new(name: String) -> LabelStats {
+        LabelStats {
+            name,
+            response: new_histogram(SIGFIG),
+            classes: [0; Class::COUNT],
+            status: BTreeMap::new(),
+        }
+    }
+
+    fn merge(&mut self, other: &LabelStats) {
+        let _ = self.response.add(&other.response);
+        for (a, b) in self.classes.iter_mut().zip(other.classes.iter()) {
+            *a += b;
+        }
+        for (code, n) in &other.status {
+            *self.status.entry(*code).or_default() += n;
+        }
+    }
+
+    /// Completed operations (every class).
+    pub fn requests(&self) -> u64 {
+        self.classes.iter().sum()
+    }
+
+    /// Operations of one class.
+    pub fn count(&self, class: Class) -> u64 {
+        self.classes[class.index()]
+    }
+
+    /// Non-zero class counts, in [`Class::ALL`] order.
+    pub fn class_counts(&self) -> Vec<(Class, u64)> {
+        Class::ALL
+            .into_iter()
+            .map(|c| (c, self.count(c)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// Status counts as (code, count), ascending; code 0 means "no status".
+    pub fn status_counts(&self) -> Vec<(u16, u64)> {
+        self.status.iter().map(|(c, n)| (*c, *n)).collect()
+    }
 }
 
 /// Counters and histograms of one worker (or, after merging, of one phase).
@@ -57,6 +117,9 @@ pub struct Recorder {
     pub aborted: u64,
     samples: Vec<ErrorSample>,
     pub timeline: Timeline,
+    /// Per kind of operation, when the driver names them ([`Recorder::with_labels`]):
+    /// `by_label[i]` holds the outcomes of label `i + 1`.
+    by_label: Vec<LabelStats>,
 }
 
 impl Recorder {
@@ -74,7 +137,24 @@ impl Recorder {
             aborted: 0,
             samples: Vec::new(),
             timeline: Timeline::new(),
+            by_label: Vec::new(),
         }
+    }
+
+    /// Also keeps figures per kind of operation, named by `names` (the driver's
+    /// [`labels`](crate::Driver::labels); at most [`MAX_LABELS`] are kept).
+    pub fn with_labels(mut self, names: &[String]) -> Recorder {
+        self.by_label = names
+            .iter()
+            .take(MAX_LABELS)
+            .map(|n| LabelStats::new(n.clone()))
+            .collect();
+        self
+    }
+
+    /// The figures per kind of operation, in label order (empty without labels).
+    pub fn labels(&self) -> &[LabelStats] {
+        &self.by_label
     }
 
     /// Records one completed operation. `response` is the latency the user saw, `service` the
@@ -106,6 +186,14 @@ impl Recorder {
         }
         let failed = if outcome.class.is_error() { n - ok } else { 0 };
         self.timeline.record_n(at, response_us, n, failed);
+        if outcome.label > 0 {
+            if let Some(l) = self.by_label.get_mut(outcome.label as usize - 1) {
+                l.response.saturating_record_n(response_us, n);
+                l.classes[outcome.class.index()] += n - ok;
+                l.classes[Class::Ok.index()] += ok;
+                *l.status.entry(outcome.status).or_default() += n;
+            }
+        }
     }
 
     fn sample(&mut self, class: Class, message: &str, count: u64) {
@@ -201,6 +289,14 @@ impl Recorder {
             self.sample(s.class, &s.message, s.count);
         }
         self.timeline.merge(&other.timeline);
+        // By name, not by position: a plan's total merges phases of different drivers.
+        for l in &other.by_label {
+            match self.by_label.iter().position(|m| m.name == l.name) {
+                Some(i) => self.by_label[i].merge(l),
+                None if self.by_label.len() < MAX_LABELS => self.by_label.push(l.clone()),
+                None => {}
+            }
+        }
     }
 }
 
@@ -277,6 +373,41 @@ mod tests {
         }
         assert_eq!(r.error_samples().len(), MAX_ERROR_SAMPLES);
         assert_eq!(r.error_samples()[0].count, 5);
+    }
+
+    #[test]
+    fn labelled_outcomes_are_also_counted_per_label_and_merged_by_name() {
+        let names = ["GET /a".to_string(), "POST /b".to_string()];
+        let mut a = Recorder::new(false).with_labels(&names);
+        let record = |r: &mut Recorder, o: Outcome, ms: u64| {
+            r.record(
+                &o,
+                Duration::from_millis(ms),
+                Duration::ZERO,
+                Duration::ZERO,
+            )
+        };
+        record(&mut a, Outcome::http(200, 0, 0).with_label(1), 1);
+        record(&mut a, Outcome::http(200, 0, 0).with_label(1), 3);
+        record(&mut a, Outcome::http(429, 0, 0).with_label(2), 20);
+        // Unlabelled (a failed connect) and out-of-range labels count only in the totals.
+        record(&mut a, Outcome::error(Class::Connect, "refused"), 1);
+        record(&mut a, Outcome::http(200, 0, 0).with_label(9), 1);
+        assert_eq!(a.requests(), 5);
+        let l = a.labels();
+        assert_eq!((l[0].name.as_str(), l[0].requests()), ("GET /a", 2));
+        assert!(l[0].response.equivalent(l[0].response.max(), 3000));
+        assert_eq!(l[1].status_counts(), vec![(429, 1)]);
+        assert_eq!(l[1].count(Class::Http4xx), 1);
+        // Merged into a recorder that knows other names: same names add up, new ones append.
+        let mut total = Recorder::new(false).with_labels(&["POST /b".to_string()]);
+        total.merge(&a);
+        total.merge(&a);
+        let t = total.labels();
+        assert_eq!(t.len(), 2);
+        assert_eq!((t[0].name.as_str(), t[0].requests()), ("POST /b", 2));
+        assert_eq!((t[1].name.as_str(), t[1].requests()), ("GET /a", 4));
+        assert_eq!(t[1].response.len(), 4);
     }
 
     proptest! {

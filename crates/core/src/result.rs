@@ -2,7 +2,7 @@
 //! and what reports read. Documented in `docs/result-schema.md` and validated against
 //! `docs/result.schema.json` in tests. Fields are only ever added, never renamed, within v1.
 
-use crate::recorder::{new_histogram, Recorder, SIGFIG};
+use crate::recorder::{new_histogram, LabelStats, Recorder, MAX_LABELS, SIGFIG};
 use crate::timeline::TimelinePoint;
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -134,6 +134,103 @@ pub struct ErrorSampleOut {
     pub count: u64,
 }
 
+/// The figures of one endpoint (one kind of operation) of a mix: the per-endpoint table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// `METHOD path` for HTTP (the path as written, placeholders included), or the name a
+    /// plan gave the request.
+    pub name: String,
+    pub requests: u64,
+    /// Share of this endpoint's operations of class `ok`, 0..1 (1 when none ran).
+    pub success_ratio: f64,
+    /// Status code → count, as in [`Measurement::status`].
+    pub status: BTreeMap<String, u64>,
+    /// Error class → count; only classes that occurred.
+    pub errors: BTreeMap<String, u64>,
+    pub latency_ms: LatencyMs,
+    /// The response-time histogram, encoded as [`Histograms::response`].
+    pub histogram: String,
+}
+
+impl Endpoint {
+    fn from_stats(l: &LabelStats) -> Endpoint {
+        let requests = l.requests();
+        Endpoint {
+            name: l.name.clone(),
+            requests,
+            success_ratio: ratio(l.count(crate::Class::Ok), requests),
+            status: l
+                .status_counts()
+                .into_iter()
+                .map(|(c, n)| (c.to_string(), n))
+                .collect(),
+            errors: l
+                .class_counts()
+                .into_iter()
+                .filter(|(c, _)| c.is_error())
+                .map(|(c, n)| (c.name().to_string(), n))
+                .collect(),
+            latency_ms: LatencyMs::from_histogram(&l.response),
+            histogram: encode_histogram(&l.response),
+        }
+    }
+}
+
+/// `ok` of `n` as a ratio, 1 when nothing ran.
+fn ratio(ok: u64, n: u64) -> f64 {
+    if n == 0 {
+        1.0
+    } else {
+        ok as f64 / n as f64
+    }
+}
+
+/// Adds `e` into `into` by name (exact: histograms decoded and added).
+fn merge_endpoint(into: &mut Vec<(Endpoint, Histogram<u64>)>, e: &Endpoint) {
+    let i = match into.iter().position(|(m, _)| m.name == e.name) {
+        Some(i) => i,
+        None if into.len() < MAX_LABELS => {
+            let mut empty = e.clone();
+            empty.requests = 0;
+            empty.success_ratio = 0.0;
+            empty.status.clear();
+            empty.errors.clear();
+            into.push((empty, new_histogram(SIGFIG)));
+            into.len() - 1
+        }
+        None => return,
+    };
+    let (m, h) = &mut into[i];
+    if let Ok(eh) = decode_histogram(&e.histogram) {
+        let _ = h.add(&eh);
+    }
+    // success_ratio is carried as a count of ok operations until the end.
+    m.success_ratio += e.success_ratio * e.requests as f64;
+    m.requests += e.requests;
+    for (k, v) in &e.status {
+        *m.status.entry(k.clone()).or_default() += v;
+    }
+    for (k, v) in &e.errors {
+        *m.errors.entry(k.clone()).or_default() += v;
+    }
+}
+
+fn finish_endpoints(merged: Vec<(Endpoint, Histogram<u64>)>) -> Vec<Endpoint> {
+    merged
+        .into_iter()
+        .map(|(mut m, h)| {
+            m.success_ratio = if m.requests == 0 {
+                1.0
+            } else {
+                (m.success_ratio / m.requests as f64).clamp(0.0, 1.0)
+            };
+            m.latency_ms = LatencyMs::from_histogram(&h);
+            m.histogram = encode_histogram(&h);
+            m
+        })
+        .collect()
+}
+
 /// The measured block: shared by a whole run and by each phase of a plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
@@ -161,6 +258,11 @@ pub struct Measurement {
     pub histogram: Histograms,
     pub timeline: Vec<TimelinePoint>,
     pub error_samples: Vec<ErrorSampleOut>,
+    /// Per endpoint, when the load was a mix of several (a targets file, a plan's `requests`);
+    /// absent otherwise. Operations that never reached an endpoint (a failed connect before
+    /// the request was chosen) count only in the totals above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<Endpoint>,
 }
 
 impl Measurement {
@@ -179,11 +281,7 @@ impl Measurement {
             requests,
             duration_s: secs,
             rps: per_s(requests),
-            success_ratio: if requests == 0 {
-                1.0
-            } else {
-                ok as f64 / requests as f64
-            },
+            success_ratio: ratio(ok, requests),
             status: rec
                 .status_counts()
                 .into_iter()
@@ -227,6 +325,7 @@ impl Measurement {
                     count: s.count,
                 })
                 .collect(),
+            endpoints: rec.labels().iter().map(Endpoint::from_stats).collect(),
         }
     }
 }
@@ -243,7 +342,11 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
     let (mut requests, mut ok, mut bytes_read, mut bytes_written, mut aborted) =
         (0u64, 0.0f64, 0, 0, 0);
     let mut duration_s = 0.0;
+    let mut endpoints = Vec::new();
     for m in parts {
+        for e in &m.endpoints {
+            merge_endpoint(&mut endpoints, e);
+        }
         if let Ok(h) = decode_histogram(&m.histogram.response) {
             let _ = response.add(&h);
         }
@@ -297,6 +400,7 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
         },
         timeline: Vec::new(),
         error_samples: samples,
+        endpoints: finish_endpoints(endpoints),
     }
 }
 
@@ -422,16 +526,25 @@ mod tests {
 
     #[test]
     fn merged_measurements_equal_one_recording() {
-        let mut a = Recorder::new(false);
-        let mut b = Recorder::new(false);
-        let mut both = Recorder::new(false);
+        let names = ["GET /a".to_string(), "GET /b".to_string()];
+        let mut a = Recorder::new(false).with_labels(&names);
+        // b names its endpoints in the other order: merging goes by name.
+        let mut b = Recorder::new(false).with_labels(&[names[1].clone(), names[0].clone()]);
+        let mut both = Recorder::new(false).with_labels(&names);
         for i in 0..200u64 {
             let (r, st) = if i % 3 == 0 {
                 (&mut a, 200)
             } else {
                 (&mut b, if i % 7 == 0 { 500 } else { 200 })
             };
-            let o = Outcome::http(st, 10, 5);
+            // Endpoint "GET /a" when i is even: label 1 in a and both, label 2 in b.
+            let label = |first_is_a: bool| match (i % 2 == 0, first_is_a) {
+                (true, true) | (false, false) => 1,
+                _ => 2,
+            };
+            let in_a = i % 3 == 0;
+            let o = Outcome::http(st, 10, 5).with_label(label(in_a));
+            let o_both = Outcome::http(st, 10, 5).with_label(label(true));
             r.record(
                 &o,
                 Duration::from_micros(100 + i * 37),
@@ -439,7 +552,7 @@ mod tests {
                 Duration::ZERO,
             );
             both.record(
-                &o,
+                &o_both,
                 Duration::from_micros(100 + i * 37),
                 Duration::ZERO,
                 Duration::ZERO,
@@ -455,6 +568,16 @@ mod tests {
         assert_eq!(m.latency_ms, want.latency_ms);
         assert_eq!(m.rps, want.rps);
         assert!((m.success_ratio - want.success_ratio).abs() < 1e-12);
+        assert_eq!(m.endpoints.len(), 2);
+        for (got, want) in m.endpoints.iter().zip(&want.endpoints) {
+            assert_eq!(got.name, want.name);
+            assert_eq!(got.requests, want.requests);
+            assert_eq!(got.status, want.status);
+            assert_eq!(got.errors, want.errors);
+            assert_eq!(got.latency_ms, want.latency_ms);
+            assert!((got.success_ratio - want.success_ratio).abs() < 1e-12);
+        }
+        assert_eq!(m.endpoints[0].requests, 100);
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub(crate) struct Shared<D: Driver> {
     /// Idle sessions, reused by the next phase (connections stay warm after a warm-up).
     pub(crate) pool: RefCell<Vec<D::Session>>,
     pub(crate) timer: PreciseTimer,
+    /// The driver's [`Driver::labels`]: recorders keep figures per label when not empty.
+    labels: Vec<String>,
 }
 
 impl<D: Driver> Shared<D> {
@@ -72,13 +74,22 @@ impl<D: Driver> Shared<D> {
     /// Executes op `n` within the timeout.
     pub(crate) async fn execute(&self, session: &mut D::Session, n: u64) -> Outcome {
         use perfbase_core::Session as _;
-        match tokio::time::timeout(self.setup.timeout, session.execute(n)).await {
+        let outcome = match tokio::time::timeout(self.setup.timeout, session.execute(n)).await {
             Ok(o) => o,
             Err(_) => Outcome::error(
                 perfbase_core::Class::Timeout,
                 format!("no complete response within {:?}", self.setup.timeout),
             ),
+        };
+        if self.labels.is_empty() {
+            outcome
+        } else {
+            outcome.with_label(self.setup.driver.label(n))
         }
+    }
+
+    fn recorder(&self, open_model: bool) -> Recorder {
+        Recorder::new(open_model).with_labels(&self.labels)
     }
 }
 
@@ -215,10 +226,12 @@ pub(crate) fn main<D: Driver>(
         Ok(t) => t,
         Err(e) => return fail(e),
     };
+    let labels = setup.driver.labels();
     let shared = Rc::new(Shared {
         setup,
         pool: RefCell::new(Vec::new()),
         timer,
+        labels,
     });
     while let Ok(cmd) = commands.recv() {
         let report = local.block_on(&rt, run_phase(shared.clone(), cmd));
@@ -244,7 +257,7 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
     let open_model = matches!(spec.load, Load::Open { .. });
     if id >= active {
         return WorkerReport {
-            recorder: Recorder::new(open_model),
+            recorder: sh.recorder(open_model),
             end: start,
             last_dispatch: None,
         };
@@ -259,7 +272,7 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
         first: id as u64,
         stride: active as u64,
         next: Cell::new(0),
-        rec: RefCell::new(Recorder::new(open_model)),
+        rec: RefCell::new(sh.recorder(open_model)),
         in_flight: Cell::new(0),
         end: Cell::new(start),
         next_publish: Cell::new(Duration::from_secs(1)),

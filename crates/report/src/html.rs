@@ -48,7 +48,7 @@ use perfbase_analysis::stats::Summary;
 use perfbase_analysis::study::{ScenarioStudy, Study};
 use perfbase_analysis::sweep::Offered;
 use perfbase_analysis::threshold::{parse_threshold, Metric};
-use perfbase_core::result::{decode_histogram, LatencyMs, Measurement, Model, RunResult};
+use perfbase_core::result::{decode_histogram, Endpoint, LatencyMs, Measurement, Model, RunResult};
 use perfbase_core::timeline::TimelinePoint;
 use perfbase_monitor::MonitorReport;
 use serde_json::Value;
@@ -288,7 +288,8 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
     let mut boxplots_shown = Vec::new();
     if let Some(Ok(st)) = &study {
         for s in &st.scenarios {
-            scenario_section(out, st, s, &boxplots, h_sec, h_sub);
+            let endpoints = crate::scenario_endpoints(r, &s.name);
+            scenario_section(out, st, s, &boxplots, &endpoints, h_sec, h_sub);
             boxplots_shown.push(s.name.clone());
         }
         if !st.checks.is_empty() {
@@ -467,6 +468,9 @@ fn summary(out: &mut String, m: &Measurement) {
         latency_row(out, "service time", s);
     }
     out.push_str("</table>\n");
+    if !m.endpoints.is_empty() {
+        endpoints_table(out, false, &[(String::new(), &m.endpoints[..])]);
+    }
     if let Some(o) = &m.open_model {
         let _ = writeln!(
             out,
@@ -512,6 +516,40 @@ fn summary(out: &mut String, m: &Measurement) {
     }
 }
 
+/// The per-endpoint table of a mix: one row per endpoint (per step with `step_col`).
+fn endpoints_table(out: &mut String, step_col: bool, rows: &[(String, &[Endpoint])]) {
+    let _ = writeln!(
+        out,
+        "<table class=\"endpoints\">\n<tr>{}<th class=\"l\">endpoint</th><th>requests</th><th>success</th>\
+         <th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th><th class=\"l\">status codes</th></tr>",
+        if step_col { "<th class=\"l\">step</th>" } else { "" }
+    );
+    for (step, endpoints) in rows {
+        for e in endpoints.iter() {
+            let _ = writeln!(
+                out,
+                "<tr>{}<td class=\"l\"><code>{}</code></td><td>{}</td><td{}>{:.2} %</td><td>{}</td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+                if step_col {
+                    format!("<td class=\"l\">{}</td>", escape(step))
+                } else {
+                    String::new()
+                },
+                escape(&e.name),
+                thousands(e.requests),
+                success_class(e.success_ratio),
+                e.success_ratio * 100.0,
+                ms(e.latency_ms.p50),
+                ms(e.latency_ms.p95),
+                ms(e.latency_ms.p99),
+                ms(e.latency_ms.max),
+                escape(&status_counts(&e.status))
+            );
+        }
+    }
+    out.push_str("</table>\n");
+}
+
 fn latency_row(out: &mut String, name: &str, l: &LatencyMs) {
     let _ = writeln!(
         out,
@@ -539,6 +577,7 @@ fn scenario_section(
     study: &Study,
     s: &ScenarioStudy,
     boxplots: &[(String, BoxPlot)],
+    endpoints: &[(u32, Vec<Endpoint>)],
     h_sec: &str,
     h_sub: &str,
 ) {
@@ -574,6 +613,19 @@ fn scenario_section(
     }
     if !s.steps.is_empty() {
         sweep_table(out, s);
+    }
+    if !endpoints.is_empty() {
+        let rows: Vec<(String, &[Endpoint])> = endpoints
+            .iter()
+            .map(|(step, e)| {
+                let name = s
+                    .steps
+                    .get(*step as usize)
+                    .map_or_else(|| step.to_string(), |row| row.name.clone());
+                (name, &e[..])
+            })
+            .collect();
+        endpoints_table(out, true, &rows);
     }
     let list = findings(s, study);
     if !list.is_empty() {

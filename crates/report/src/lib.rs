@@ -32,6 +32,50 @@ pub fn thousands_f(v: f64) -> String {
     format!("{}.{}", thousands(tenths / 10), tenths % 10)
 }
 
+/// Status counts as `200: 9,000, 429: 10` (`none` for operations without a status).
+pub fn status_text(status: &std::collections::BTreeMap<String, u64>) -> String {
+    if status.is_empty() {
+        return "-".into();
+    }
+    status
+        .iter()
+        .map(|(k, v)| {
+            let k = if k == "0" { "none" } else { k };
+            format!("{k}: {}", thousands(*v))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The figures of each endpoint of a plan scenario, per step, repetitions merged: (step
+/// index, endpoints). Empty when the scenario's load was not a mix.
+pub fn scenario_endpoints(
+    r: &perfbase_core::result::RunResult,
+    scenario: &str,
+) -> Vec<(u32, Vec<perfbase_core::result::Endpoint>)> {
+    let mut steps: std::collections::BTreeMap<u32, Vec<&perfbase_core::result::Measurement>> =
+        Default::default();
+    for p in &r.phases {
+        if p.scenario.as_deref() == Some(scenario) && !p.measurement.endpoints.is_empty() {
+            steps
+                .entry(p.step.unwrap_or(0))
+                .or_default()
+                .push(&p.measurement);
+        }
+    }
+    steps
+        .into_iter()
+        .map(|(step, parts)| {
+            let endpoints = if parts.len() == 1 {
+                parts[0].endpoints.clone()
+            } else {
+                perfbase_core::result::merge_measurements(&parts).endpoints
+            };
+            (step, endpoints)
+        })
+        .collect()
+}
+
 /// Bytes in binary units: `12.3 MiB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

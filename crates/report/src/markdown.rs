@@ -3,10 +3,10 @@
 //! and the test environment captured at run time.
 
 use crate::study_text::{counts, findings, ms, offered};
-use crate::{bytes, thousands, thousands_f};
+use crate::{bytes, status_text, thousands, thousands_f};
 use perfbase_analysis::stats::Summary;
 use perfbase_analysis::study::Study;
-use perfbase_core::result::RunResult;
+use perfbase_core::result::{Endpoint, RunResult};
 use std::fmt::Write;
 
 fn verdict(passed: bool) -> &'static str {
@@ -15,6 +15,45 @@ fn verdict(passed: bool) -> &'static str {
     } else {
         "**FAIL**"
     }
+}
+
+/// The per-endpoint table: each row's first cell (a step name, or nothing), then the endpoint,
+/// its requests and share of them, success, percentiles and status counts.
+fn endpoints_table(out: &mut String, step_col: bool, rows: &[(String, &[Endpoint])]) {
+    let _ = writeln!(
+        out,
+        "|{} endpoint | requests | share | success | p50 ms | p95 ms | p99 ms | max ms | status |\n|{}---|---|---|---|---|---|---|---|---|",
+        if step_col { " step |" } else { "" },
+        if step_col { "---|" } else { "" }
+    );
+    for (step, endpoints) in rows {
+        let total: u64 = endpoints.iter().map(|e| e.requests).sum();
+        for e in endpoints.iter() {
+            let _ = writeln!(
+                out,
+                "|{} `{}` | {} | {:.1} % | {:.2} % | {} | {} | {} | {} | {} |",
+                if step_col {
+                    format!(" {step} |")
+                } else {
+                    String::new()
+                },
+                e.name.replace('|', "\\|").replace('`', "'"),
+                thousands(e.requests),
+                if total > 0 {
+                    e.requests as f64 * 100.0 / total as f64
+                } else {
+                    0.0
+                },
+                e.success_ratio * 100.0,
+                ms(e.latency_ms.p50),
+                ms(e.latency_ms.p95),
+                ms(e.latency_ms.p99),
+                ms(e.latency_ms.max),
+                status_text(&e.status)
+            );
+        }
+    }
+    let _ = writeln!(out);
 }
 
 fn summary_row(out: &mut String, step: &str, name: &str, s: &Summary, fmt: &dyn Fn(f64) -> String) {
@@ -153,6 +192,10 @@ pub fn render_run(r: &RunResult) -> String {
             thousands(o.unsent)
         );
     }
+    if !m.endpoints.is_empty() {
+        let _ = writeln!(out, "\n## Per endpoint\n");
+        endpoints_table(&mut out, false, &[(String::new(), &m.endpoints[..])]);
+    }
     if !m.error_samples.is_empty() {
         let _ = writeln!(
             out,
@@ -280,6 +323,21 @@ pub fn render(r: &RunResult, study: &Study) -> String {
             }
         }
         let _ = writeln!(out);
+        let per_step = crate::scenario_endpoints(r, &s.name);
+        if !per_step.is_empty() {
+            let _ = writeln!(out, "### Per endpoint\n");
+            let rows: Vec<(String, &[Endpoint])> = per_step
+                .iter()
+                .map(|(step, e)| {
+                    let name = s
+                        .steps
+                        .get(*step as usize)
+                        .map_or_else(|| step.to_string(), |row| row.name.clone());
+                    (name, &e[..])
+                })
+                .collect();
+            endpoints_table(&mut out, true, &rows);
+        }
         if !s.repetition_stats.is_empty() {
             let _ = writeln!(
                 out,

@@ -1,8 +1,8 @@
 //! The terminal summary, laid out so a wrk user finds requests, rate, transfer, status codes,
 //! errors and latency percentiles where they expect them.
 
-use crate::{bytes, thousands, thousands_f};
-use perfbase_core::result::{LatencyMs, Model, RunResult};
+use crate::{bytes, status_text, thousands, thousands_f};
+use perfbase_core::result::{Endpoint, LatencyMs, Model, RunResult};
 use std::fmt::Write;
 
 fn ms(v: f64) -> String {
@@ -35,6 +35,45 @@ fn latency_block(out: &mut String, title: &str, l: &LatencyMs) {
         ms(l.p99),
         ms(l.p999)
     );
+}
+
+/// One line per endpoint of a mix: requests, success, percentiles and status counts.
+fn endpoints_block(out: &mut String, endpoints: &[Endpoint]) {
+    if endpoints.is_empty() {
+        return;
+    }
+    let width = endpoints
+        .iter()
+        .map(|e| e.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(8, 40);
+    let _ = writeln!(
+        out,
+        "  {:<13} {:<width$} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8}  status",
+        "Endpoints", "", "requests", "success", "p50 ms", "p95 ms", "p99 ms", "max ms"
+    );
+    for e in endpoints {
+        let name: String = if e.name.chars().count() > width {
+            let mut cut: String = e.name.chars().take(width - 1).collect();
+            cut.push('…');
+            cut
+        } else {
+            e.name.clone()
+        };
+        let _ = writeln!(
+            out,
+            "  {:<13} {name:<width$} {:>10} {:>7.2}% {:>8} {:>8} {:>8} {:>8}  {}",
+            "",
+            thousands(e.requests),
+            e.success_ratio * 100.0,
+            ms(e.latency_ms.p50),
+            ms(e.latency_ms.p95),
+            ms(e.latency_ms.p99),
+            ms(e.latency_ms.max),
+            status_text(&e.status)
+        );
+    }
 }
 
 /// Renders the summary of a run.
@@ -97,27 +136,7 @@ pub fn render(r: &RunResult) -> String {
         bytes(m.bytes_written)
     );
     let _ = writeln!(out, "  {:<13} {:.2} %", "Success", m.success_ratio * 100.0);
-    let status: Vec<String> = m
-        .status
-        .iter()
-        .map(|(k, v)| {
-            if k == "0" {
-                format!("none: {}", thousands(*v))
-            } else {
-                format!("{k}: {}", thousands(*v))
-            }
-        })
-        .collect();
-    let _ = writeln!(
-        out,
-        "  {:<13} {}",
-        "Status",
-        if status.is_empty() {
-            "-".into()
-        } else {
-            status.join(", ")
-        }
-    );
+    let _ = writeln!(out, "  {:<13} {}", "Status", status_text(&m.status));
     let errors: Vec<String> = m
         .errors
         .iter()
@@ -153,6 +172,7 @@ pub fn render(r: &RunResult) -> String {
     if let Some(s) = &m.service_time_ms {
         latency_block(&mut out, "Service ms", s);
     }
+    endpoints_block(&mut out, &m.endpoints);
     if m.aborted_in_flight > 0 {
         let _ = writeln!(
             out,

@@ -16,6 +16,7 @@ pub use request::{BodySpec, HttpOptions, RequestSpec, Target};
 pub use targets::{parse_targets, TargetsError};
 
 use crate::workload::{Corpus, Mix};
+use perfbase_core::recorder::MAX_LABELS;
 use perfbase_core::{Class, Driver, Outcome, Session};
 use request::{Prepared, Templated};
 use response::{read_response, ReadError};
@@ -72,9 +73,64 @@ enum Source {
     Templated(Templated),
 }
 
+impl Source {
+    /// Which request (target, mix item) op `op` sends.
+    fn index(&self, op: u64) -> usize {
+        match self {
+            Source::Fixed { mix: Some(m), .. } => m.choose(op),
+            Source::Fixed {
+                requests,
+                mix: None,
+            } => (op % requests.len() as u64) as usize,
+            Source::Templated(t) => t.mix.choose(op),
+        }
+    }
+}
+
+/// Requests grouped into endpoints by name, for per-endpoint figures.
+struct Endpoints {
+    /// Distinct names in order of first appearance; empty when there is only one.
+    names: Vec<String>,
+    /// Per request index, its endpoint's label (1-based index into `names`).
+    of_request: Box<[u16]>,
+}
+
+impl Endpoints {
+    /// Groups requests by name. Past [`MAX_LABELS`] - 1 distinct names the rest share one
+    /// label, `other`.
+    fn group(names: impl IntoIterator<Item = String>) -> Endpoints {
+        let mut distinct: Vec<String> = Vec::new();
+        let mut of_request = Vec::new();
+        for name in names {
+            let label = match distinct.iter().position(|d| *d == name) {
+                Some(i) => i,
+                None if distinct.len() < MAX_LABELS - 1 => {
+                    distinct.push(name);
+                    distinct.len() - 1
+                }
+                None => {
+                    if distinct.len() < MAX_LABELS {
+                        distinct.push("other".into());
+                    }
+                    MAX_LABELS - 1
+                }
+            };
+            of_request.push(label as u16 + 1);
+        }
+        if distinct.len() < 2 {
+            distinct.clear();
+        }
+        Endpoints {
+            names: distinct,
+            of_request: of_request.into_boxed_slice(),
+        }
+    }
+}
+
 struct Shared {
     addr: SocketAddr,
     source: Source,
+    endpoints: Endpoints,
     keepalive: bool,
     max_head: usize,
 }
@@ -107,6 +163,7 @@ impl HttpDriver {
                 requests,
                 mix: None,
             },
+            Endpoints::group(targets.iter().map(Target::label)),
             options,
         ))
     }
@@ -138,14 +195,21 @@ impl HttpDriver {
         } else {
             Source::Templated(templated)
         };
-        Ok(HttpDriver::with_source(addr, source, options))
+        let endpoints = Endpoints::group(specs.iter().map(RequestSpec::label));
+        Ok(HttpDriver::with_source(addr, source, endpoints, options))
     }
 
-    fn with_source(addr: SocketAddr, source: Source, options: &HttpOptions) -> HttpDriver {
+    fn with_source(
+        addr: SocketAddr,
+        source: Source,
+        endpoints: Endpoints,
+        options: &HttpOptions,
+    ) -> HttpDriver {
         HttpDriver {
             shared: Arc::new(Shared {
                 addr,
                 source,
+                endpoints,
                 keepalive: options.keepalive,
                 max_head: options.max_head_bytes,
             }),
@@ -175,6 +239,15 @@ impl Driver for HttpDriver {
             s.stream = Some(connect(self.shared.addr).await?);
         }
         Ok(s)
+    }
+
+    fn labels(&self) -> Vec<String> {
+        self.shared.endpoints.names.clone()
+    }
+
+    fn label(&self, op: u64) -> u16 {
+        let e = &self.shared.endpoints;
+        e.of_request[self.shared.source.index(op)]
     }
 }
 
@@ -307,12 +380,8 @@ impl Session for HttpSession {
     async fn execute(&mut self, op: u64) -> Outcome {
         let shared = self.shared.clone();
         match &shared.source {
-            Source::Fixed { requests, mix } => {
-                let i = match mix {
-                    Some(m) => m.choose(op),
-                    None => (op % requests.len() as u64) as usize,
-                };
-                let p = &requests[i];
+            Source::Fixed { requests, .. } => {
+                let p = &requests[shared.source.index(op)];
                 let req = Req {
                     bytes: &p.bytes,
                     head: p.head,
@@ -334,5 +403,28 @@ impl Session for HttpSession {
                 out
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod endpoint_tests {
+    use super::*;
+
+    #[test]
+    fn requests_group_by_name_and_the_tail_past_the_cap_is_other() {
+        let e = Endpoints::group(["GET /a", "GET /b", "GET /a"].map(String::from));
+        assert_eq!(e.names, ["GET /a", "GET /b"]);
+        assert_eq!(&*e.of_request, &[1, 2, 1]);
+        // One name: no per-endpoint figures.
+        assert!(Endpoints::group(["GET /a", "GET /a"].map(String::from))
+            .names
+            .is_empty());
+        let many = Endpoints::group((0..100).map(|i| format!("GET /{i}")));
+        assert_eq!(many.names.len(), MAX_LABELS);
+        assert_eq!(many.names[MAX_LABELS - 1], "other");
+        assert_eq!(many.of_request[MAX_LABELS - 2], (MAX_LABELS - 1) as u16);
+        assert!(many.of_request[MAX_LABELS - 1..]
+            .iter()
+            .all(|&l| l == MAX_LABELS as u16));
     }
 }

@@ -35,6 +35,29 @@ pub struct RequestSpec {
     pub headers: Vec<(String, String)>,
     pub body: Option<BodySpec>,
     pub weight: u64,
+    /// The name in per-endpoint figures; `METHOD path` when absent.
+    pub name: Option<String>,
+}
+
+impl RequestSpec {
+    /// The name in per-endpoint figures.
+    pub fn label(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| format!("{} {}", self.method, self.path))
+    }
+}
+
+impl Target {
+    /// The name in per-endpoint figures: `METHOD path?query`.
+    pub fn label(&self) -> String {
+        let mut name = format!("{} {}", self.method, self.url.path());
+        if let Some(q) = self.url.query() {
+            name.push('?');
+            name.push_str(q);
+        }
+        name
+    }
 }
 
 /// Settings shared by all targets.
@@ -402,6 +425,7 @@ mod template_tests {
             headers: vec![("X-Key".into(), "{{k}}".into())],
             body: Some(BodySpec::Text("{\"key\":\"{{k}}\"}".into())),
             weight: 1,
+            name: None,
         };
         let t = Templated::build(
             &[spec],
