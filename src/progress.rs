@@ -1,5 +1,5 @@
-//! The live progress line on a terminal: elapsed, requests/s, errors and the last second's
-//! p99, rewritten in place about once a second.
+//! The live progress line on a terminal: elapsed, requests/s, errors and the phase's p99 so
+//! far, rewritten in place about once a second.
 
 use perfbase_engine::{Observer, PhaseOutcome, PhaseSpec};
 use std::io::Write;

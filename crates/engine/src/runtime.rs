@@ -114,7 +114,8 @@ pub(crate) struct WorkerProgress {
 pub struct ProgressSnapshot {
     pub completed: u64,
     pub errors: u64,
-    /// The highest per-worker p99 of the last complete second.
+    /// The phase's p99 so far: the highest of the workers' p99s (each over all its
+    /// operations of the phase until its last publication, about once a second).
     pub p99_ms: f64,
 }
 

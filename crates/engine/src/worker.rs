@@ -173,10 +173,10 @@ impl PhaseCtx {
             let p = sh.setup.progress.worker(sh.setup.id);
             p.completed.store(rec.requests(), Ordering::Relaxed);
             p.errors.store(rec.errors(), Ordering::Relaxed);
-            if let Some(last) = rec.timeline.last() {
-                p.p99_us
-                    .store((last.p99_ms * 1000.0) as u64, Ordering::Relaxed);
-            }
+            // p99 of everything so far in this phase (one pass over the histogram's buckets,
+            // once a second).
+            p.p99_us
+                .store(rec.response.value_at_quantile(0.99), Ordering::Relaxed);
         }
     }
 
