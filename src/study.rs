@@ -324,8 +324,10 @@ fn analyse(
 /// Checks that a workload's driver can be built (before any load is sent).
 fn check_driver(plan: &Plan, workload: &str) -> Result<(), AppError> {
     let w = &plan.workloads[workload];
-    if w.sql.is_some() {
-        return Ok(()); // database sessions connect in the engine; failures are counted there
+    if w.sql.is_some() || w.redis.is_some() {
+        // Database and cache sessions connect in the engine; failures are counted there (the
+        // plan checked their URLs).
+        return Ok(());
     }
     HttpDriver::from_specs(&w.specs, w.corpora.clone(), &w.options)
         .map(|_| ())
@@ -343,6 +345,23 @@ fn run_engine(
 ) -> Result<Vec<PhaseOutcome>, AppError> {
     let w = &plan.workloads[workload];
     let bad = |e: String| bad_input(format!("{}: workload '{workload}': {e}", plan.file));
+    if let Some(r) = &w.redis {
+        use perfbase_drivers::redis::{prefill, RedisDriver};
+        if r.prefill {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| bad(format!("cannot start a runtime: {e}")))?;
+            tokio::task::LocalSet::new()
+                .block_on(&rt, prefill(&r.url, &r.options))
+                .map_err(|e| bad(format!("prefill: {e}")))?;
+        }
+        let d =
+            RedisDriver::new(&r.url, r.op, r.options.clone()).map_err(|e| bad(e.to_string()))?;
+        return perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+            .context("the load engine could not start")
+            .map_err(AppError::from);
+    }
     let outcomes = match &w.sql {
         None => {
             let d = HttpDriver::from_specs(&w.specs, w.corpora.clone(), &w.options)

@@ -130,8 +130,17 @@ pub(crate) struct WorkloadDef {
     pub builtin: Option<S<String>>,
     /// TPC-B scale of the tables (as pgbench -s), default 1.
     pub scale: Option<S<i64>>,
-    /// PostgreSQL pipelining depth, default 1.
+    /// PostgreSQL pipelining depth, default 1; Redis: commands sent together.
     pub pipeline: Option<S<i64>>,
+    /// Redis targets: the command (ping, set, get, get-miss, del, incr, lpush, rpush, lpop,
+    /// rpop, sadd, zadd, hset)…
+    pub command: Option<S<String>>,
+    /// …over this many keys (default 100000)…
+    pub keyspace: Option<S<i64>>,
+    /// …with values of this many bytes (default 3)…
+    pub value_size: Option<S<i64>>,
+    /// …after setting every key once (so GETs hit).
+    pub prefill: Option<S<bool>>,
 }
 
 impl WorkloadDef {

@@ -74,6 +74,19 @@ pub struct Workload {
     pub shown_headers: Vec<String>,
     /// For database targets: the dialect, URL and statement (then `specs` is empty).
     pub sql: Option<SqlTarget>,
+    /// For Redis targets: the URL and command (then `specs` is empty).
+    pub redis: Option<RedisTarget>,
+}
+
+/// A workload against Redis (standalone or cluster).
+#[derive(Debug, Clone)]
+pub struct RedisTarget {
+    /// With the password from the environment; never shown (see `Workload::label`).
+    pub url: String,
+    pub op: perfbase_drivers::redis::RedisOp,
+    pub options: perfbase_drivers::redis::RedisOptions,
+    /// SET every key of the keyspace once before the scenario.
+    pub prefill: bool,
 }
 
 /// A workload against a database.
@@ -322,9 +335,27 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         corpora.push(Arc::new(corpus(&cx, name, def)?));
     }
     let mut targets = BTreeMap::new();
+    let mut redis_targets = BTreeMap::new();
     for (name, t) in &raw.targets {
         let field = format!("targets.{name}.url");
         let url_text = cx.env(&t.url, &field)?;
+        if url_text.starts_with("redis://") || url_text.starts_with("redis+cluster://") {
+            // A cluster URL lists several host:port pairs, which is no URL to the url crate:
+            // the Redis driver checks these.
+            let probe = perfbase_drivers::redis::RedisOptions {
+                keyspace: 1,
+                value_size: 1,
+                pipeline: 1,
+            };
+            perfbase_drivers::redis::RedisDriver::new(
+                &url_text,
+                perfbase_drivers::redis::RedisOp::Ping,
+                probe,
+            )
+            .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+            redis_targets.insert(name.clone(), (t, url_text));
+            continue;
+        }
         let url = Url::parse(&url_text).map_err(|e| {
             cx.err(
                 &t.url,
@@ -348,7 +379,10 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 return Err(cx.err(
                     &t.url,
                     &field,
-                    format!("unsupported scheme '{s}'; use http://, postgres:// or mysql://"),
+                    format!(
+                        "unsupported scheme '{s}'; use http://, postgres://, mysql://, redis:// \
+                         or redis+cluster://"
+                    ),
                 ))
             }
         }
@@ -357,8 +391,40 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
     let mut workloads = BTreeMap::new();
     for (name, w) in &raw.workloads {
         let field = format!("workloads.{name}");
+        if let Some((_, url)) = redis_targets.get(w.target.get_ref()) {
+            let redis = redis_workload(&cx, &field, w, url)?;
+            workloads.insert(
+                name.clone(),
+                Workload {
+                    name: name.clone(),
+                    label: format!("{} ({})", perfbase_core::redact::url(url), redis.op.name()),
+                    specs: Vec::new(),
+                    corpora: corpora.clone(),
+                    options: HttpOptions::default(),
+                    shown_headers: Vec::new(),
+                    sql: None,
+                    redis: Some(redis),
+                },
+            );
+            continue;
+        }
+        let redis_only = "needs a redis:// or redis+cluster:// target";
+        if let Some(c) = &w.command {
+            return Err(cx.err(c, format!("{field}.command"), redis_only));
+        }
+        if let Some(k) = &w.keyspace {
+            return Err(cx.err(k, format!("{field}.keyspace"), redis_only));
+        }
+        if let Some(v) = &w.value_size {
+            return Err(cx.err(v, format!("{field}.value_size"), redis_only));
+        }
+        if let Some(p) = &w.prefill {
+            return Err(cx.err(p, format!("{field}.prefill"), redis_only));
+        }
         let (tdef, url) = targets.get(w.target.get_ref()).ok_or_else(|| {
-            let known: Vec<&str> = targets.keys().map(|s| s.as_str()).collect();
+            let mut known: Vec<&str> = targets.keys().map(|s| s.as_str()).collect();
+            known.extend(redis_targets.keys().map(|s| s.as_str()));
+            known.sort();
             cx.err(
                 &w.target,
                 format!("{field}.target"),
@@ -394,6 +460,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                     corpora: corpora.clone(),
                     options: HttpOptions::default(),
                     shown_headers: Vec::new(),
+                    redis: None,
                     sql: Some(SqlTarget {
                         dialect,
                         url: url.to_string(),
@@ -555,6 +622,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 },
                 shown_headers,
                 sql: None,
+                redis: None,
             },
         );
     }
@@ -690,6 +758,74 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
 }
 
 /// The SQL of a database workload: a statement with parameter templates, or a built-in.
+/// The Redis command of a workload on a redis:// target, with its keyspace, value size,
+/// pipeline and prefill.
+fn redis_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    url: &str,
+) -> Result<RedisTarget, PlanError> {
+    use perfbase_drivers::redis::{RedisOp, RedisOptions};
+    let names = || {
+        RedisOp::ALL
+            .iter()
+            .map(|o| o.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let op = match &w.command {
+        Some(c) => RedisOp::from_name(c.get_ref()).ok_or_else(|| {
+            cx.err(
+                c,
+                format!("{field}.command"),
+                format!(
+                    "unknown Redis command '{}'; use one of {}",
+                    c.get_ref(),
+                    names()
+                ),
+            )
+        })?,
+        None => {
+            return Err(cx.err(
+                &w.target,
+                format!("{field}.command"),
+                format!("a Redis workload needs `command`: one of {}", names()),
+            ))
+        }
+    };
+    let http_or_sql = [
+        (w.path.is_some(), "path"),
+        (w.method.is_some(), "method"),
+        (w.body.is_some() || w.body_file.is_some(), "body"),
+        (w.mix.is_some(), "mix"),
+        (!w.headers.is_empty(), "headers"),
+        (w.sql.is_some(), "sql"),
+        (w.builtin.is_some(), "builtin"),
+    ];
+    if let Some((_, f)) = http_or_sql.iter().find(|(set, _)| *set) {
+        return Err(cx.err(
+            &w.target,
+            format!("{field}.{f}"),
+            "a Redis workload takes command, keyspace, value_size, pipeline and prefill only",
+        ));
+    }
+    let int = |v: &Option<S<i64>>, f: &str, default: u64| match v {
+        Some(v) => cx.positive(v, &format!("{field}.{f}")),
+        None => Ok(default),
+    };
+    Ok(RedisTarget {
+        url: url.to_string(),
+        op,
+        options: RedisOptions {
+            keyspace: int(&w.keyspace, "keyspace", 100_000)?,
+            value_size: int(&w.value_size, "value_size", 3)? as usize,
+            pipeline: int(&w.pipeline, "pipeline", 1)? as usize,
+        },
+        prefill: w.prefill.as_ref().is_some_and(|p| *p.get_ref()),
+    })
+}
+
 fn sql_workload(
     cx: &Ctx<'_>,
     field: &str,

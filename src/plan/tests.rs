@@ -207,3 +207,55 @@ rate = 1
         .to_string()
         .contains("corpora.blob.generate: give either pattern"));
 }
+
+#[test]
+fn redis_targets_take_a_command_and_nothing_else() {
+    let ok = plan(
+        r#"
+[targets.c]
+url = "redis+cluster://127.0.0.1:7001,127.0.0.1:7002"
+[workloads.w]
+target = "c"
+command = "HSET"
+keyspace = 10
+pipeline = 8
+prefill = true
+[[scenarios]]
+name = "s"
+workload = "w"
+concurrency = [1, 2]
+"#,
+    )
+    .unwrap();
+    let r = ok.workloads["w"].redis.as_ref().unwrap();
+    assert_eq!(r.op.name(), "hset");
+    assert_eq!((r.options.keyspace, r.options.pipeline), (10, 8));
+    assert!(r.prefill);
+    let err = |text: &str| plan(text).unwrap_err().to_string();
+    let target = "[targets.c]\nurl = \"redis://127.0.0.1:6379\"\n";
+    let scenario = "[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 1\n";
+    assert_eq!(
+        err(&format!(
+            "{target}[workloads.w]\ntarget = \"c\"\n{scenario}"
+        )),
+        "p.toml:4: workloads.w.command: a Redis workload needs `command`: one of ping, set, \
+         get, get-miss, del, incr, lpush, rpush, lpop, rpop, sadd, zadd, hset"
+    );
+    assert!(err(&format!(
+        "{target}[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\npath = \"/\"\n{scenario}"
+    ))
+    .contains("workloads.w.path: a Redis workload takes command"));
+    assert!(err(&format!(
+        "{target}[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\npipeline = 0\n{scenario}"
+    ))
+    .starts_with("p.toml:6: workloads.w.pipeline: must be at least 1"));
+    // Redis fields on an HTTP target, and a Redis URL the driver cannot use.
+    assert!(err(&format!(
+        "[targets.c]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\n{scenario}"
+    ))
+    .starts_with("p.toml:5: workloads.w.command: needs a redis://"));
+    assert!(err(&format!(
+        "[targets.c]\nurl = \"redis://127.0.0.1:notaport\"\n[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\n{scenario}"
+    ))
+    .starts_with("p.toml:2: targets.c.url: "));
+}

@@ -339,3 +339,118 @@ fn rabbitmq_stopped_mid_run_is_counted_and_the_result_is_complete() {
     );
     validate(&v);
 }
+
+#[test]
+fn a_plan_sweeps_redis_and_the_cluster_with_the_password_from_the_environment() {
+    let (Some(url), Some(cluster)) = (
+        service("PERFBASE_REDIS_URL"),
+        service("PERFBASE_REDIS_CLUSTER_URL"),
+    ) else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    // The plan names the password only as ${…}; it comes from the environment.
+    let password = "perfbase";
+    assert!(url.contains(&format!(":{password}@")), "{url}");
+    let templated = url.replace(&format!(":{password}@"), ":${PB_REDIS_PASSWORD}@");
+    let plan = format!(
+        r#"
+[targets.cache]
+url = "{templated}"
+[targets.cluster]
+url = "{cluster}"
+[workloads.get]
+target = "cache"
+command = "get"
+keyspace = 500
+prefill = true
+[workloads.set16]
+target = "cluster"
+command = "set"
+value_size = 64
+pipeline = 16
+[[scenarios]]
+name = "get ladder"
+workload = "get"
+rate = [200, 400]
+duration = "1s"
+[[scenarios]]
+name = "cluster set"
+workload = "set16"
+concurrency = 3
+requests = 90
+"#
+    );
+    let file = dir.path().join("redis.toml");
+    std::fs::write(&file, plan).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("-q")
+        .env("PB_REDIS_PASSWORD", password)
+        .env("PERFBASE_STORE", dir.path().join("results.db"))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let result = std::fs::read_to_string(out_dir.join("result.json")).unwrap();
+    let v: Value = serde_json::from_str(&result).unwrap();
+    validate(&v);
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 3, "{text}");
+    // The open-model steps send their rate; prefilled GETs all hit.
+    for (p, rate) in phases[..2].iter().zip([200u64, 400]) {
+        let n = p["requests"].as_u64().unwrap();
+        assert!(n.abs_diff(rate) <= rate / 50, "{rate}/s for 1 s: {n}");
+        assert_eq!(p["success_ratio"], 1.0, "{}", p["error_samples"]);
+    }
+    // 90 pipelined batches of 16 SETs over the cluster: every command counted.
+    assert_eq!(phases[2]["requests"], 90 * 16);
+    assert_eq!(
+        phases[2]["success_ratio"], 1.0,
+        "{}",
+        phases[2]["error_samples"]
+    );
+    let s = &v["study"]["scenarios"][0];
+    assert_eq!(s["kind"], "rate ladder");
+    assert_eq!(s["steps"].as_array().unwrap().len(), 2);
+    // The password is in no output.
+    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    for (what, t) in [("output", &text), ("result", &result), ("report", &report)] {
+        assert!(!t.contains(":perfbase@"), "{what} leaks the password");
+    }
+}
+
+#[test]
+fn a_redis_plan_with_a_wrong_field_is_a_line_numbered_error() {
+    let dir = tmp();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        "[targets.cache]\nurl = \"redis://127.0.0.1:1\"\n[workloads.w]\ntarget = \"cache\"\ncommand = \"gett\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 10\n",
+    )
+    .unwrap();
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["run", "--dry-run"])
+        .arg(&file)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad.toml:5: workloads.w.command: unknown Redis command 'gett'"),
+        "{err}"
+    );
+}
