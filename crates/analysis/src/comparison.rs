@@ -10,7 +10,7 @@
 //! gate does not fail on a real but negligible shift.
 
 use crate::compare::welch;
-use perfbase_core::result::Measurement;
+use perfbase_core::result::{Endpoint, Measurement};
 use serde::{Deserialize, Serialize};
 
 /// Which direction of a metric is good.
@@ -269,8 +269,72 @@ fn grouped(r: &perfbase_core::result::RunResult) -> Vec<(String, Vec<&Measuremen
     out
 }
 
+/// An endpoint of a mix as a measurement of its own: its counts and latencies, its throughput
+/// over the run's duration.
+fn endpoint_measurement(m: &Measurement, e: &Endpoint) -> Measurement {
+    let mut out = m.clone();
+    out.requests = e.requests;
+    out.rps = if m.duration_s > 0.0 {
+        e.requests as f64 / m.duration_s
+    } else {
+        0.0
+    };
+    out.success_ratio = e.success_ratio;
+    out.status = e.status.clone();
+    out.errors = e.errors.clone();
+    out.latency_ms = e.latency_ms;
+    out.service_time_ms = None;
+    out.histogram.response = e.histogram.clone();
+    out.histogram.service = None;
+    out.timeline = Vec::new();
+    out.error_samples = Vec::new();
+    out.endpoints = Vec::new();
+    out
+}
+
+/// Compares `a` and `b` (the runs of one entry on each side) as a whole, then each endpoint
+/// both sides have (`entry · endpoint`), so a regression of one endpoint of a mix is not
+/// averaged away.
+fn compare_with_endpoints(
+    entries: &mut Vec<EntryComparison>,
+    name: &str,
+    a: &[&Measurement],
+    b: &[&Measurement],
+    tolerance: f64,
+    alpha: f64,
+) {
+    entries.push(compare_entry(name, a, b, tolerance, alpha));
+    let Some(first) = a.first() else { return };
+    for e in &first.endpoints {
+        let side = |runs: &[&Measurement]| -> Vec<Measurement> {
+            runs.iter()
+                .filter_map(|m| {
+                    m.endpoints
+                        .iter()
+                        .find(|x| x.name == e.name)
+                        .map(|x| endpoint_measurement(m, x))
+                })
+                .collect()
+        };
+        let (ea, eb) = (side(a), side(b));
+        if ea.is_empty() || eb.is_empty() {
+            continue;
+        }
+        let ra: Vec<&Measurement> = ea.iter().collect();
+        let rb: Vec<&Measurement> = eb.iter().collect();
+        entries.push(compare_entry(
+            &format!("{name} · {}", e.name),
+            &ra,
+            &rb,
+            tolerance,
+            alpha,
+        ));
+    }
+}
+
 /// Compares two results: a plan's phases are matched by scenario and step (repetitions become
-/// the runs of each side); otherwise the whole runs are compared.
+/// the runs of each side); otherwise the whole runs are compared. Endpoints of a mix are
+/// compared too, each as an entry of its own.
 pub fn compare_results(
     a_label: &str,
     a: &perfbase_core::result::RunResult,
@@ -284,18 +348,19 @@ pub fn compare_results(
         let gb = grouped(b);
         for (name, ra) in grouped(a) {
             if let Some((_, rb)) = gb.iter().find(|(n, _)| *n == name) {
-                entries.push(compare_entry(&name, &ra, rb, tolerance, alpha));
+                compare_with_endpoints(&mut entries, &name, &ra, rb, tolerance, alpha);
             }
         }
     }
     if entries.is_empty() {
-        entries.push(compare_entry(
+        compare_with_endpoints(
+            &mut entries,
             "run",
             &[&a.measurement],
             &[&b.measurement],
             tolerance,
             alpha,
-        ));
+        );
     }
     let tested = entries.iter().any(|e| e.runs_a >= 2 && e.runs_b >= 2);
     Comparison {
@@ -331,6 +396,48 @@ mod tests {
         }
         r.finish();
         Measurement::from_recorder(&r, Duration::from_secs(1), None)
+    }
+
+    /// 900 fast requests to "GET /" and 100 to "POST /buy" taking `buy_ms` each.
+    fn mix(buy_ms: f64) -> Measurement {
+        let names = ["GET /".to_string(), "POST /buy".to_string()];
+        let mut r = Recorder::new(false).with_labels(&names);
+        for i in 0..1000u64 {
+            let (label, ms) = if i % 10 == 0 { (2, buy_ms) } else { (1, 1.0) };
+            r.record(
+                &Outcome::http(200, 1, 1).with_label(label),
+                Duration::from_secs_f64(ms / 1000.0),
+                Duration::ZERO,
+                Duration::from_millis(i),
+            );
+        }
+        r.finish();
+        Measurement::from_recorder(&r, Duration::from_secs(1), None)
+    }
+
+    #[test]
+    fn one_slower_endpoint_of_a_mix_is_its_own_regression() {
+        let (a, b) = (mix(5.0), mix(8.0));
+        let mut entries = Vec::new();
+        compare_with_endpoints(&mut entries, "run", &[&a], &[&b], 0.05, 0.05);
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["run", "run · GET /", "run · POST /buy"]);
+        // The run's p50 hides it; the endpoint does not.
+        let p50 = |e: &EntryComparison| {
+            e.metrics
+                .iter()
+                .find(|m| m.metric == "p50_ms")
+                .unwrap()
+                .clone()
+        };
+        assert!(!p50(&entries[0]).worse);
+        assert!(!entries[1].regression, "{:?}", entries[1]);
+        assert!(entries[2].regression);
+        assert!(p50(&entries[2]).worse);
+        assert_eq!(entries[2].verdict, "B is slower");
+        // Throughput per endpoint is its share of the run's duration.
+        let rps = &entries[2].metrics[0];
+        assert_eq!((rps.metric.as_str(), rps.a), ("rps", 100.0));
     }
 
     #[test]
