@@ -39,7 +39,9 @@ fn study(r: &Run) -> &Value {
 #[test]
 fn a_rate_ladder_over_a_capped_service_finds_the_knee_at_the_right_step() {
     let _g = serial();
-    // 2 workers × 10 ms: at most ~190 requests/s get through, whatever is offered.
+    // 2 workers × 10 ms: at most ~190 requests/s get through, whatever is offered. The last
+    // good step (120/s) keeps the workers 63 % busy, so its p99 stays well inside the knee
+    // rule's 3 × the first step's even on a loaded machine.
     let server = perfbase_reference::spawn_with(
         0,
         Config {
@@ -61,7 +63,7 @@ path = "/work"
 [[scenarios]]
 name = "ladder"
 workload = "work"
-rate = [50, 100, 150, 300, 400]
+rate = [50, 100, 120, 300, 400]
 duration = "1500ms"
 cooldown = "300ms"
 "#;
@@ -79,8 +81,8 @@ cooldown = "300ms"
     assert_eq!(s["operating_point"]["index"], 2, "{}", s["operating_point"]);
     let headroom = s["operating_point"]["headroom"].as_f64().unwrap();
     assert!(
-        (headroom - 1.0).abs() < 1e-9,
-        "300/150 − 1 = 100 %: {headroom}"
+        (headroom - 1.5).abs() < 1e-9,
+        "300/120 − 1 = 150 %: {headroom}"
     );
     // Achieved throughput of the saturated steps sits at the capacity.
     let achieved = s["steps"][4]["achieved_rps"].as_f64().unwrap();
