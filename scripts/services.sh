@@ -999,8 +999,12 @@ CONF
   # Detached (own session, no lock fd, no terminal) so that it outlives this script.
   rmq_env_args
   runas=()
-  if is_root; then runas=(runuser -u "$RMQ_USER" --); fi
-  (cd / && exec setsid "${runas[@]}" env "${RMQ_ENV[@]}" "$RMQ_BIN/rabbitmq-server" \
+  # setpriv, not runuser: runuser's PAM session would reset the file limit to 1024.
+  if is_root; then runas=(setpriv --reuid="$RMQ_USER" --regid="$RMQ_USER" --init-groups); fi
+  # Every AMQP connection costs the node a file descriptor: lift the soft limit (often 1024)
+  # to the hard one, so a load test with many connections cannot run it out (emfile).
+  (ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+    cd / && exec setsid "${runas[@]}" env "${RMQ_ENV[@]}" "$RMQ_BIN/rabbitmq-server" \
     </dev/null >>"$RMQ_DIR/log/console.log" 2>&1) 9>&- &
   starter=$!
   # await_startup needs the node registered with epmd: wait for that (and the pid file) first.
