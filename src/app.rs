@@ -146,7 +146,11 @@ impl HttpRun {
                 headers,
                 ..HttpOptions::default()
             },
-            shape: LoadShape::from_args(&a.load, DEFAULT_CONNECTIONS),
+            shape: LoadShape::from_args(
+                &a.load,
+                DEFAULT_CONNECTIONS,
+                crate::load::DEFAULT_MAX_INFLIGHT,
+            ),
             json: a.load.json.clone(),
             progress: presentation.progress,
             monitor: presentation.monitor,

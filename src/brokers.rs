@@ -55,7 +55,7 @@ fn run_one<D: perfbase_core::Driver>(
     let p = Presentation::from_args(load, redact::url(url), protocol, settings);
     let result = crate::load::execute(
         driver,
-        &LoadShape::from_args(load, 1),
+        &LoadShape::from_args(load, 1, crate::load::BACKEND_MAX_INFLIGHT),
         &p,
         crate::interrupt::install(),
     )?;
@@ -96,7 +96,7 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         );
     }
     let label = redact::url(&a.url);
-    let shape = LoadShape::from_args(&a.load, 50);
+    let shape = LoadShape::from_args(&a.load, 50, crate::load::BACKEND_MAX_INFLIGHT);
     let interrupt = crate::interrupt::install();
     let mut redirects = (0u64, 0u64);
     let mut per_node: BTreeMap<String, u64> = BTreeMap::new();
@@ -180,6 +180,7 @@ pub fn amqp(a: AmqpArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         mode: match a.mode {
             AmqpModeArg::Roundtrip => AmqpMode::RoundTrip,
             AmqpModeArg::Publish => AmqpMode::Publish,
+            AmqpModeArg::Stream => AmqpMode::Stream,
         },
         message_size: a.size,
         persistent: a.persistent,
@@ -191,6 +192,9 @@ pub fn amqp(a: AmqpArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         },
         queue: None,
     };
+    if a.mode == AmqpModeArg::Stream {
+        return amqp_stream(&a, options, store);
+    }
     let driver = Arc::new(AmqpDriver::new(&a.url, options).map_err(|e| bad_input(e.to_string()))?);
     let mut settings = BTreeMap::new();
     settings.insert("mode".into(), format!("{:?}", a.mode).to_lowercase().into());
@@ -199,6 +203,101 @@ pub fn amqp(a: AmqpArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     settings.insert("confirms".into(), a.confirms.into());
     settings.insert("ack".into(), format!("{:?}", a.ack).to_lowercase().into());
     run_one(driver, &a.url, "amqp", settings, &a.load, store)
+}
+
+/// `--mode stream`: consumers on a shared queue, started before the publishers and drained
+/// after them; the result has a phase for each side.
+fn amqp_stream(
+    a: &AmqpArgs,
+    mut options: perfbase_drivers::amqp::AmqpOptions,
+    store: &StoreOptions,
+) -> Result<Exit, AppError> {
+    use perfbase_core::result::{Measurement, PhaseResult};
+    use perfbase_drivers::amqp::{AckMode, AmqpDriver, ConsumerGroup, ConsumerSettings};
+    if a.load.warmup.is_some() {
+        return Err(bad_input(
+            "--warmup: not with --mode stream (the consumers would count the warm-up's \
+             messages); leave it out",
+        ));
+    }
+    let queue = format!("perfbase-{}-stream", std::process::id());
+    options.queue = Some(queue.clone());
+    let driver =
+        Arc::new(AmqpDriver::new(&a.url, options.clone()).map_err(|e| bad_input(e.to_string()))?);
+    let interrupt = crate::interrupt::install();
+    let group = ConsumerGroup::start(
+        &a.url,
+        queue.clone(),
+        ConsumerSettings {
+            consumers: a.consumers as usize,
+            ack: options.ack,
+            persistent: options.persistent,
+            drain: a.drain,
+            interrupt: interrupt.clone(),
+        },
+    )
+    .map_err(|e| AppError::Unusable(e.to_string()))?;
+    let mut settings = BTreeMap::new();
+    settings.insert("mode".into(), "stream".into());
+    settings.insert("message_size".into(), a.size.into());
+    settings.insert("persistent".into(), a.persistent.into());
+    settings.insert("confirms".into(), a.confirms.into());
+    let ack = match options.ack {
+        AckMode::None => "none",
+        AckMode::Auto => "auto",
+        AckMode::Manual => "manual",
+    };
+    settings.insert("ack".into(), ack.into());
+    settings.insert("consumers".into(), a.consumers.into());
+    settings.insert("queue".into(), queue.into());
+    let p = Presentation::from_args(&a.load, redact::url(&a.url), "amqp", settings);
+    let shape = LoadShape::from_args(&a.load, 1, crate::load::BACKEND_MAX_INFLIGHT);
+    let run = crate::load::execute(driver, &shape, &p, interrupt);
+    let published = run.as_ref().map_or(0, |r| {
+        r.measurement.requests - r.measurement.errors.values().sum::<u64>()
+    });
+    // Drain: wait for what is still queued (or the drain time without a message).
+    let consumed = group.finish(published);
+    let mut result = run?;
+    let consume = Measurement::from_recorder(&consumed.recorder, consumed.elapsed, None);
+    let unconsumed = published.saturating_sub(consumed.received);
+    result
+        .config
+        .protocol
+        .insert("published".into(), published.into());
+    result
+        .config
+        .protocol
+        .insert("unconsumed".into(), unconsumed.into());
+    let phase = |name: &str, m: &Measurement| PhaseResult {
+        name: name.into(),
+        model: result.model,
+        scenario: Some("stream".into()),
+        step: None,
+        repetition: None,
+        offered_rate: result.config.rate,
+        offered_connections: result.config.connections,
+        measurement: m.clone(),
+    };
+    result.phases = vec![
+        phase("publish", &result.measurement),
+        phase("consume", &consume),
+    ];
+    crate::records::save(store, "amqp", &result, &Default::default());
+    let exit = crate::load::finish(&result, a.load.json.as_deref())?;
+    print!(
+        "{}",
+        perfbase_report::terminal::render_consumed(&consume, a.consumers, unconsumed)
+    );
+    if unconsumed > 0 {
+        eprintln!(
+            "perfbase: {} published messages were not consumed within --drain {:?} of the \
+             last one: the consumers did not keep up",
+            perfbase_report::thousands(unconsumed),
+            a.drain
+        );
+    }
+    Ok(exit)
 }
 
 pub fn nats(a: NatsArgs, store: &StoreOptions) -> Result<Exit, AppError> {

@@ -34,11 +34,18 @@ pub enum AppError {
     /// Something outside perfbase failed (writing a file, starting threads).
     #[error("{0:#}")]
     Failed(#[from] anyhow::Error),
+    /// The target could not be used at all before any load (e.g. the consumers of a
+    /// stream could not subscribe): exit 3, as when nothing succeeded.
+    #[error("{0}")]
+    Unusable(String),
 }
 
 impl AppError {
     pub fn exit(&self) -> Exit {
-        Exit::BadInput
+        match self {
+            AppError::Unusable(_) => Exit::Unusable,
+            _ => Exit::BadInput,
+        }
     }
 }
 

@@ -17,6 +17,10 @@ use std::time::Duration;
 
 /// Default cap on requests in flight in the open model.
 pub const DEFAULT_MAX_INFLIGHT: u64 = 1000;
+/// The in-flight cap of open-model runs on databases and brokers, where every request in
+/// flight holds a connection of its own: PostgreSQL allows 100 connections by default, and a
+/// burst of 1000 AMQP connections ran a RabbitMQ node out of file descriptors.
+pub const BACKEND_MAX_INFLIGHT: u64 = 64;
 /// Default run length when neither -d nor -n is given.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
@@ -35,11 +39,15 @@ pub struct LoadShape {
 
 impl LoadShape {
     /// The shape the shared load flags describe; `default_connections` applies without -c/-r.
-    pub fn from_args(a: &crate::cli::LoadArgs, default_connections: u64) -> LoadShape {
+    pub fn from_args(
+        a: &crate::cli::LoadArgs,
+        default_connections: u64,
+        default_max_inflight: u64,
+    ) -> LoadShape {
         let load = match a.rate {
             Some(rate) => Load::Open {
                 pacer: perfbase_engine::Pacer::constant(rate),
-                max_inflight: a.max_inflight.unwrap_or(DEFAULT_MAX_INFLIGHT),
+                max_inflight: a.max_inflight.unwrap_or(default_max_inflight),
             },
             None => Load::Closed {
                 connections: a.connections.unwrap_or(default_connections),

@@ -195,7 +195,7 @@ pub fn run(a: SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, A
         crate::app::check_output_path(j, "--json")?;
     }
     let label = redact::url(&a.url);
-    let shape = LoadShape::from_args(&a.load, 1);
+    let shape = LoadShape::from_args(&a.load, 1, crate::load::BACKEND_MAX_INFLIGHT);
     let interrupt = crate::interrupt::install();
     match plan {
         Plan::One(workload) => {

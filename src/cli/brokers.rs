@@ -2,6 +2,7 @@
 
 use super::LoadArgs;
 use clap::Args;
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -43,6 +44,9 @@ pub enum AmqpModeArg {
     Roundtrip,
     /// Publish only (with --confirms: until the broker acknowledges)
     Publish,
+    /// Publishers and --consumers apart on one queue, as RabbitMQ PerfTest: publish rate and
+    /// latency, consume rate, end-to-end latency from the send stamp in each message
+    Stream,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -75,6 +79,15 @@ pub struct AmqpArgs {
     /// How the consumer acknowledges
     #[arg(long, value_enum, default_value = "manual")]
     pub ack: AckArg,
+
+    /// --mode stream: consumer connections on the shared queue
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub consumers: u64,
+
+    /// --mode stream: once publishing stopped, how long the consumers wait for messages still
+    /// queued before giving up on them
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = crate::cli::parse::duration)]
+    pub drain: Duration,
 
     #[command(flatten)]
     pub load: LoadArgs,

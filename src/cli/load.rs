@@ -38,7 +38,7 @@ pub struct LoadArgs {
     pub warmup: Option<Duration>,
 
     /// Open model: at most N requests in flight; a request that cannot start on time is sent
-    /// late and counted as late [default: 1000]
+    /// late and counted as late [default: 1000 for http, 64 for databases and brokers]
     #[arg(long, value_name = "N", value_parser = parse::count, requires = "rate")]
     pub max_inflight: Option<u64>,
 

@@ -454,3 +454,56 @@ fn a_redis_plan_with_a_wrong_field_is_a_line_numbered_error() {
         "{err}"
     );
 }
+
+#[test]
+fn rabbitmq_stream_mode_reports_publish_and_consume_apart() {
+    let Some(url) = service("PERFBASE_AMQP_URL") else {
+        return;
+    };
+    let _g = serial();
+    let (code, text, v) = pb(&[
+        "amqp",
+        &url,
+        "--mode",
+        "stream",
+        "--consumers",
+        "2",
+        "--ack",
+        "auto",
+        "--confirms",
+        "-c",
+        "2",
+        "-n",
+        "600",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    validate(&v);
+    assert_eq!(v["requests"], 600);
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases[0]["name"], "publish");
+    assert_eq!(phases[0]["requests"], 600);
+    assert_eq!(phases[1]["name"], "consume");
+    assert_eq!(phases[1]["requests"], 600, "{}", phases[1]["error_samples"]);
+    assert_eq!(phases[1]["success_ratio"], 1.0);
+    assert!(phases[1]["latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+    assert!(phases[1]["rps"].as_f64().unwrap() > 0.0);
+    let protocol = &v["config"]["protocol"];
+    assert_eq!(protocol["published"], 600);
+    assert_eq!(protocol["unconsumed"], 0);
+    assert_eq!(protocol["consumers"], 2);
+    assert!(
+        text.contains("Consumed") && text.contains("End to end ms"),
+        "{text}"
+    );
+    // A warm-up would be consumed and counted: refused before any load.
+    let (code, text, _) = pb(&[
+        "amqp", &url, "--mode", "stream", "--warmup", "1s", "-n", "1",
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--warmup"), "{text}");
+    // Consumers that cannot log in: exit 3, the password never shown.
+    let wrong = url.replace(":perfbase@", ":wr0ng@");
+    let (code, text, _) = pb(&["amqp", &wrong, "--mode", "stream", "-n", "1"]);
+    assert_eq!(code, 3, "{text}");
+    assert!(text.contains("403") && !text.contains("wr0ng"), "{text}");
+}

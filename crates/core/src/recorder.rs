@@ -196,6 +196,29 @@ impl Recorder {
         }
     }
 
+    /// Counts a failure that has no latency of its own (a consumer that lost its connection,
+    /// a message it could not read): classes, status, bytes, samples and the timeline, but
+    /// no histogram, so latency figures stay those of real operations.
+    pub fn count_unmeasured(&mut self, outcome: &Outcome, at: Duration) {
+        let n = outcome.batch.max(1) as u64;
+        let ok = outcome.batch_ok as u64;
+        self.classes[outcome.class.index()] += n - ok;
+        self.classes[Class::Ok.index()] += ok;
+        let slot = outcome.status as usize;
+        self.status[if slot < STATUS_SLOTS { slot } else { 0 }] += n;
+        self.bytes_in += outcome.bytes_in;
+        self.bytes_out += outcome.bytes_out;
+        if let Some(detail) = outcome
+            .detail
+            .as_deref()
+            .filter(|_| outcome.class.is_error())
+        {
+            self.sample(outcome.class, detail, 1);
+        }
+        let failed = if outcome.class.is_error() { n - ok } else { 0 };
+        self.timeline.count_n(at, n, failed);
+    }
+
     fn sample(&mut self, class: Class, message: &str, count: u64) {
         if let Some(s) = self
             .samples
@@ -362,6 +385,21 @@ mod tests {
         assert_eq!(r.response.len(), 16);
         assert_eq!(r.timeline.points()[0].requests, 16);
         assert_eq!(r.timeline.points()[0].errors, 2);
+    }
+
+    #[test]
+    fn unmeasured_failures_are_counted_without_a_latency() {
+        let mut r = Recorder::new(false);
+        rec(&mut r, 200, 700, 0);
+        r.count_unmeasured(
+            &Outcome::error(Class::Read, "lost"),
+            Duration::from_millis(5),
+        );
+        r.finish();
+        assert_eq!((r.requests(), r.errors()), (2, 1));
+        assert_eq!((r.response.len(), r.response.min()), (1, 700));
+        assert_eq!(r.error_samples()[0].message, "lost");
+        assert_eq!(r.timeline.points()[0].errors, 1);
     }
 
     #[test]

@@ -88,13 +88,18 @@ impl Timeline {
     /// Counts `n` completions with one latency, `errors` of them failed.
     #[inline]
     pub fn record_n(&mut self, at: Duration, latency_us: u64, n: u64, errors: u64) {
+        self.count_n(at, n, errors);
+        self.histogram.saturating_record_n(latency_us, n);
+    }
+
+    /// Counts `n` operations (`errors` of them failed) completed `at` that have no latency.
+    pub fn count_n(&mut self, at: Duration, n: u64, errors: u64) {
         let second = at.as_secs() as u32;
         if self.current != Some(second) {
             self.roll(second);
         }
         self.requests += n;
         self.errors += errors;
-        self.histogram.saturating_record_n(latency_us, n);
     }
 
     fn roll(&mut self, second: u32) {

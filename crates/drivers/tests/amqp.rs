@@ -202,3 +202,119 @@ fn bad_options_and_urls_are_refused() {
         }
     });
 }
+
+#[test]
+fn stream_consumers_take_end_to_end_latency_and_the_queue_goes_away() {
+    use perfbase_drivers::amqp::{ConsumerGroup, ConsumerSettings};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::Duration;
+    let Some(url) = url() else { return };
+    let queue = format!("perfbase-test-stream-{}", std::process::id());
+    let settings = ConsumerSettings {
+        consumers: 2,
+        ack: AckMode::Auto,
+        persistent: false,
+        drain: Duration::from_millis(500),
+        interrupt: Arc::new(AtomicBool::new(false)),
+    };
+    let group = ConsumerGroup::start(&url, queue.clone(), settings).unwrap();
+    assert_eq!(group.queue(), queue);
+    let options = AmqpOptions {
+        mode: AmqpMode::Stream,
+        message_size: 1024,
+        persistent: false,
+        confirms: true,
+        ack: AckMode::Auto,
+        queue: Some(queue.clone()),
+    };
+    let driver = AmqpDriver::new(&url, options).unwrap();
+    local(async {
+        let (mut a, mut b) = (open(&driver).await, open(&driver).await);
+        for op in 0..N {
+            let s = if op % 2 == 0 { &mut a } else { &mut b };
+            let o = s.execute(op).await;
+            assert_eq!(o.class, Class::Ok, "op {op}: {o:?}");
+            assert_eq!((o.bytes_in, o.bytes_out), (0, 1024));
+        }
+        // A message without perfbase's header, from another client.
+        let conn = Connection::connect(&url, ConnectionProperties::default())
+            .await
+            .unwrap();
+        let ch = conn.create_channel().await.unwrap();
+        ch.basic_publish(
+            "".into(),
+            queue.as_str().into(),
+            Default::default(),
+            b"oops",
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    });
+    // Five more are awaited than were sent: the drain time ends the wait.
+    let consumed = group.finish(N + 1 + 5);
+    assert_eq!(consumed.received, N + 1);
+    let r = &consumed.recorder;
+    assert_eq!(r.count(Class::Ok), N);
+    assert_eq!(r.count(Class::Protocol), 1);
+    assert!(r.error_samples()[0].message.contains("4-byte message"));
+    // Loopback end to end: above zero, well under the drain time.
+    assert_eq!(
+        r.response.len(),
+        N,
+        "only the stamped messages have a latency"
+    );
+    let (min, max) = (r.response.min(), r.response.max());
+    assert!(min > 0 && max < 500_000, "{min} µs … {max} µs");
+    assert!(consumed.elapsed > Duration::ZERO);
+    // The last consumer left: the broker deleted the auto-delete queue.
+    local(async {
+        let conn = Connection::connect(&url, ConnectionProperties::default())
+            .await
+            .unwrap();
+        let mut gone = false;
+        for _ in 0..40 {
+            let ch = conn.create_channel().await.unwrap();
+            let passive = QueueDeclareOptions {
+                passive: true,
+                ..QueueDeclareOptions::default()
+            };
+            if ch
+                .queue_declare(queue.as_str().into(), passive, FieldTable::default())
+                .await
+                .is_err()
+            {
+                gone = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(gone, "queue {queue} still exists");
+    });
+}
+
+#[test]
+fn stream_mode_needs_the_group_queue_and_consumers_report_a_wrong_password() {
+    use perfbase_drivers::amqp::{ConsumerGroup, ConsumerSettings};
+    let options = AmqpOptions {
+        mode: AmqpMode::Stream,
+        ..AmqpOptions::default()
+    };
+    let e = AmqpDriver::new("amqp://u:p@127.0.0.1:1/%2f", options).unwrap_err();
+    assert!(e.to_string().contains("consumer group's queue"), "{e}");
+    let Some(url) = url() else { return };
+    let wrong = url.replace(":perfbase@", ":wr0ng@");
+    let settings = ConsumerSettings {
+        consumers: 1,
+        ack: AckMode::Manual,
+        persistent: false,
+        drain: std::time::Duration::from_millis(100),
+        interrupt: Default::default(),
+    };
+    let e = ConsumerGroup::start(&wrong, "perfbase-test-x".into(), settings)
+        .err()
+        .expect("a wrong password is refused");
+    let text = e.to_string();
+    assert!(text.contains("403") && !text.contains("wr0ng"), "{text}");
+}

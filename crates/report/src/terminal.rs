@@ -76,6 +76,46 @@ fn endpoints_block(out: &mut String, endpoints: &[Endpoint]) {
     }
 }
 
+/// The consumer side of a stream run: messages consumed, their rate, what was left, and the
+/// end-to-end latency (send stamp to receipt).
+pub fn render_consumed(
+    m: &perfbase_core::result::Measurement,
+    consumers: u64,
+    unconsumed: u64,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "  {:<13} {} in {:.2}s, {} msg/s, by {consumers} consumer{}; {} not consumed",
+        "Consumed",
+        thousands(m.requests - m.errors.values().sum::<u64>()),
+        m.duration_s,
+        thousands_f(m.rps),
+        if consumers == 1 { "" } else { "s" },
+        thousands(unconsumed)
+    );
+    if !m.errors.is_empty() {
+        let errors: Vec<String> = m
+            .errors
+            .iter()
+            .map(|(k, v)| format!("{k} {}", thousands(*v)))
+            .collect();
+        let _ = writeln!(out, "  {:<13} {}", "Consumer errs", errors.join(", "));
+    }
+    latency_block(&mut out, "End to end ms", &m.latency_ms);
+    for s in m.error_samples.iter().take(3) {
+        let _ = writeln!(
+            out,
+            "  {:<13} {} ×{}: {}",
+            "Error sample",
+            s.class,
+            thousands(s.count),
+            s.message
+        );
+    }
+    out
+}
+
 /// Renders the summary of a run.
 pub fn render(r: &RunResult) -> String {
     let m = &r.measurement;

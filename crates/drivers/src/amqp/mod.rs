@@ -15,6 +15,9 @@
 //!   in which case the session deletes it when it drops (a task on the current runtime, so
 //!   best effort) and the broker expires it after a minute unused (`x-expires`) otherwise. A named queue ([`AmqpOptions::queue`]) is declared
 //!   durable when persistent, never exclusive nor auto-delete, and is left in place.
+//! - **Stream mode** ([`AmqpMode::Stream`]): sessions only publish, to the shared queue of a
+//!   [`ConsumerGroup`] (see `consumers.rs`), whose consumers take each message's end-to-end
+//!   latency from its send stamp; the queue is auto-delete and declared the same by both.
 //! - **execute(op)** publishes one message of [`AmqpOptions::message_size`] bytes (at least 16)
 //!   to the default exchange with the queue as routing key (`mandatory`, delivery mode 2 when
 //!   persistent). Its first 8 bytes are `op` (little-endian u64), the next 8 a send stamp
@@ -53,6 +56,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
+mod consumers;
+pub use consumers::{Consumed, ConsumerGroup, ConsumerSettings};
+
 /// Bytes at the start of each message: the op (u64) and the send stamp (u64).
 const HEADER: usize = 16;
 /// In [`AckMode::Auto`], deliveries acknowledged together by one `basic.ack(multiple)`.
@@ -68,6 +74,10 @@ pub enum AmqpMode {
     RoundTrip,
     /// Publish only; with [`AmqpOptions::confirms`] the operation ends with the broker's ack.
     Publish,
+    /// Publish only, to the shared queue ([`AmqpOptions::queue`], required) of a
+    /// [`ConsumerGroup`] whose consumers take each message's end-to-end latency from its send
+    /// stamp: publishers and consumers apart, as RabbitMQ PerfTest runs them.
+    Stream,
 }
 
 /// How the RoundTrip consumer acknowledges deliveries.
@@ -230,6 +240,11 @@ impl AmqpDriver {
                 options.message_size
             )));
         }
+        if options.mode == AmqpMode::Stream && options.queue.is_none() {
+            return Err(AmqpError::Unsupported(
+                "stream mode publishes to the consumer group's queue: give its name".into(),
+            ));
+        }
         if let Some(q) = &options.queue {
             if q.is_empty() || q.len() > 255 {
                 return Err(AmqpError::Unsupported(format!(
@@ -283,13 +298,19 @@ impl AmqpDriver {
                 self.options.persistent,
             ),
         };
+        let stream = self.options.mode == AmqpMode::Stream;
         let declare = QueueDeclareOptions {
             durable: self.options.persistent,
             exclusive: self.options.queue.is_none() && !self.options.persistent,
-            auto_delete: self.options.queue.is_none(),
+            // The consumer group's queue is auto-delete (see consumers.rs): declared the same.
+            auto_delete: self.options.queue.is_none() || stream,
             ..QueueDeclareOptions::default()
         };
-        let mut arguments = FieldTable::default();
+        let mut arguments = if stream {
+            consumers::queue_arguments()
+        } else {
+            FieldTable::default()
+        };
         if delete_on_drop {
             // A generated durable queue the session could not delete (the runtime ended
             // first) expires after a minute unused.
@@ -304,7 +325,7 @@ impl AmqpDriver {
             .await
             .map_err(|e| connect_err(&format!("cannot declare queue {queue} on"), &e))?;
         let consumer = match self.options.mode {
-            AmqpMode::Publish => None,
+            AmqpMode::Publish | AmqpMode::Stream => None,
             AmqpMode::RoundTrip => Some(
                 channel
                     .basic_consume(

@@ -1,0 +1,421 @@
+//! Consumers apart from the publishers ([`AmqpMode::Stream`](super::AmqpMode::Stream)), as
+//! RabbitMQ PerfTest runs them: N consumer connections on one shared queue, each delivery's
+//! **end-to-end latency** taken from the send stamp the publisher wrote into the message
+//! (bytes 8..16, nanoseconds since the Unix epoch; publisher and consumers share this
+//! machine's clock), and a consume rate of its own, which falls behind the publish rate when
+//! the consumers cannot keep up.
+//!
+//! The consumers run on a thread of their own (a current-thread tokio runtime; lapin adds its
+//! I/O thread per connection), so they never compete with the publishers' engine workers for
+//! a runtime. [`ConsumerGroup::start`] declares the queue — durable when persistent,
+//! auto-delete so the broker removes it once the last consumer leaves, and expiring after a
+//! minute unused should that never happen — and returns once every consumer is subscribed.
+//! [`ConsumerGroup::finish`] waits until the consumers received as many messages as were
+//! published (or nothing came for the drain time) and returns what they recorded.
+//!
+//! A consumer that loses its connection records one `read` error and reconnects until the
+//! group is finished; deliveries without perfbase's header are class `protocol`.
+
+use super::{describe, AckMode, AmqpError, AUTO_ACK_EVERY, GENERATED_QUEUE_EXPIRY_MS, HEADER};
+use futures_util::StreamExt;
+use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicQosOptions, QueueDeclareOptions};
+use lapin::types::{AMQPValue, FieldTable, ShortString};
+use lapin::{Channel, Connection, ConnectionProperties, Consumer};
+use perfbase_core::{Class, Outcome, Recorder};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Deliveries a consumer may hold unacknowledged (`basic.qos`), with acks on.
+const PREFETCH: u16 = 256;
+/// How often a consumer re-checks whether the group is finished while no message comes.
+const POLL: Duration = Duration::from_millis(50);
+/// The pause before a consumer that lost its connection tries again.
+const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
+
+/// What the consumers of a group share with the thread that started them.
+struct Control {
+    /// Set by `finish`: stop once `target` messages arrived or nothing came for `drain`.
+    finishing: AtomicBool,
+    /// Messages published successfully: how many the consumers should receive.
+    target: AtomicU64,
+    /// Messages received so far (every consumer).
+    received: AtomicU64,
+}
+
+/// Settings of a consumer group.
+#[derive(Debug, Clone)]
+pub struct ConsumerSettings {
+    /// Consumer connections (each with one channel and one consumer).
+    pub consumers: usize,
+    pub ack: AckMode,
+    /// A durable queue for persistent messages.
+    pub persistent: bool,
+    /// How long `finish` waits for messages still on their way once publishing stopped.
+    pub drain: Duration,
+    /// Set on Ctrl-C: the consumers stop at once, draining nothing more.
+    pub interrupt: Arc<AtomicBool>,
+}
+
+/// What the consumers measured.
+#[derive(Debug)]
+pub struct Consumed {
+    /// One outcome per delivery, its latency the end-to-end latency; errors of the consumers.
+    pub recorder: Recorder,
+    /// From the moment the group was ready until the last delivery.
+    pub elapsed: Duration,
+    /// Messages received.
+    pub received: u64,
+}
+
+/// Consumers on a shared queue, running on their own thread until [`ConsumerGroup::finish`].
+pub struct ConsumerGroup {
+    queue: String,
+    control: Arc<Control>,
+    thread: std::thread::JoinHandle<Consumed>,
+}
+
+impl ConsumerGroup {
+    /// Declares `queue` and subscribes `settings.consumers` consumers to it; returns once all
+    /// are ready, or the first connection error (the password never in it).
+    pub fn start(
+        url: &str,
+        queue: String,
+        settings: ConsumerSettings,
+    ) -> Result<ConsumerGroup, AmqpError> {
+        let control = Arc::new(Control {
+            finishing: AtomicBool::new(false),
+            target: AtomicU64::new(u64::MAX),
+            received: AtomicU64::new(0),
+        });
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), AmqpError>>();
+        let (url_t, queue_t, control_t) = (url.to_string(), queue.clone(), control.clone());
+        let thread = std::thread::Builder::new()
+            .name("perfbase-amqp-consumers".into())
+            .spawn(move || run_group(url_t, queue_t, settings, control_t, ready_tx))
+            .map_err(|e| AmqpError::Broker(format!("cannot start the consumer thread: {e}")))?;
+        match ready_rx.recv() {
+            Ok(Ok(())) => Ok(ConsumerGroup {
+                queue,
+                control,
+                thread,
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => Err(AmqpError::Broker(
+                "the consumer thread ended before its consumers were ready".into(),
+            )),
+        }
+    }
+
+    /// The shared queue.
+    pub fn queue(&self) -> &str {
+        &self.queue
+    }
+
+    /// Messages received so far.
+    pub fn received(&self) -> u64 {
+        self.control.received.load(Ordering::Relaxed)
+    }
+
+    /// Waits until `published` messages arrived (or none came for the drain time), stops the
+    /// consumers (the broker then deletes the queue) and returns what they measured.
+    pub fn finish(self, published: u64) -> Consumed {
+        self.control.target.store(published, Ordering::Relaxed);
+        self.control.finishing.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap_or_else(|_| Consumed {
+            recorder: Recorder::new(false),
+            elapsed: Duration::ZERO,
+            received: self.control.received.load(Ordering::Relaxed),
+        })
+    }
+}
+
+/// The consumer thread: a current-thread runtime running every consumer.
+fn run_group(
+    url: String,
+    queue: String,
+    settings: ConsumerSettings,
+    control: Arc<Control>,
+    ready: std::sync::mpsc::Sender<Result<(), AmqpError>>,
+) -> Consumed {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(AmqpError::Broker(format!(
+                "cannot start the consumers' runtime: {e}"
+            ))));
+            return Consumed {
+                recorder: Recorder::new(false),
+                elapsed: Duration::ZERO,
+                received: 0,
+            };
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let mut subscribed = Vec::new();
+        for i in 0..settings.consumers.max(1) {
+            match subscribe(&url, &queue, &settings, i).await {
+                Ok(s) => subscribed.push(s),
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                    return Consumed {
+                        recorder: Recorder::new(false),
+                        elapsed: Duration::ZERO,
+                        received: 0,
+                    };
+                }
+            }
+        }
+        let start = Instant::now();
+        let shared = Rc::new(Shared {
+            recorder: RefCell::new(Recorder::new(false)),
+            last: RefCell::new(start),
+            start,
+        });
+        let _ = ready.send(Ok(()));
+        let tasks: Vec<_> = subscribed
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                tokio::task::spawn_local(consume(
+                    s,
+                    i,
+                    url.clone(),
+                    queue.clone(),
+                    settings.clone(),
+                    control.clone(),
+                    shared.clone(),
+                ))
+            })
+            .collect();
+        for t in tasks {
+            let _ = t.await;
+        }
+        let mut recorder = shared.recorder.replace(Recorder::new(false));
+        recorder.finish();
+        let elapsed = shared.last.borrow().saturating_duration_since(start);
+        Consumed {
+            recorder,
+            elapsed,
+            received: control.received.load(Ordering::Relaxed),
+        }
+    })
+}
+
+/// What the consumers of the thread record into.
+struct Shared {
+    recorder: RefCell<Recorder>,
+    /// The latest delivery.
+    last: RefCell<Instant>,
+    start: Instant,
+}
+
+/// One consumer's connection, channel and subscription.
+struct Subscribed {
+    /// Kept so the connection lives as long as the consumer.
+    _conn: Connection,
+    channel: Channel,
+    consumer: Consumer,
+}
+
+/// Connects, declares the shared queue (idempotent: every consumer declares the same) and
+/// subscribes.
+async fn subscribe(
+    url: &str,
+    queue: &str,
+    settings: &ConsumerSettings,
+    index: usize,
+) -> Result<Subscribed, AmqpError> {
+    let target = super::redacted(url);
+    let err = |what: &str, e: &lapin::Error| {
+        AmqpError::Broker(format!(
+            "consumer {index}: {what} {target}: {}",
+            describe(e, Some(url))
+        ))
+    };
+    let props = ConnectionProperties::default().with_connection_name("perfbase-consumer".into());
+    let conn = Connection::connect(url, props)
+        .await
+        .map_err(|e| err("cannot connect to", &e))?;
+    let channel = conn
+        .create_channel()
+        .await
+        .map_err(|e| err("cannot open a channel on", &e))?;
+    if settings.ack != AckMode::None {
+        channel
+            .basic_qos(PREFETCH, BasicQosOptions::default())
+            .await
+            .map_err(|e| err("cannot set the prefetch on", &e))?;
+    }
+    channel
+        .queue_declare(
+            ShortString::from(queue),
+            QueueDeclareOptions {
+                durable: settings.persistent,
+                auto_delete: true,
+                ..QueueDeclareOptions::default()
+            },
+            queue_arguments(),
+        )
+        .await
+        .map_err(|e| err(&format!("cannot declare queue {queue} on"), &e))?;
+    let consumer = channel
+        .basic_consume(
+            ShortString::from(queue),
+            ShortString::from(format!("perfbase-consumer-{index}")),
+            BasicConsumeOptions {
+                no_ack: settings.ack == AckMode::None,
+                ..BasicConsumeOptions::default()
+            },
+            FieldTable::default(),
+        )
+        .await
+        .map_err(|e| err(&format!("cannot consume from {queue} on"), &e))?;
+    Ok(Subscribed {
+        _conn: conn,
+        channel,
+        consumer,
+    })
+}
+
+/// The arguments of the shared queue, the same for the consumers that declare it and the
+/// publishers that check it: it expires after a minute unused, should auto-delete never fire.
+pub(super) fn queue_arguments() -> FieldTable {
+    let mut arguments = FieldTable::default();
+    arguments.insert(
+        "x-expires".into(),
+        AMQPValue::LongInt(GENERATED_QUEUE_EXPIRY_MS),
+    );
+    arguments
+}
+
+/// Whether the group is done: finishing, and every published message arrived or nothing
+/// arrived for the drain time.
+fn done(control: &Control, shared: &Shared, settings: &ConsumerSettings) -> bool {
+    if !control.finishing.load(Ordering::Relaxed) {
+        return false;
+    }
+    settings.interrupt.load(Ordering::Relaxed)
+        || control.received.load(Ordering::Relaxed) >= control.target.load(Ordering::Relaxed)
+        || shared.last.borrow().elapsed() >= settings.drain
+}
+
+/// Receives until the group is done, recording each delivery's end-to-end latency.
+async fn consume(
+    mut s: Subscribed,
+    index: usize,
+    url: String,
+    queue: String,
+    settings: ConsumerSettings,
+    control: Arc<Control>,
+    shared: Rc<Shared>,
+) {
+    let mut unacked: Option<(u64, u64)> = None;
+    loop {
+        if done(&control, &shared, &settings) {
+            break;
+        }
+        let next = match tokio::time::timeout(POLL, s.consumer.next()).await {
+            Err(_) => continue,
+            Ok(n) => n,
+        };
+        let failure = match next {
+            Some(Ok(delivery)) => {
+                let now = Instant::now();
+                let at = now.saturating_duration_since(shared.start);
+                {
+                    let mut recorder = shared.recorder.borrow_mut();
+                    match stamp_of(&delivery.data) {
+                        Some(sent_ns) => {
+                            let now_ns = SystemTime::now()
+                                .duration_since(UNIX_EPOCH)
+                                .map_or(0, |d| d.as_nanos() as u64);
+                            let latency = Duration::from_nanos(now_ns.saturating_sub(sent_ns));
+                            let ok = Outcome::ok(delivery.data.len() as u64, 0);
+                            recorder.record(&ok, latency, latency, at);
+                        }
+                        None => recorder.count_unmeasured(
+                            &Outcome::error(
+                                Class::Protocol,
+                                format!(
+                                    "a {}-byte message without perfbase's header on queue {queue}",
+                                    delivery.data.len()
+                                ),
+                            ),
+                            at,
+                        ),
+                    }
+                }
+                *shared.last.borrow_mut() = now;
+                control.received.fetch_add(1, Ordering::Relaxed);
+                let tag = delivery.delivery_tag;
+                let acked = match settings.ack {
+                    AckMode::None => Ok(()),
+                    AckMode::Manual => s.channel.basic_ack(tag, BasicAckOptions::default()).await,
+                    AckMode::Auto => {
+                        let n = unacked.map_or(0, |(_, n)| n) + 1;
+                        unacked = Some((tag, n));
+                        if n >= AUTO_ACK_EVERY {
+                            unacked = None;
+                            s.channel
+                                .basic_ack(tag, BasicAckOptions { multiple: true })
+                                .await
+                        } else {
+                            Ok(())
+                        }
+                    }
+                };
+                acked.err().map(|e| describe(&e, Some(&url)))
+            }
+            Some(Err(e)) => Some(describe(&e, Some(&url))),
+            None => Some(format!(
+                "consumer cancelled by the broker (queue {queue} deleted?)"
+            )),
+        };
+        if let Some(why) = failure {
+            let at = Instant::now().saturating_duration_since(shared.start);
+            shared.recorder.borrow_mut().count_unmeasured(
+                &Outcome::error(Class::Read, format!("consumer {index}: {why}")),
+                at,
+            );
+            unacked = None;
+            // Reconnect until the group is done.
+            loop {
+                if done(&control, &shared, &settings) {
+                    return;
+                }
+                tokio::time::sleep(RECONNECT_PAUSE).await;
+                if let Ok(fresh) = subscribe(&url, &queue, &settings, index).await {
+                    s = fresh;
+                    break;
+                }
+            }
+        }
+    }
+    if let Some((tag, _)) = unacked {
+        let _ = s
+            .channel
+            .basic_ack(tag, BasicAckOptions { multiple: true })
+            .await;
+    }
+    let _ = s.channel.close(200, "perfbase done".into()).await;
+}
+
+/// The send stamp of a perfbase message (bytes 8..16), if it has the header.
+fn stamp_of(data: &[u8]) -> Option<u64> {
+    if data.len() < HEADER {
+        return None;
+    }
+    data.get(8..HEADER)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map(u64::from_le_bytes)
+}
