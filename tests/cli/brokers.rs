@@ -30,18 +30,6 @@ fn pb(args: &[&str]) -> (i32, String, Value) {
     (out.status.code().unwrap_or(-1), text, v)
 }
 
-fn services_sh(args: &[&str]) {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let ok = std::process::Command::new(format!("{root}/scripts/services.sh"))
-        .args(args)
-        .current_dir(root)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "scripts/services.sh {args:?} failed");
-}
-
 #[test]
 fn redis_suite_counts_every_operation_and_pipelines() {
     let Some(url) = service("PERFBASE_REDIS_URL") else {

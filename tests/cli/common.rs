@@ -89,3 +89,16 @@ pub fn service(var: &str) -> Option<String> {
         }
     }
 }
+
+/// Runs `scripts/services.sh ARGS` (e.g. `down redis`, `up redis`); panics when it fails.
+pub fn services_sh(args: &[&str]) {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let ok = std::process::Command::new(format!("{root}/scripts/services.sh"))
+        .args(args)
+        .current_dir(root)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "scripts/services.sh {args:?} failed");
+}

@@ -342,3 +342,76 @@ fn connections_killed_by_the_server_mid_run_are_counted_and_the_run_goes_on() {
     );
     validate(&v);
 }
+
+/// Runs `perfbase CMD URL -w select-pk` for 6 s, stops the server (scripts/services.sh down)
+/// 1.5 s in and starts it again 1.5 s later: the stop is counted, the run goes on and recovers.
+fn server_stopped_mid_run(cmd: &str, url: &str, service: &str) {
+    init(cmd, url, "suite");
+    let dir = tmp();
+    let json = dir.path().join("r.json");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            cmd,
+            url,
+            "-w",
+            "select-pk",
+            "-c",
+            "2",
+            "-d",
+            "6s",
+            "--timeout",
+            "1s",
+            "-q",
+            "--no-store",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    services_sh(&["down", service]);
+    std::thread::sleep(Duration::from_millis(1500));
+    services_sh(&["up", service]);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{service}: the run goes on: {stderr}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    validate(&v);
+    let e = &v["errors"];
+    let transport = ["read", "connect", "write", "timeout"]
+        .iter()
+        .map(|c| e[c].as_u64().unwrap_or(0))
+        .sum::<u64>();
+    assert!(transport > 0, "{service}: the stop was counted: {e}");
+    assert!(
+        !v.to_string().contains(":perfbase@"),
+        "{service}: the password never shows"
+    );
+    // Successes before the stop and again in the last second, after the restart.
+    let timeline = v["timeline"].as_array().unwrap();
+    let ok = |p: &Value| p["requests"].as_u64().unwrap() - p["errors"].as_u64().unwrap();
+    assert!(ok(&timeline[0]) > 0, "{service}: {timeline:?}");
+    assert!(
+        ok(&timeline[timeline.len() - 1]) > 0,
+        "{service}: it recovered: {timeline:?}"
+    );
+}
+
+#[test]
+fn a_database_server_stopped_mid_run_is_counted_and_the_run_recovers() {
+    let (Some(pg), Some(my)) = (
+        service("PERFBASE_POSTGRES_URL"),
+        service("PERFBASE_MYSQL_URL"),
+    ) else {
+        return;
+    };
+    let _g = serial();
+    server_stopped_mid_run("pg", &pg, "postgres");
+    server_stopped_mid_run("mysql", &my, "mariadb");
+}

@@ -495,6 +495,25 @@ fn cgroup_v1_memory_hierarchy_fallback() {
     assert!(render_table(&r).contains("cgroup mem MiB"));
 }
 
+/// The postmaster's pid: `exported`, unless an earlier test stopped and restarted the server
+/// (tests/cli/sql.rs does), in which case scripts/services.sh knows the new one.
+fn current_pg_pid(exported: &str) -> String {
+    if std::path::Path::new(&format!("/proc/{exported}")).exists() {
+        return exported.to_string();
+    }
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let out = std::process::Command::new(format!("{root}/scripts/services.sh"))
+        .args(["env", "postgres"])
+        .current_dir(root)
+        .output()
+        .expect("scripts/services.sh runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("export PERFBASE_PG_PID="))
+        .map(|p| p.trim().to_string())
+        .unwrap_or_else(|| exported.to_string())
+}
+
 /// A real PostgreSQL from scripts/services.sh: the postmaster and its background workers.
 #[test]
 fn postgres_server() {
@@ -508,9 +527,8 @@ fn postgres_server() {
         println!("note: PERFBASE_PG_PID not set (run scripts/services.sh up): skipped");
         return;
     };
-    let sel: Selector = format!("pid:{}", pid.trim())
-        .parse()
-        .expect("PERFBASE_PG_PID");
+    let pid = current_pg_pid(pid.trim());
+    let sel: Selector = format!("pid:{pid}").parse().expect("PERFBASE_PG_PID");
     let m = Monitor::start(cfg(vec![sel.clone()], 250)).expect("postgres running");
     m.phase("idle");
     sleep(Duration::from_millis(2000));
