@@ -213,7 +213,7 @@ fn amqp_stream(
     store: &StoreOptions,
 ) -> Result<Exit, AppError> {
     use perfbase_core::result::{Measurement, PhaseResult};
-    use perfbase_drivers::amqp::{AckMode, AmqpDriver, ConsumerGroup, ConsumerSettings};
+    use perfbase_drivers::amqp::{AmqpDriver, ConsumerGroup, ConsumerSettings};
     if a.load.warmup.is_some() {
         return Err(bad_input(
             "--warmup: not with --mode stream (the consumers would count the warm-up's \
@@ -242,12 +242,7 @@ fn amqp_stream(
     settings.insert("message_size".into(), a.size.into());
     settings.insert("persistent".into(), a.persistent.into());
     settings.insert("confirms".into(), a.confirms.into());
-    let ack = match options.ack {
-        AckMode::None => "none",
-        AckMode::Auto => "auto",
-        AckMode::Manual => "manual",
-    };
-    settings.insert("ack".into(), ack.into());
+    settings.insert("ack".into(), format!("{:?}", a.ack).to_lowercase().into());
     settings.insert("consumers".into(), a.consumers.into());
     settings.insert("queue".into(), queue.into());
     let p = Presentation::from_args(&a.load, redact::url(&a.url), "amqp", settings);
