@@ -144,6 +144,10 @@ impl HttpRun {
             options: HttpOptions {
                 keepalive: !a.no_keepalive,
                 headers,
+                tls: perfbase_drivers::http::TlsOptions {
+                    insecure: a.insecure,
+                    ca_file: a.cacert.clone(),
+                },
                 ..HttpOptions::default()
             },
             shape: LoadShape::from_args(
@@ -242,6 +246,17 @@ fn serve(args: ServeArgs) -> Result<Exit, AppError> {
         }),
         ..perfbase_reference::Config::default()
     };
+    let tls = match &args.tls_cert {
+        Some(path) => {
+            check_output_path(path, "--tls-cert")?;
+            let made = perfbase_reference::tls::self_signed()
+                .context("cannot make a self-signed certificate")?;
+            std::fs::write(path, &made.cert_pem)
+                .map_err(|e| bad_input(format!("--tls-cert {}: {e}", path.display())))?;
+            Some(made.config)
+        }
+        None => None,
+    };
     let rt = runtime()?;
     rt.block_on(async {
         let listener = tokio::net::TcpListener::bind((args.host.as_str(), args.port))
@@ -255,16 +270,24 @@ fn serve(args: ServeArgs) -> Result<Exit, AppError> {
         let addr = listener
             .local_addr()
             .context("listening socket has no address")?;
-        println!("perfbase reference service listening on http://{addr}");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        println!("perfbase reference service listening on {scheme}://{addr}");
+        if let Some(path) = &args.tls_cert {
+            println!(
+                "  self-signed certificate in {} (perfbase http --cacert {0})",
+                path.display()
+            );
+        }
         use std::io::Write as _;
         let _ = std::io::stdout().flush();
-        perfbase_reference::serve_with(
-            listener,
-            config,
-            perfbase_reference::Stats::default(),
-            until(interrupt),
-        )
-        .await
+        let stats = perfbase_reference::Stats::default();
+        match tls {
+            Some(tls) => {
+                perfbase_reference::serve_tls_with(listener, config, stats, tls, until(interrupt))
+                    .await
+            }
+            None => perfbase_reference::serve_with(listener, config, stats, until(interrupt)).await,
+        }
         .context("the reference service failed")?;
         Ok(Exit::Success)
     })

@@ -33,6 +33,14 @@ pub struct HttpArgs {
     #[arg(long)]
     pub no_keepalive: bool,
 
+    /// https://: accept any server certificate (self-signed, expired, other name)
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+
+    /// https://: also trust the PEM certificates in this file (besides the system's roots)
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
+    pub cacert: Option<PathBuf>,
+
     /// Requests from a file in vegeta's format ('METHOD URL', header lines, '@body-file'),
     /// used in turn
     #[arg(long, value_name = "FILE", conflicts_with_all = ["body", "body_file"])]

@@ -38,6 +38,11 @@ pub struct ServeArgs {
     /// Per-client limit on /limited/…: requests per minute (0 = no limit)
     #[arg(long, default_value_t = 120, value_name = "N")]
     pub rate_limit: u32,
+
+    /// Serve https:// with a self-signed certificate made at start, written to FILE as PEM
+    /// (give it to the client as --cacert FILE)
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

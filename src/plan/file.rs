@@ -68,6 +68,10 @@ pub(crate) struct TargetDef {
     #[serde(default)]
     pub headers: BTreeMap<String, S<String>>,
     pub keepalive: Option<bool>,
+    /// https://: accept any server certificate.
+    pub insecure: Option<bool>,
+    /// https://: also trust these PEM certificates (relative to the plan's folder).
+    pub cacert: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

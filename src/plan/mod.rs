@@ -367,21 +367,14 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             )
         })?;
         match url.scheme() {
-            "http" | "postgres" | "postgresql" | "mysql" | "mariadb" => {}
-            "https" => {
-                return Err(cx.err(
-                    &t.url,
-                    &field,
-                    "https:// is not supported yet (TLS and HTTP/2 are planned); use http://",
-                ))
-            }
+            "http" | "https" | "postgres" | "postgresql" | "mysql" | "mariadb" => {}
             s => {
                 return Err(cx.err(
                     &t.url,
                     &field,
                     format!(
-                        "unsupported scheme '{s}'; use http://, postgres://, mysql://, redis:// \
-                         or redis+cluster://"
+                        "unsupported scheme '{s}'; use http://, https://, postgres://, mysql://, \
+                         redis:// or redis+cluster://"
                     ),
                 ))
             }
@@ -618,6 +611,10 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 corpora: corpora.clone(),
                 options: HttpOptions {
                     keepalive: tdef.keepalive.unwrap_or(true),
+                    tls: perfbase_drivers::http::TlsOptions {
+                        insecure: tdef.insecure.unwrap_or(false),
+                        ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
+                    },
                     ..HttpOptions::default()
                 },
                 shown_headers,

@@ -259,3 +259,33 @@ concurrency = [1, 2]
     ))
     .starts_with("p.toml:2: targets.c.url: "));
 }
+
+#[test]
+fn https_targets_take_a_cacert_relative_to_the_plan_or_insecure() {
+    let p = plan(
+        r#"
+[targets.a]
+url = "https://127.0.0.1:8443"
+cacert = "certs/ca.pem"
+[targets.b]
+url = "https://localhost:8443"
+insecure = true
+[workloads.wa]
+target = "a"
+[workloads.wb]
+target = "b"
+[[scenarios]]
+name = "s"
+workload = "wa"
+rate = 1
+"#,
+    )
+    .unwrap();
+    let a = &p.workloads["wa"].options.tls;
+    assert_eq!(
+        a.ca_file.as_deref(),
+        Some(Path::new("/nonexistent/certs/ca.pem"))
+    );
+    assert!(!a.insecure);
+    assert!(p.workloads["wb"].options.tls.insecure);
+}

@@ -441,8 +441,13 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             "--rate".into(),
         ),
         (
-            vec!["http", "https://127.0.0.1:1/"],
-            "https:// is not supported yet".into(),
+            vec![
+                "http",
+                "https://127.0.0.1:1/",
+                "--cacert",
+                "/nonexistent/ca.pem",
+            ],
+            "--cacert /nonexistent/ca.pem".into(),
         ),
         (
             vec!["http", "ftp://127.0.0.1:1/"],
@@ -590,6 +595,42 @@ fn serve_prints_its_address_first_and_answers() {
 }
 
 #[test]
+fn serve_tls_writes_its_certificate_and_answers_https() {
+    let dir = tmp();
+    let cert = dir.path().join("cert.pem");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args(["serve", "--port", "0", "--tls-cert"])
+        .arg(&cert)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_string();
+    assert!(url.starts_with("https://127.0.0.1:"), "{line}");
+    let r = perfbase(
+        &[
+            &format!("{url}/health"),
+            "-n",
+            "20",
+            "-c",
+            "2",
+            "--cacert",
+            cert.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.count("status", "200"), 20);
+}
+
+#[test]
 fn monitor_reports_services_idle_and_under_load_and_marks_exits() {
     let _g = serial();
     let server = perfbase_reference::spawn(0).unwrap();
@@ -689,4 +730,64 @@ fn a_monitor_selector_matching_nothing_is_bad_input_before_any_load() {
         r.stderr()
     );
     assert_eq!(server.stats.requests(), 0, "no load was sent");
+}
+
+#[test]
+fn https_with_a_trusted_untrusted_or_ignored_certificate() {
+    let _g = serial();
+    let tls = perfbase_reference::tls::self_signed().unwrap();
+    let server =
+        perfbase_reference::spawn_tls(0, perfbase_reference::Config::default(), tls.config)
+            .unwrap();
+    let dir = tmp();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &tls.cert_pem).unwrap();
+    let ca = ca.to_str().unwrap();
+    let url = format!("https://127.0.0.1:{}/", server.addr.port());
+    // Trusted through --cacert: keep-alive TLS connections carry every request.
+    let r = perfbase(&[&url, "-n", "400", "-c", "4", "--cacert", ca], dir.path());
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.count("status", "200"), 400);
+    assert_eq!(server.stats.connections(), 4);
+    validate(r.json());
+    // Not trusted: every connect fails with the reason, nothing succeeds, exit 3.
+    let r = perfbase(&[&url, "-n", "5", "-c", "1"], dir.path());
+    assert_eq!(r.code(), 3, "{}", r.stdout());
+    assert_eq!(r.count("errors", "connect"), 5);
+    let sample = r.json()["error_samples"][0]["message"].to_string();
+    assert!(
+        sample.contains("TLS handshake") && sample.contains("certificate"),
+        "{sample}"
+    );
+    // --insecure accepts it; a new connection per request, each a TLS handshake.
+    let before = server.stats.connections();
+    let r = perfbase(
+        &[&url, "-n", "60", "-c", "2", "-k", "--no-keepalive"],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.count("status", "200"), 60);
+    assert_eq!(server.stats.connections() - before, 60);
+    // A targets file over https, per endpoint; and /delay/20 keeps its p50 over TLS.
+    let targets = dir.path().join("t.txt");
+    std::fs::write(&targets, format!("GET {url}\nGET {url}delay/20\n")).unwrap();
+    let r = perfbase(
+        &[
+            "--targets",
+            targets.to_str().unwrap(),
+            "-n",
+            "100",
+            "-c",
+            "4",
+            "--cacert",
+            ca,
+        ],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let e = r.json()["endpoints"].as_array().unwrap();
+    assert_eq!(e[1]["name"], "GET /delay/20");
+    assert_eq!(e[1]["requests"], 50);
+    let p50 = e[1]["latency_ms"]["p50"].as_f64().unwrap();
+    assert!((20.0..40.0).contains(&p50), "{p50}");
 }

@@ -63,6 +63,7 @@ mod runner;
 mod service;
 #[cfg(test)]
 mod testutil;
+pub mod tls;
 
 pub use config::{Config, RateLimit};
 use demo::Shared;
@@ -124,13 +125,30 @@ pub async fn serve_with(
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let shared = Arc::new(Shared::new(config, stats)?);
-    serve_shared(listener, shared, shutdown).await;
+    serve_shared(listener, shared, None, shutdown).await;
     Ok(())
 }
 
+/// [`serve_with`] over TLS (`https://`) with the server configuration `tls`.
+pub async fn serve_tls_with(
+    listener: TcpListener,
+    config: Config,
+    stats: Stats,
+    tls: Arc<rustls::ServerConfig>,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let shared = Arc::new(Shared::new(config, stats)?);
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    serve_shared(listener, shared, Some(acceptor), shutdown).await;
+    Ok(())
+}
+
+/// Serves each connection over TLS with `tls` when it is set, in the clear otherwise. A
+/// failed handshake concerns that one client.
 async fn serve_shared(
     listener: TcpListener,
     shared: Arc<Shared>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()>,
 ) {
     let mut builder = http1::Builder::new();
@@ -141,13 +159,24 @@ async fn serve_shared(
         let _ = stream.set_nodelay(true);
         let shared = Arc::clone(&shared);
         let ip = peer.ip();
-        let conn = builder.serve_connection(
-            TokioIo::new(stream),
-            service_fn(move |req| service::handle(req, Arc::clone(&shared), ip)),
-        );
+        let service = service_fn(move |req| service::handle(req, Arc::clone(&shared), ip));
+        let (builder, tls) = (builder.clone(), tls.clone());
         async move {
             // A connection error only concerns that one client.
-            let _ = conn.await;
+            match tls {
+                None => {
+                    let _ = builder
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                }
+                Some(acceptor) => {
+                    if let Ok(stream) = acceptor.accept(stream).await {
+                        let _ = builder
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    }
+                }
+            }
         }
     })
     .await;
@@ -179,11 +208,29 @@ pub fn spawn(port: u16) -> io::Result<Background> {
 /// [`spawn`] with the given configuration ([`serve_with`] on the background thread). An
 /// invalid configuration is an [`io::ErrorKind::InvalidInput`] error before binding.
 pub fn spawn_with(port: u16, config: Config) -> io::Result<Background> {
+    spawn_inner(port, config, None)
+}
+
+/// [`spawn_with`] over TLS (`https://`) with the server configuration `tls`, e.g. from
+/// [`tls::self_signed`].
+pub fn spawn_tls(
+    port: u16,
+    config: Config,
+    tls: Arc<rustls::ServerConfig>,
+) -> io::Result<Background> {
+    spawn_inner(port, config, Some(tokio_rustls::TlsAcceptor::from(tls)))
+}
+
+fn spawn_inner(
+    port: u16,
+    config: Config,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) -> io::Result<Background> {
     let stats = Stats::default();
     let shared = Arc::new(Shared::new(config, stats.clone())?);
     let (addr, thread) =
         runner::ServerThread::start("perfbase-reference", port, move |listener, rx| async move {
-            serve_shared(listener, shared, async move {
+            serve_shared(listener, shared, tls, async move {
                 // A dropped sender means the same as an explicit stop.
                 let _ = rx.await;
             })

@@ -8,14 +8,17 @@
 //! not kept.
 
 pub mod chunked;
+mod conn;
 mod request;
 mod response;
 pub mod targets;
 
+pub use conn::TlsOptions;
 pub use request::{BodySpec, HttpOptions, RequestSpec, Target};
 pub use targets::{parse_targets, TargetsError};
 
 use crate::workload::{Corpus, Mix};
+use conn::{Conn, Tls};
 use perfbase_core::recorder::MAX_LABELS;
 use perfbase_core::{Class, Driver, Outcome, Session};
 use request::{Prepared, Templated};
@@ -24,23 +27,19 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use thiserror::Error;
-use tokio::io::Interest;
-use tokio::net::TcpStream;
 
 /// Why an HTTP driver could not be built from the given targets.
 #[derive(Debug, Error)]
 pub enum HttpError {
-    /// Use an `http://` URL; TLS and HTTP/2 are not supported yet.
-    #[error(
-        "'{0}': https:// is not supported yet (TLS and HTTP/2 are planned); use an http:// URL"
-    )]
-    Https(String),
-    /// Only http:// URLs can be loaded.
-    #[error("'{url}': unsupported scheme '{scheme}'; use an http:// URL")]
+    /// Only http:// and https:// URLs can be loaded.
+    #[error("'{url}': unsupported scheme '{scheme}'; use an http:// or https:// URL")]
     Scheme { url: String, scheme: String },
     /// The URL has no host.
     #[error("'{0}': the URL has no host")]
     NoHost(String),
+    /// TLS cannot be set up: an unreadable --cacert, a host that is no server name.
+    #[error("{0}")]
+    Tls(String),
     /// Every target must point at the same host and port (one connection per session).
     #[error("targets mix hosts ({0} and {1}): every target of one run must use the same scheme, host and port")]
     MixedHosts(String, String),
@@ -129,6 +128,8 @@ impl Endpoints {
 
 struct Shared {
     addr: SocketAddr,
+    /// Set for https:// targets.
+    tls: Option<Tls>,
     source: Source,
     endpoints: Endpoints,
     keepalive: bool,
@@ -140,18 +141,30 @@ pub struct HttpDriver {
     shared: Arc<Shared>,
 }
 
+/// The TLS client of an https:// target; none for http://.
+fn tls_for(url: &url::Url, options: &HttpOptions) -> Result<Option<Tls>, HttpError> {
+    if url.scheme() != "https" {
+        return Ok(None);
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| HttpError::NoHost(url.to_string()))?;
+    Tls::new(host, &options.tls).map(Some)
+}
+
 impl HttpDriver {
     /// Prepares every target's request bytes and resolves the (single) host.
     pub fn new(targets: &[Target], options: &HttpOptions) -> Result<HttpDriver, HttpError> {
         let first = targets.first().ok_or(HttpError::NoTargets)?;
-        let authority = request::authority(&first.url)?;
+        let authority = request::origin(&first.url)?;
         for t in targets {
-            let a = request::authority(&t.url)?;
+            let a = request::origin(&t.url)?;
             if a != authority {
                 return Err(HttpError::MixedHosts(authority, a));
             }
         }
         let addr = request::resolve(&first.url)?;
+        let tls = tls_for(&first.url, options)?;
         let requests = targets
             .iter()
             .map(|t| Prepared::build(t, options))
@@ -159,6 +172,7 @@ impl HttpDriver {
             .into_boxed_slice();
         Ok(HttpDriver::with_source(
             addr,
+            tls,
             Source::Fixed {
                 requests,
                 mix: None,
@@ -176,14 +190,15 @@ impl HttpDriver {
         options: &HttpOptions,
     ) -> Result<HttpDriver, HttpError> {
         let first = specs.first().ok_or(HttpError::NoTargets)?;
-        let authority = request::authority(&first.base)?;
+        let authority = request::origin(&first.base)?;
         for s in specs {
-            let a = request::authority(&s.base)?;
+            let a = request::origin(&s.base)?;
             if a != authority {
                 return Err(HttpError::MixedHosts(authority, a));
             }
         }
         let addr = request::resolve(&first.base)?;
+        let tls = tls_for(&first.base, options)?;
         let weights: Vec<u64> = specs.iter().map(|s| s.weight).collect();
         let mix = Mix::new(&weights).map_err(HttpError::Template)?;
         let templated = Templated::build(specs, corpora, mix, options)?;
@@ -196,11 +211,14 @@ impl HttpDriver {
             Source::Templated(templated)
         };
         let endpoints = Endpoints::group(specs.iter().map(RequestSpec::label));
-        Ok(HttpDriver::with_source(addr, source, endpoints, options))
+        Ok(HttpDriver::with_source(
+            addr, tls, source, endpoints, options,
+        ))
     }
 
     fn with_source(
         addr: SocketAddr,
+        tls: Option<Tls>,
         source: Source,
         endpoints: Endpoints,
         options: &HttpOptions,
@@ -208,6 +226,7 @@ impl HttpDriver {
         HttpDriver {
             shared: Arc::new(Shared {
                 addr,
+                tls,
                 source,
                 endpoints,
                 keepalive: options.keepalive,
@@ -236,7 +255,7 @@ impl Driver for HttpDriver {
         // Keep-alive sessions connect now, so the connect is not in the first latency (as
         // wrk does); fresh-connection sessions connect inside every request instead.
         if self.shared.keepalive {
-            s.stream = Some(connect(self.shared.addr).await?);
+            s.stream = Some(Conn::open(self.shared.addr, self.shared.tls.as_ref()).await?);
         }
         Ok(s)
     }
@@ -254,7 +273,7 @@ impl Driver for HttpDriver {
 /// One connection (or, without keep-alive, one connection per request).
 pub struct HttpSession {
     shared: Arc<Shared>,
-    stream: Option<TcpStream>,
+    stream: Option<Conn>,
     buf: Box<[u8]>,
     /// The rendered request of a templated op, reused from op to op.
     request: Vec<u8>,
@@ -262,51 +281,11 @@ pub struct HttpSession {
     scratch: Vec<u8>,
 }
 
-async fn connect(addr: SocketAddr) -> Result<TcpStream, Outcome> {
-    match TcpStream::connect(addr).await {
-        Ok(s) => {
-            // Requests are written in one go; Nagle would only delay them.
-            let _ = s.set_nodelay(true);
-            Ok(s)
-        }
-        Err(e) => Err(Outcome::error(
-            Class::Connect,
-            format!("connect {addr}: {e}"),
-        )),
-    }
-}
-
-/// Whether an idle keep-alive connection was closed (or spoken on) by the server since its
-/// last response. Costs no syscall unless the socket became readable while idle.
-fn closed_while_idle(stream: &TcpStream, buf: &mut [u8]) -> bool {
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    if stream.poll_read_ready(&mut cx).is_pending() {
-        return false;
-    }
-    match stream.try_read(buf) {
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
-        // EOF, unsolicited bytes or an error: this connection cannot carry a request.
-        _ => true,
-    }
-}
-
-async fn write_all(stream: &TcpStream, mut bytes: &[u8]) -> io::Result<()> {
-    while !bytes.is_empty() {
-        match stream.try_write(bytes) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => bytes = &bytes[n..],
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.writable().await?,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 impl HttpSession {
     async fn attempt(&mut self, req: Req<'_>) -> Result<Outcome, (Outcome, bool)> {
         let shared = &self.shared;
         let reused = match &self.stream {
-            Some(s) if closed_while_idle(s, &mut self.buf) => {
+            Some(s) if s.closed_while_idle(&mut self.buf) => {
                 self.stream = None;
                 false
             }
@@ -314,13 +293,15 @@ impl HttpSession {
             None => false,
         };
         let stream = match self.stream {
-            Some(ref s) => s,
-            None => self
-                .stream
-                .insert(connect(shared.addr).await.map_err(|o| (o, false))?),
+            Some(ref mut s) => s,
+            None => self.stream.insert(
+                Conn::open(shared.addr, shared.tls.as_ref())
+                    .await
+                    .map_err(|o| (o, false))?,
+            ),
         };
         let out = req.bytes.len() as u64;
-        if let Err(e) = write_all(stream, req.bytes).await {
+        if let Err(e) = stream.write_all(req.bytes).await {
             self.stream = None;
             let retry = reused && req.idempotent;
             return Err((Outcome::error(Class::Write, format!("write: {e}")), retry));
@@ -330,12 +311,7 @@ impl HttpSession {
                 if resp.close || !shared.keepalive {
                     self.stream = None;
                 } else {
-                    // The response is complete and nothing else is expected until the next
-                    // request: forget the read readiness without a syscall, so the next read
-                    // waits for epoll instead of first trying a read that would block.
-                    let _ = stream.try_io(Interest::READABLE, || {
-                        Err::<(), _>(io::ErrorKind::WouldBlock.into())
-                    });
+                    stream.forget_readiness();
                 }
                 Ok(Outcome::http(resp.status, resp.bytes_in, out))
             }

@@ -69,6 +69,8 @@ pub struct HttpOptions {
     pub headers: Vec<(String, String)>,
     /// The largest response head accepted before it counts as a protocol error.
     pub max_head_bytes: usize,
+    /// How https:// targets are trusted.
+    pub tls: super::TlsOptions,
 }
 
 impl Default for HttpOptions {
@@ -77,6 +79,7 @@ impl Default for HttpOptions {
             keepalive: true,
             headers: Vec::new(),
             max_head_bytes: 64 * 1024,
+            tls: super::TlsOptions::default(),
         }
     }
 }
@@ -92,8 +95,7 @@ pub(crate) struct Prepared {
 
 pub(crate) fn authority(url: &Url) -> Result<String, HttpError> {
     match url.scheme() {
-        "http" => {}
-        "https" => return Err(HttpError::Https(url.to_string())),
+        "http" | "https" => {}
         other => {
             return Err(HttpError::Scheme {
                 url: url.to_string(),
@@ -108,6 +110,11 @@ pub(crate) fn authority(url: &Url) -> Result<String, HttpError> {
         Some(p) => format!("{host}:{p}"),
         None => host.to_string(),
     })
+}
+
+/// `scheme://host[:port]`: every target of one run must share it.
+pub(crate) fn origin(url: &Url) -> Result<String, HttpError> {
+    Ok(format!("{}://{}", url.scheme(), authority(url)?))
 }
 
 pub(crate) fn resolve(url: &Url) -> Result<SocketAddr, HttpError> {
@@ -264,9 +271,21 @@ mod tests {
     }
 
     #[test]
-    fn https_is_named_as_unsupported() {
-        let t = target("GET", "https://127.0.0.1/", b"");
-        assert!(matches!(authority(&t.url), Err(HttpError::Https(_))));
+    fn origins_tell_http_from_https_and_name_the_default_port_not() {
+        let t = |u: &str| target("GET", u, b"").url;
+        assert_eq!(
+            origin(&t("https://127.0.0.1/")).unwrap(),
+            "https://127.0.0.1"
+        );
+        assert_eq!(
+            origin(&t("http://127.0.0.1:8443/")).unwrap(),
+            "http://127.0.0.1:8443"
+        );
+        assert_eq!(resolve(&t("https://127.0.0.1/")).unwrap().port(), 443);
+        assert!(matches!(
+            authority(&t("ftp://127.0.0.1/")),
+            Err(HttpError::Scheme { .. })
+        ));
     }
 }
 

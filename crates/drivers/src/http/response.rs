@@ -3,10 +3,10 @@
 //! unless a head outgrows the buffer (then it grows once, up to the head limit).
 
 use super::chunked::{ChunkError, Decoder};
+use super::conn::Conn;
 use perfbase_core::Class;
 use std::fmt;
 use std::io;
-use tokio::net::TcpStream;
 
 /// The read buffer a session starts with; bodies stream through it.
 pub(crate) const INITIAL_BUFFER: usize = 16 * 1024;
@@ -71,19 +71,11 @@ enum Framing {
     UntilClose,
 }
 
-async fn fill(stream: &TcpStream, buf: &mut [u8], got: u64) -> Result<usize, ReadError> {
-    loop {
-        match stream.try_read(buf) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                stream
-                    .readable()
-                    .await
-                    .map_err(|err| ReadError::Io { err, got })?;
-            }
-            Err(err) => return Err(ReadError::Io { err, got }),
-        }
-    }
+async fn fill(stream: &mut Conn, buf: &mut [u8], got: u64) -> Result<usize, ReadError> {
+    stream
+        .read(buf)
+        .await
+        .map_err(|err| ReadError::Io { err, got })
 }
 
 fn header_has_token(value: &[u8], token: &str) -> bool {
@@ -157,7 +149,7 @@ fn chunk_error(e: ChunkError, got: u64) -> ReadError {
 
 /// Reads one complete response from `stream`.
 pub(crate) async fn read_response(
-    stream: &TcpStream,
+    stream: &mut Conn,
     buf: &mut Box<[u8]>,
     max_head: usize,
     head_request: bool,

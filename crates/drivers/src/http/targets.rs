@@ -108,14 +108,13 @@ pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>,
             let url =
                 Url::parse(rest).map_err(|e| err(line_no, format!("invalid URL '{rest}': {e}")))?;
             match url.scheme() {
-                "http" => {}
-                "https" => {
+                "http" | "https" => {}
+                s => {
                     return Err(err(
                         line_no,
-                        format!("'{rest}': https:// is not supported yet (TLS and HTTP/2 are planned); use http://"),
+                        format!("'{rest}': unsupported scheme '{s}'; use http:// or https://"),
                     ))
                 }
-                s => return Err(err(line_no, format!("'{rest}': unsupported scheme '{s}'; use http://"))),
             }
             targets.push(Target {
                 method: first.to_string(),
@@ -185,8 +184,8 @@ mod tests {
                 "t.txt:3: invalid URL",
             ),
             (
-                "GET https://127.0.0.1/\n",
-                "t.txt:1: 'https://127.0.0.1/': https:// is not supported yet",
+                "GET ftp://127.0.0.1/\n",
+                "t.txt:1: 'ftp://127.0.0.1/': unsupported scheme 'ftp'",
             ),
             (
                 "GET http://127.0.0.1/\n@missing.bin\n",
