@@ -2,12 +2,13 @@
 # perfbase's HTTP load generator side by side with wrk and oha, against one
 # local nginx. See bench/README.md for what is measured and how to read it.
 #
-#   bench/http_vs_peers.sh                         # full run: 2 scenarios x 3 tools x 3 reps, 10 s each
+#   bench/http_vs_peers.sh                         # full run: 3 scenarios x 3 tools x 3 reps, 10 s each
 #   D=3 REPS=1 TOOLS="wrk oha" bench/http_vs_peers.sh
 #   SCENARIOS=open TOOLS="oha perfbase" PERFBASE=/path/to/perfbase bench/http_vs_peers.sh
 #
 # Knobs (environment): D (seconds of load per run, 10), REPS (3), SCENARIOS
-# ("closed open"), TOOLS ("wrk oha perfbase"), PORT (18080, first free port
+# ("closed open tls"; tls = the closed scenario over https:// with a self-signed
+# certificate made by openssl), TOOLS ("wrk oha perfbase"), PORT (18080, first free port
 # from there on), PAUSE (2 s between runs), PERFBASE (target/release/perfbase),
 # HOST (only 127.0.0.1 is accepted).
 #
@@ -22,7 +23,7 @@ export PATH="${HOME:-/root}/.cargo/bin:$PATH"
 
 D="${D:-10}"
 REPS="${REPS:-3}"
-SCENARIOS="${SCENARIOS:-closed open}"
+SCENARIOS="${SCENARIOS:-closed open tls}"
 TOOLS="${TOOLS:-wrk oha perfbase}"
 PORT="${PORT:-18080}"
 PAUSE="${PAUSE:-2}"
@@ -46,7 +47,7 @@ have() { command -v "$1" > /dev/null 2>&1; }
 [[ "$PORT" =~ ^[1-9][0-9]*$ ]] && (( PORT >= 1024 && PORT <= 65000 )) \
   || die "PORT must be between 1024 and 65000 (got '$PORT')"
 for s in $SCENARIOS; do
-  [[ "$s" == closed || "$s" == open ]] || die "unknown scenario '$s' (known: closed open)"
+  [[ "$s" == closed || "$s" == open || "$s" == tls ]] || die "unknown scenario '$s' (known: closed open tls)"
 done
 for t in $TOOLS; do
   [[ "$t" == wrk || "$t" == oha || "$t" == perfbase ]] || die "unknown tool '$t' (known: wrk oha perfbase)"
@@ -142,9 +143,17 @@ for _ in $(seq 20); do port_busy "$PORT" || break; PORT=$(( PORT + 1 )); done
 port_busy "$PORT" && die "no free port found near ${PORT}; set PORT"
 URL="http://$HOST:$PORT/"
 [[ "$URL" =~ ^http://127\.0\.0\.1:[0-9]+/$ ]] || die "refusing to target $URL"
+TLS_PORT=$(( PORT + 1 ))
+for _ in $(seq 20); do port_busy "$TLS_PORT" || break; TLS_PORT=$(( TLS_PORT + 1 )); done
+TLS_URL="https://$HOST:$TLS_PORT/"
 
 NGX="$OUT/nginx"
 mkdir -p "$NGX/tmp"
+# The tls scenario's certificate: P-256, self-signed for 127.0.0.1 (wrk does not check it,
+# oha runs with --insecure, perfbase trusts it with --cacert).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+  -keyout "$NGX/key.pem" -out "$NGX/cert.pem" -subj "/CN=$HOST" \
+  -addext "subjectAltName=IP:$HOST" > /dev/null 2>&1 || die "openssl could not make a certificate"
 cat > "$NGX/nginx.conf" << EOF
 worker_processes 1;
 daemon off;
@@ -162,6 +171,16 @@ http {
     scgi_temp_path $NGX/tmp/scgi;
     server {
         listen $HOST:$PORT backlog=4096;
+        location / {
+            default_type text/plain;
+            return 200 "ok\n";
+        }
+    }
+    server {
+        listen $HOST:$TLS_PORT ssl backlog=4096;
+        ssl_certificate $NGX/cert.pem;
+        ssl_certificate_key $NGX/key.pem;
+        ssl_protocols TLSv1.2 TLSv1.3;
         location / {
             default_type text/plain;
             return 200 "ok\n";
@@ -204,6 +223,9 @@ tool_cmd() {      # tool_cmd SCENARIO TOOL RUNDIR -> CMD array
     closed/perfbase) CMD=("$PERFBASE" http "$URL" -c "$CONNS" -t 1 -d "${D}s" --quiet --json "$dir/perfbase.json") ;;
     open/oha)        CMD=(oha --no-tui -z "${D}s" -c "$CONNS" -q "$RATE" --worker-threads 1 "${OHA_JSON[@]}" "$URL") ;;
     open/perfbase)   CMD=("$PERFBASE" http "$URL" -r "$RATE" --max-inflight "$CONNS" -t 1 -d "${D}s" --quiet --json "$dir/perfbase.json") ;;
+    tls/wrk)         CMD=(wrk -t1 -c"$CONNS" -d"${D}s" --latency "$TLS_URL") ;;
+    tls/oha)         CMD=(oha --no-tui --insecure -z "${D}s" -c "$CONNS" --worker-threads 1 "${OHA_JSON[@]}" "$TLS_URL") ;;
+    tls/perfbase)    CMD=("$PERFBASE" http "$TLS_URL" --cacert "$NGX/cert.pem" -c "$CONNS" -t 1 -d "${D}s" --quiet --json "$dir/perfbase.json") ;;
     *) return 1 ;;
   esac
 }
@@ -359,8 +381,9 @@ def table(out, scenarios, tools, rate):
                       spread(col("nginx_cpu_pct"), n0), "; ".join(notes)]
             rows.append(cells)
         if not rows: continue
-        if scen == "closed":
-            print(f"\n### closed: {CONNS} connections, 1 thread, max throughput\n")
+        if scen in ("closed", "tls"):
+            over = " over https (TLS 1.3, P-256)" if scen == "tls" else ""
+            print(f"\n### {scen}: {CONNS} connections{over}, 1 thread, max throughput\n")
             head = ["tool", "ok runs", "req/s", "CPU µs/req", "peak RSS MiB", "p50 ms", "p99 ms", "nginx CPU %", "notes"]
         else:
             print(f"\n### open: fixed rate {rate:,} req/s, at most {CONNS} connections, 1 thread\n")
@@ -368,11 +391,11 @@ def table(out, scenarios, tools, rate):
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
         for c in rows: print("| " + " | ".join(c) + " |")
-        peer = "wrk" if scen == "closed" else "oha"
+        peer = "oha" if scen == "open" else "wrk"
         pb, pr = meds.get("perfbase", {}), meds.get(peer, {})
         ratio = lambda k: f"{pb[k] / pr[k]:.2f}" if pb.get(k) and pr.get(k) else "n/a"
         print()
-        if scen == "closed":
+        if scen != "open":
             print(f"perfbase/wrk (medians): req/s {ratio('rps')}, CPU µs/req {ratio('cpu_us_per_req')}")
         else:
             pct = lambda m: f"{m['rps'] / rate * 100:.1f} %" if m.get("rps") else "n/a"

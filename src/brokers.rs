@@ -313,25 +313,29 @@ pub fn nats(a: NatsArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     settings.insert("message_size".into(), a.size.into());
     let result = run_one(driver.clone(), &a.url, "nats", settings, &a.load, store);
     if options.mode == NatsMode::JetStream {
-        // The stream is perfbase's scratch space (up to 1 GiB on the server's disk): remove
-        // it once the run is over, measured or not. Failing to is worth a warning, not a
-        // different exit.
-        let deleted = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| e.to_string())
-            .and_then(|rt| {
-                rt.block_on(driver.delete_stream())
-                    .map_err(|e| e.to_string())
-            });
-        if let Err(e) = deleted {
-            eprintln!(
-                "perfbase: warning: could not delete JetStream stream {}: {e}",
-                driver.stream_name()
-            );
-        }
+        remove_stream(&driver);
     }
     result
+}
+
+/// Deletes a JetStream driver's stream, perfbase's scratch space (up to 1 GiB on the server's
+/// disk), once a run is over, measured or not. Failing to is worth a warning, not a
+/// different exit.
+pub(crate) fn remove_stream(driver: &perfbase_drivers::nats::NatsDriver) {
+    let deleted = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+        .and_then(|rt| {
+            rt.block_on(driver.delete_stream())
+                .map_err(|e| e.to_string())
+        });
+    if let Err(e) = deleted {
+        eprintln!(
+            "perfbase: warning: could not delete JetStream stream {}: {e}",
+            driver.stream_name()
+        );
+    }
 }
 
 pub fn mqtt(a: MqttArgs, store: &StoreOptions) -> Result<Exit, AppError> {

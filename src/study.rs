@@ -4,7 +4,7 @@
 //! checks) is added and the reports are written.
 
 use crate::exit::{bad_input, AppError, Exit};
-use crate::plan::{Check, Plan, Scenario};
+use crate::plan::{Backend, Check, Plan, Scenario};
 use crate::progress::ProgressLine;
 use anyhow::Context as _;
 use perfbase_analysis::knee::find_knee;
@@ -324,14 +324,14 @@ fn analyse(
 /// Checks that a workload's driver can be built (before any load is sent).
 fn check_driver(plan: &Plan, workload: &str) -> Result<(), AppError> {
     let w = &plan.workloads[workload];
-    if w.sql.is_some() || w.redis.is_some() {
-        // Database and cache sessions connect in the engine; failures are counted there (the
-        // plan checked their URLs).
-        return Ok(());
+    match w.backend {
+        Backend::Http => HttpDriver::from_specs(&w.specs, w.corpora.clone(), &w.options)
+            .map(|_| ())
+            .map_err(|e| bad_input(format!("{}: workload '{workload}': {e}", plan.file))),
+        // Other sessions connect in the engine, where failures are counted; the plan checked
+        // their URLs and options.
+        _ => Ok(()),
     }
-    HttpDriver::from_specs(&w.specs, w.corpora.clone(), &w.options)
-        .map(|_| ())
-        .map_err(|e| bad_input(format!("{}: workload '{workload}': {e}", plan.file)))
 }
 
 /// Runs `specs` with the workload's driver: the one place a plan picks its protocol.
@@ -343,32 +343,16 @@ fn run_engine(
     interrupt: Arc<AtomicBool>,
     observer: &mut dyn Observer,
 ) -> Result<Vec<PhaseOutcome>, AppError> {
+    use perfbase_drivers::{amqp, mqtt, nats, redis};
     let w = &plan.workloads[workload];
     let bad = |e: String| bad_input(format!("{}: workload '{workload}': {e}", plan.file));
-    if let Some(r) = &w.redis {
-        use perfbase_drivers::redis::{prefill, RedisDriver};
-        if r.prefill {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| bad(format!("cannot start a runtime: {e}")))?;
-            tokio::task::LocalSet::new()
-                .block_on(&rt, prefill(&r.url, &r.options))
-                .map_err(|e| bad(format!("prefill: {e}")))?;
-        }
-        let d =
-            RedisDriver::new(&r.url, r.op, r.options.clone()).map_err(|e| bad(e.to_string()))?;
-        return perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
-            .context("the load engine could not start")
-            .map_err(AppError::from);
-    }
-    let outcomes = match &w.sql {
-        None => {
+    let outcomes = match &w.backend {
+        Backend::Http => {
             let d = HttpDriver::from_specs(&w.specs, w.corpora.clone(), &w.options)
                 .map_err(|e| bad(e.to_string()))?;
             perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
         }
-        Some(sql) => match sql.dialect {
+        Backend::Sql(sql) => match sql.dialect {
             crate::sql::Dialect::Postgres => {
                 use perfbase_drivers::sql::postgres::{PgDriver, PgOptions};
                 let d = PgDriver::new(
@@ -387,6 +371,36 @@ fn run_engine(
                 perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
             }
         },
+        Backend::Redis(r) => {
+            if r.prefill {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| bad(format!("cannot start a runtime: {e}")))?;
+                tokio::task::LocalSet::new()
+                    .block_on(&rt, redis::prefill(&r.url, &r.options))
+                    .map_err(|e| bad(format!("prefill: {e}")))?;
+            }
+            let d = redis::RedisDriver::new(&r.url, r.op, r.options.clone())
+                .map_err(|e| bad(e.to_string()))?;
+            perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+        }
+        Backend::Amqp { url, options } => {
+            let d = amqp::AmqpDriver::new(url, options.clone()).map_err(|e| bad(e.to_string()))?;
+            perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+        }
+        Backend::Nats { url, options } => {
+            let d = Arc::new(nats::NatsDriver::new(url, *options).map_err(|e| bad(e.to_string()))?);
+            let outcomes = perfbase_engine::run(d.clone(), cfg, specs, interrupt, observer);
+            if options.mode == nats::NatsMode::JetStream {
+                crate::brokers::remove_stream(&d);
+            }
+            outcomes
+        }
+        Backend::Mqtt { url, options } => {
+            let d = mqtt::MqttDriver::new(url, *options).map_err(|e| bad(e.to_string()))?;
+            perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+        }
     };
     outcomes
         .context("the load engine could not start")

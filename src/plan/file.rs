@@ -145,6 +145,17 @@ pub(crate) struct WorkloadDef {
     pub value_size: Option<S<i64>>,
     /// …after setting every key once (so GETs hit).
     pub prefill: Option<S<bool>>,
+    /// Brokers: amqp `roundtrip` or `publish`; nats `pubsub`, `request` or `jetstream`.
+    pub mode: Option<S<String>>,
+    /// Brokers: message bytes.
+    pub size: Option<S<i64>>,
+    /// AMQP: persistent messages on a durable queue, publisher confirms, consumer acks
+    /// (`none`, `auto`, `manual`).
+    pub persistent: Option<S<bool>>,
+    pub confirms: Option<S<bool>>,
+    pub ack: Option<S<String>>,
+    /// MQTT: QoS 0 or 1.
+    pub qos: Option<S<i64>>,
 }
 
 impl WorkloadDef {

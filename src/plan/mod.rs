@@ -72,10 +72,31 @@ pub struct Workload {
     pub options: HttpOptions,
     /// Header lines as written (`${ENV}` unexpanded, secrets redacted), for results.
     pub shown_headers: Vec<String>,
-    /// For database targets: the dialect, URL and statement (then `specs` is empty).
-    pub sql: Option<SqlTarget>,
-    /// For Redis targets: the URL and command (then `specs` is empty).
-    pub redis: Option<RedisTarget>,
+    /// What the workload loads: `specs` over HTTP, or another protocol (then `specs` is
+    /// empty).
+    pub backend: Backend,
+}
+
+/// The protocol of a workload and its settings.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// `Workload::specs` with `Workload::options`.
+    Http,
+    Sql(SqlTarget),
+    Redis(RedisTarget),
+    /// RabbitMQ; the URL carries the password from the environment, never shown.
+    Amqp {
+        url: String,
+        options: perfbase_drivers::amqp::AmqpOptions,
+    },
+    Nats {
+        url: String,
+        options: perfbase_drivers::nats::NatsOptions,
+    },
+    Mqtt {
+        url: String,
+        options: perfbase_drivers::mqtt::MqttOptions,
+    },
 }
 
 /// A workload against Redis (standalone or cluster).
@@ -335,89 +356,71 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         corpora.push(Arc::new(corpus(&cx, name, def)?));
     }
     let mut targets = BTreeMap::new();
-    let mut redis_targets = BTreeMap::new();
     for (name, t) in &raw.targets {
         let field = format!("targets.{name}.url");
         let url_text = cx.env(&t.url, &field)?;
-        if url_text.starts_with("redis://") || url_text.starts_with("redis+cluster://") {
-            // A cluster URL lists several host:port pairs, which is no URL to the url crate:
-            // the Redis driver checks these.
-            let probe = perfbase_drivers::redis::RedisOptions {
-                keyspace: 1,
-                value_size: 1,
-                pipeline: 1,
-            };
-            perfbase_drivers::redis::RedisDriver::new(
-                &url_text,
-                perfbase_drivers::redis::RedisOp::Ping,
-                probe,
-            )
-            .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
-            redis_targets.insert(name.clone(), (t, url_text));
-            continue;
-        }
-        let url = Url::parse(&url_text).map_err(|e| {
-            cx.err(
+        let scheme = url_text.split("://").next().unwrap_or_default();
+        let Some(family) = Family::of(scheme).filter(|_| url_text.contains("://")) else {
+            return Err(cx.err(
                 &t.url,
                 &field,
                 format!(
-                    "invalid URL '{}': {e}",
+                    "'{}': use an http://, https://, postgres://, mysql://, redis://, \
+                     redis+cluster://, amqp://, nats:// or mqtt:// URL",
                     perfbase_core::redact::url(t.url.get_ref())
                 ),
-            )
-        })?;
-        match url.scheme() {
-            "http" | "https" | "postgres" | "postgresql" | "mysql" | "mariadb" => {}
-            s => {
-                return Err(cx.err(
+            ));
+        };
+        // Each protocol's driver checks its URL now, so a bad one is an error at this line
+        // (a cluster URL lists several host:port pairs, which is no URL to the url crate).
+        let url = match family {
+            Family::Redis => {
+                let probe = perfbase_drivers::redis::RedisOptions {
+                    keyspace: 1,
+                    value_size: 1,
+                    pipeline: 1,
+                };
+                perfbase_drivers::redis::RedisDriver::new(
+                    &url_text,
+                    perfbase_drivers::redis::RedisOp::Ping,
+                    probe,
+                )
+                .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Amqp => {
+                perfbase_drivers::amqp::AmqpDriver::new(&url_text, Default::default())
+                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Nats => {
+                perfbase_drivers::nats::NatsDriver::new(&url_text, Default::default())
+                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Mqtt => {
+                perfbase_drivers::mqtt::MqttDriver::new(&url_text, Default::default())
+                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Http | Family::Sql => Some(Url::parse(&url_text).map_err(|e| {
+                cx.err(
                     &t.url,
                     &field,
                     format!(
-                        "unsupported scheme '{s}'; use http://, https://, postgres://, mysql://, \
-                         redis:// or redis+cluster://"
+                        "invalid URL '{}': {e}",
+                        perfbase_core::redact::url(t.url.get_ref())
                     ),
-                ))
-            }
-        }
-        targets.insert(name.clone(), (t, url));
+                )
+            })?),
+        };
+        targets.insert(name.clone(), (t, family, url_text, url));
     }
     let mut workloads = BTreeMap::new();
     for (name, w) in &raw.workloads {
         let field = format!("workloads.{name}");
-        if let Some((_, url)) = redis_targets.get(w.target.get_ref()) {
-            let redis = redis_workload(&cx, &field, w, url)?;
-            workloads.insert(
-                name.clone(),
-                Workload {
-                    name: name.clone(),
-                    label: format!("{} ({})", perfbase_core::redact::url(url), redis.op.name()),
-                    specs: Vec::new(),
-                    corpora: corpora.clone(),
-                    options: HttpOptions::default(),
-                    shown_headers: Vec::new(),
-                    sql: None,
-                    redis: Some(redis),
-                },
-            );
-            continue;
-        }
-        let redis_only = "needs a redis:// or redis+cluster:// target";
-        if let Some(c) = &w.command {
-            return Err(cx.err(c, format!("{field}.command"), redis_only));
-        }
-        if let Some(k) = &w.keyspace {
-            return Err(cx.err(k, format!("{field}.keyspace"), redis_only));
-        }
-        if let Some(v) = &w.value_size {
-            return Err(cx.err(v, format!("{field}.value_size"), redis_only));
-        }
-        if let Some(p) = &w.prefill {
-            return Err(cx.err(p, format!("{field}.prefill"), redis_only));
-        }
-        let (tdef, url) = targets.get(w.target.get_ref()).ok_or_else(|| {
-            let mut known: Vec<&str> = targets.keys().map(|s| s.as_str()).collect();
-            known.extend(redis_targets.keys().map(|s| s.as_str()));
-            known.sort();
+        let (tdef, family, url_text, url) = targets.get(w.target.get_ref()).ok_or_else(|| {
+            let known: Vec<&str> = targets.keys().map(|s| s.as_str()).collect();
             cx.err(
                 &w.target,
                 format!("{field}.target"),
@@ -428,52 +431,61 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 ),
             )
         })?;
-        if let Some(dialect) = match url.scheme() {
-            "postgres" | "postgresql" => Some(crate::sql::Dialect::Postgres),
-            "mysql" | "mariadb" => Some(crate::sql::Dialect::Mysql),
-            _ => None,
-        } {
-            let sql = sql_workload(&cx, &field, w, &corpora)?;
-            let label = format!(
-                "{} ({})",
-                perfbase_core::redact::url(url.as_str()),
-                w.sql.as_ref().map_or_else(
-                    || w.builtin
-                        .as_ref()
-                        .map_or(String::new(), |b| b.get_ref().clone()),
-                    |s| s.get_ref().clone()
-                )
-            );
-            workloads.insert(
-                name.clone(),
-                Workload {
-                    name: name.clone(),
-                    label,
-                    specs: Vec::new(),
-                    corpora: corpora.clone(),
-                    options: HttpOptions::default(),
-                    shown_headers: Vec::new(),
-                    redis: None,
-                    sql: Some(SqlTarget {
+        fields_fit(&cx, &field, w, *family)?;
+        let other = |backend: Backend, what: String| Workload {
+            name: name.clone(),
+            label: format!("{} ({what})", perfbase_core::redact::url(url_text)),
+            specs: Vec::new(),
+            corpora: corpora.clone(),
+            options: HttpOptions::default(),
+            shown_headers: Vec::new(),
+            backend,
+        };
+        let workload = match family {
+            Family::Http => None,
+            Family::Sql => {
+                let sql = sql_workload(&cx, &field, w, &corpora)?;
+                let what = w.sql.as_ref().map_or_else(
+                    || {
+                        w.builtin
+                            .as_ref()
+                            .map_or(String::new(), |b| b.get_ref().clone())
+                    },
+                    |s| s.get_ref().clone(),
+                );
+                let dialect = match url.as_ref().map(|u| u.scheme()) {
+                    Some("postgres" | "postgresql") => crate::sql::Dialect::Postgres,
+                    _ => crate::sql::Dialect::Mysql,
+                };
+                let pipeline = match &w.pipeline {
+                    Some(p) => cx.positive(p, &format!("{field}.pipeline"))? as usize,
+                    None => 1,
+                };
+                Some(other(
+                    Backend::Sql(SqlTarget {
                         dialect,
-                        url: url.to_string(),
+                        url: url_text.clone(),
                         workload: sql,
-                        pipeline: match &w.pipeline {
-                            Some(p) => cx.positive(p, &format!("{field}.pipeline"))? as usize,
-                            None => 1,
-                        },
+                        pipeline,
                     }),
-                },
-            );
+                    what,
+                ))
+            }
+            Family::Redis => {
+                let redis = redis_workload(&cx, &field, w, url_text)?;
+                let what = redis.op.name().to_string();
+                Some(other(Backend::Redis(redis), what))
+            }
+            Family::Amqp | Family::Nats | Family::Mqtt => {
+                let (backend, what) = broker_workload(&cx, &field, w, *family, url_text)?;
+                Some(other(backend, what))
+            }
+        };
+        if let Some(workload) = workload {
+            workloads.insert(name.clone(), workload);
             continue;
         }
-        if w.sql.is_some() || w.builtin.is_some() {
-            return Err(cx.err(
-                &w.target,
-                &field,
-                "sql and builtin need a postgres:// or mysql:// target",
-            ));
-        }
+        let url = url.as_ref().expect("http targets are parsed URLs");
         let single = w.request();
         let items: Vec<&RequestDef> = match &w.mix {
             Some(mix) => {
@@ -618,8 +630,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                     ..HttpOptions::default()
                 },
                 shown_headers,
-                sql: None,
-                redis: None,
+                backend: Backend::Http,
             },
         );
     }
@@ -755,6 +766,231 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
 }
 
 /// The SQL of a database workload: a statement with parameter templates, or a built-in.
+/// The kind of protocol a target speaks, from its URL's scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Http,
+    Sql,
+    Redis,
+    Amqp,
+    Nats,
+    Mqtt,
+}
+
+impl Family {
+    fn of(scheme: &str) -> Option<Family> {
+        Some(match scheme {
+            "http" | "https" => Family::Http,
+            "postgres" | "postgresql" | "mysql" | "mariadb" => Family::Sql,
+            "redis" | "redis+cluster" => Family::Redis,
+            "amqp" => Family::Amqp,
+            "nats" => Family::Nats,
+            "mqtt" => Family::Mqtt,
+            _ => return None,
+        })
+    }
+
+    /// The targets a workload field is for, in words.
+    fn describe(families: &[Family]) -> String {
+        let names: Vec<&str> = families
+            .iter()
+            .map(|f| match f {
+                Family::Http => "http(s)://",
+                Family::Sql => "postgres:// and mysql://",
+                Family::Redis => "redis://",
+                Family::Amqp => "amqp://",
+                Family::Nats => "nats://",
+                Family::Mqtt => "mqtt://",
+            })
+            .collect();
+        names.join(", ")
+    }
+}
+
+/// Each workload field that is set, the targets it is for, and where it was written (a byte
+/// offset, for the error's line).
+fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], usize)> {
+    use Family::*;
+    let at = |s: &std::ops::Range<usize>| s.start;
+    let target = at(&w.target.span());
+    let mut set = Vec::new();
+    let mut add = |name, families, offset: Option<usize>| {
+        if let Some(o) = offset {
+            set.push((name, families, o));
+        }
+    };
+    const HTTP: &[Family] = &[Http];
+    const SQL: &[Family] = &[Sql];
+    const REDIS: &[Family] = &[Redis];
+    const AMQP: &[Family] = &[Amqp];
+    add("method", HTTP, w.method.as_ref().map(|v| at(&v.span())));
+    add("path", HTTP, w.path.as_ref().map(|v| at(&v.span())));
+    add("headers", HTTP, (!w.headers.is_empty()).then_some(target));
+    add("body", HTTP, w.body.as_ref().map(|v| at(&v.span())));
+    add(
+        "body_file",
+        HTTP,
+        w.body_file.as_ref().map(|v| at(&v.span())),
+    );
+    add("mix", HTTP, w.mix.as_ref().map(|_| target));
+    add("sql", SQL, w.sql.as_ref().map(|v| at(&v.span())));
+    add("params", SQL, w.params.first().map(|v| at(&v.span())));
+    add("builtin", SQL, w.builtin.as_ref().map(|v| at(&v.span())));
+    add("scale", SQL, w.scale.as_ref().map(|v| at(&v.span())));
+    add(
+        "pipeline",
+        &[Sql, Redis],
+        w.pipeline.as_ref().map(|v| at(&v.span())),
+    );
+    add("command", REDIS, w.command.as_ref().map(|v| at(&v.span())));
+    add(
+        "keyspace",
+        REDIS,
+        w.keyspace.as_ref().map(|v| at(&v.span())),
+    );
+    add(
+        "value_size",
+        REDIS,
+        w.value_size.as_ref().map(|v| at(&v.span())),
+    );
+    add("prefill", REDIS, w.prefill.as_ref().map(|v| at(&v.span())));
+    add(
+        "mode",
+        &[Amqp, Nats],
+        w.mode.as_ref().map(|v| at(&v.span())),
+    );
+    add(
+        "size",
+        &[Amqp, Nats, Mqtt],
+        w.size.as_ref().map(|v| at(&v.span())),
+    );
+    add(
+        "persistent",
+        AMQP,
+        w.persistent.as_ref().map(|v| at(&v.span())),
+    );
+    add("confirms", AMQP, w.confirms.as_ref().map(|v| at(&v.span())));
+    add("ack", AMQP, w.ack.as_ref().map(|v| at(&v.span())));
+    add("qos", &[Mqtt], w.qos.as_ref().map(|v| at(&v.span())));
+    set
+}
+
+/// Every field set in `w` applies to a target of `family`; the first that does not is an
+/// error at its line naming the targets it is for.
+fn fields_fit(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    family: Family,
+) -> Result<(), PlanError> {
+    match fields_set(w)
+        .into_iter()
+        .find(|(_, families, _)| !families.contains(&family))
+    {
+        Some((name, families, offset)) => Err(cx.err_at(
+            cx.line(offset),
+            format!("{field}.{name}"),
+            format!(
+                "applies to {} targets, not to target '{}'",
+                Family::describe(families),
+                w.target.get_ref()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The mode and message options of a workload on an amqp://, nats:// or mqtt:// target, and
+/// what reports call it.
+fn broker_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    family: Family,
+    url: &str,
+) -> Result<(Backend, String), PlanError> {
+    use perfbase_drivers::{amqp, mqtt, nats};
+    let size = |default: usize| match &w.size {
+        Some(v) => cx.positive(v, &format!("{field}.size")).map(|n| n as usize),
+        None => Ok(default),
+    };
+    let pick = |v: &Option<S<String>>, name: &str, choices: &[&str], default: &str| {
+        let Some(v) = v else {
+            return Ok(default.to_string());
+        };
+        let text = v.get_ref().to_ascii_lowercase();
+        if choices.contains(&text.as_str()) {
+            Ok(text)
+        } else {
+            Err(cx.err(
+                v,
+                format!("{field}.{name}"),
+                format!("'{}': use one of {}", v.get_ref(), choices.join(", ")),
+            ))
+        }
+    };
+    let flag = |v: &Option<S<bool>>| v.as_ref().is_some_and(|b| *b.get_ref());
+    let url = url.to_string();
+    Ok(match family {
+        Family::Amqp => {
+            let mode = pick(&w.mode, "mode", &["roundtrip", "publish"], "roundtrip")?;
+            let ack = pick(&w.ack, "ack", &["none", "auto", "manual"], "manual")?;
+            let options = amqp::AmqpOptions {
+                mode: if mode == "publish" {
+                    amqp::AmqpMode::Publish
+                } else {
+                    amqp::AmqpMode::RoundTrip
+                },
+                message_size: size(1024)?,
+                persistent: flag(&w.persistent),
+                confirms: flag(&w.confirms),
+                ack: match ack.as_str() {
+                    "none" => amqp::AckMode::None,
+                    "auto" => amqp::AckMode::Auto,
+                    _ => amqp::AckMode::Manual,
+                },
+                queue: None,
+            };
+            amqp::AmqpDriver::new(&url, options.clone())
+                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+            (Backend::Amqp { url, options }, mode)
+        }
+        Family::Nats => {
+            let mode = pick(
+                &w.mode,
+                "mode",
+                &["pubsub", "request", "jetstream"],
+                "pubsub",
+            )?;
+            let options = nats::NatsOptions {
+                mode: match mode.as_str() {
+                    "request" => nats::NatsMode::Request,
+                    "jetstream" => nats::NatsMode::JetStream,
+                    _ => nats::NatsMode::PubSub,
+                },
+                message_size: size(128)?,
+            };
+            nats::NatsDriver::new(&url, options)
+                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+            (Backend::Nats { url, options }, mode)
+        }
+        _ => {
+            let qos = match &w.qos {
+                Some(q) if matches!(*q.get_ref(), 0 | 1) => *q.get_ref() as u8,
+                Some(q) => return Err(cx.err(q, format!("{field}.qos"), "use 0 or 1")),
+                None => 0,
+            };
+            let options = mqtt::MqttOptions {
+                qos,
+                message_size: size(128)?,
+            };
+            mqtt::MqttDriver::new(&url, options)
+                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+            (Backend::Mqtt { url, options }, format!("qos {qos}"))
+        }
+    })
+}
+
 /// The Redis command of a workload on a redis:// target, with its keyspace, value size,
 /// pipeline and prefill.
 fn redis_workload(
@@ -791,22 +1027,6 @@ fn redis_workload(
             ))
         }
     };
-    let http_or_sql = [
-        (w.path.is_some(), "path"),
-        (w.method.is_some(), "method"),
-        (w.body.is_some() || w.body_file.is_some(), "body"),
-        (w.mix.is_some(), "mix"),
-        (!w.headers.is_empty(), "headers"),
-        (w.sql.is_some(), "sql"),
-        (w.builtin.is_some(), "builtin"),
-    ];
-    if let Some((_, f)) = http_or_sql.iter().find(|(set, _)| *set) {
-        return Err(cx.err(
-            &w.target,
-            format!("{field}.{f}"),
-            "a Redis workload takes command, keyspace, value_size, pipeline and prefill only",
-        ));
-    }
     let int = |v: &Option<S<i64>>, f: &str, default: u64| match v {
         Some(v) => cx.positive(v, &format!("{field}.{f}")),
         None => Ok(default),

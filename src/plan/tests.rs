@@ -227,7 +227,9 @@ concurrency = [1, 2]
 "#,
     )
     .unwrap();
-    let r = ok.workloads["w"].redis.as_ref().unwrap();
+    let Backend::Redis(r) = &ok.workloads["w"].backend else {
+        panic!("a Redis workload: {:?}", ok.workloads["w"].backend)
+    };
     assert_eq!(r.op.name(), "hset");
     assert_eq!((r.options.keyspace, r.options.pipeline), (10, 8));
     assert!(r.prefill);
@@ -244,7 +246,7 @@ concurrency = [1, 2]
     assert!(err(&format!(
         "{target}[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\npath = \"/\"\n{scenario}"
     ))
-    .contains("workloads.w.path: a Redis workload takes command"));
+    .contains("workloads.w.path: applies to http(s):// targets, not to target 'c'"));
     assert!(err(&format!(
         "{target}[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\npipeline = 0\n{scenario}"
     ))
@@ -253,7 +255,7 @@ concurrency = [1, 2]
     assert!(err(&format!(
         "[targets.c]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\n{scenario}"
     ))
-    .starts_with("p.toml:5: workloads.w.command: needs a redis://"));
+    .starts_with("p.toml:5: workloads.w.command: applies to redis:// targets"));
     assert!(err(&format!(
         "[targets.c]\nurl = \"redis://127.0.0.1:notaport\"\n[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\n{scenario}"
     ))
@@ -288,4 +290,74 @@ rate = 1
     );
     assert!(!a.insecure);
     assert!(p.workloads["wb"].options.tls.insecure);
+}
+
+#[test]
+fn broker_targets_take_their_modes_and_options() {
+    let p = plan(
+        r#"
+[targets.mq]
+url = "amqp://u:p@127.0.0.1:5672/%2f"
+[targets.bus]
+url = "nats://127.0.0.1:4222"
+[targets.iot]
+url = "mqtt://127.0.0.1:1883"
+[workloads.a]
+target = "mq"
+mode = "publish"
+size = 10240
+persistent = true
+confirms = true
+[workloads.n]
+target = "bus"
+mode = "JetStream"
+[workloads.m]
+target = "iot"
+qos = 1
+size = 64
+[[scenarios]]
+name = "s"
+workload = "a"
+rate = [100, 200]
+"#,
+    )
+    .unwrap();
+    let Backend::Amqp { options, .. } = &p.workloads["a"].backend else {
+        panic!("{:?}", p.workloads["a"].backend)
+    };
+    assert_eq!(options.mode, perfbase_drivers::amqp::AmqpMode::Publish);
+    assert!(options.persistent && options.confirms);
+    assert_eq!(options.message_size, 10240);
+    let Backend::Nats { options, .. } = &p.workloads["n"].backend else {
+        panic!()
+    };
+    assert_eq!(options.mode, perfbase_drivers::nats::NatsMode::JetStream);
+    let Backend::Mqtt { options, .. } = &p.workloads["m"].backend else {
+        panic!()
+    };
+    assert_eq!((options.qos, options.message_size), (1, 64));
+    let err = |text: &str| plan(text).unwrap_err().to_string();
+    let scenario = "[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 1\n";
+    assert_eq!(
+        err(&format!(
+            "[targets.t]\nurl = \"mqtt://127.0.0.1:1883\"\n[workloads.w]\ntarget = \"t\"\nqos = 2\n{scenario}"
+        )),
+        "p.toml:5: workloads.w.qos: use 0 or 1"
+    );
+    assert_eq!(
+        err(&format!(
+            "[targets.t]\nurl = \"nats://127.0.0.1:4222\"\n[workloads.w]\ntarget = \"t\"\nmode = \"stream\"\n{scenario}"
+        )),
+        "p.toml:5: workloads.w.mode: 'stream': use one of pubsub, request, jetstream"
+    );
+    assert_eq!(
+        err(&format!(
+            "[targets.t]\nurl = \"nats://127.0.0.1:4222\"\n[workloads.w]\ntarget = \"t\"\nack = \"auto\"\n{scenario}"
+        )),
+        "p.toml:5: workloads.w.ack: applies to amqp:// targets, not to target 't'"
+    );
+    assert!(err(&format!(
+        "[targets.t]\nurl = \"gopher://x\"\n[workloads.w]\ntarget = \"t\"\n{scenario}"
+    ))
+    .starts_with("p.toml:2: targets.t.url: 'gopher://x': use an http://"));
 }

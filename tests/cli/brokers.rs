@@ -495,3 +495,93 @@ fn rabbitmq_stream_mode_reports_publish_and_consume_apart() {
     assert_eq!(code, 3, "{text}");
     assert!(text.contains("403") && !text.contains("wr0ng"), "{text}");
 }
+
+#[test]
+fn a_plan_sweeps_rabbitmq_nats_and_mqtt() {
+    let (Some(amqp), Some(nats), Some(mqtt)) = (
+        service("PERFBASE_AMQP_URL"),
+        service("PERFBASE_NATS_URL"),
+        service("PERFBASE_MQTT_URL"),
+    ) else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let plan = format!(
+        r#"
+[targets.mq]
+url = "{amqp}"
+[targets.bus]
+url = "{nats}"
+[targets.iot]
+url = "{mqtt}"
+[workloads.confirmed]
+target = "mq"
+mode = "publish"
+confirms = true
+persistent = true
+[workloads.js]
+target = "bus"
+mode = "jetstream"
+[workloads.qos1]
+target = "iot"
+qos = 1
+size = 256
+[[scenarios]]
+name = "publish ladder"
+workload = "confirmed"
+rate = [100, 200]
+duration = "1s"
+[[scenarios]]
+name = "jetstream"
+workload = "js"
+concurrency = 2
+requests = 300
+[[scenarios]]
+name = "mqtt"
+workload = "qos1"
+concurrency = 2
+requests = 300
+"#
+    );
+    let file = dir.path().join("brokers.toml");
+    std::fs::write(&file, plan).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("-q")
+        .env("PERFBASE_STORE", dir.path().join("results.db"))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("could not delete"), "{text}");
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("result.json")).unwrap())
+            .unwrap();
+    validate(&v);
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4, "{text}");
+    for (p, rate) in phases[..2].iter().zip([100u64, 200]) {
+        let n = p["requests"].as_u64().unwrap();
+        assert!(n.abs_diff(rate) <= rate / 50, "{rate}/s for 1 s: {n}");
+        assert_eq!(p["success_ratio"], 1.0, "{}", p["error_samples"]);
+    }
+    for p in &phases[2..] {
+        assert_eq!(p["requests"], 300, "{}", p["scenario"]);
+        assert_eq!(p["success_ratio"], 1.0, "{}", p["error_samples"]);
+    }
+    assert!(
+        !v.to_string().contains(":perfbase@"),
+        "no password in the result"
+    );
+}
