@@ -149,11 +149,13 @@ TLS_URL="https://$HOST:$TLS_PORT/"
 
 NGX="$OUT/nginx"
 mkdir -p "$NGX/tmp"
-# The tls scenario's certificate: P-256, self-signed for 127.0.0.1 (wrk does not check it,
-# oha runs with --insecure, perfbase trusts it with --cacert).
+# The tls scenario's certificate: P-256, self-signed for 127.0.0.1, not a CA (webpki refuses
+# a CA certificate as a server's own). wrk does not check it, oha runs with --insecure,
+# perfbase trusts it with --cacert.
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
   -keyout "$NGX/key.pem" -out "$NGX/cert.pem" -subj "/CN=$HOST" \
-  -addext "subjectAltName=IP:$HOST" > /dev/null 2>&1 || die "openssl could not make a certificate"
+  -addext "subjectAltName=IP:$HOST" -addext "basicConstraints=critical,CA:FALSE" \
+  > /dev/null 2>&1 || die "openssl could not make a certificate"
 cat > "$NGX/nginx.conf" << EOF
 worker_processes 1;
 daemon off;

@@ -168,10 +168,21 @@ impl Conn {
         };
         match tls.connector.connect(tls.name.clone(), tcp).await {
             Ok(s) => Ok(Conn::Tls(Box::new(s))),
-            Err(e) => Err(Outcome::error(
-                Class::Connect,
-                format!("TLS handshake with {addr}: {e}"),
-            )),
+            Err(e) => {
+                let text = e.to_string();
+                // `openssl req -x509` makes CA certificates by default; webpki refuses one as
+                // the server's own. Say how to fix it.
+                let hint = if text.contains("CaUsedAsEndEntity") {
+                    " (the server presents a CA certificate as its own: make it with \
+                     basicConstraints CA:FALSE, or pass --insecure)"
+                } else {
+                    ""
+                };
+                Err(Outcome::error(
+                    Class::Connect,
+                    format!("TLS handshake with {addr}: {text}{hint}"),
+                ))
+            }
         }
     }
 
