@@ -4,7 +4,6 @@
 use crate::common::*;
 use assert_cmd::Command;
 use serde_json::Value;
-use std::process::Stdio;
 use std::time::Duration;
 
 /// Runs perfbase with a JSON result; returns (exit code, stdout + stderr, result).
@@ -86,9 +85,8 @@ fn redis_stopped_mid_run_gives_errors_then_recovers() {
     };
     let _g = serial();
     let dir = tmp();
-    let json = dir.path().join("r.json");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
-        .args([
+    let run = Background::start(
+        &[
             "redis",
             &url,
             "-w",
@@ -99,27 +97,15 @@ fn redis_stopped_mid_run_gives_errors_then_recovers() {
             "4s",
             "--timeout",
             "1s",
-            "-q",
-            "--no-store",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        dir.path(),
+    );
     std::thread::sleep(Duration::from_millis(1000));
     services_sh(&["down", "redis"]);
     std::thread::sleep(Duration::from_millis(500));
     services_sh(&["up", "redis"]);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (code, stderr, v) = run.finish();
+    assert_eq!(code, Some(0), "{stderr}");
     let e = &v["errors"];
     let transport = e["read"].as_u64().unwrap_or(0)
         + e["connect"].as_u64().unwrap_or(0)
@@ -287,40 +273,25 @@ fn rabbitmq_stopped_mid_run_is_counted_and_the_result_is_complete() {
     };
     let _g = serial();
     let dir = tmp();
-    let json = dir.path().join("r.json");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
-        .args([
-            "amqp",
-            &url,
-            "-c",
-            "2",
-            "-d",
-            "3s",
-            "--timeout",
-            "1s",
-            "-q",
-            "--no-store",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1000));
-    services_sh(&["down", "rabbitmq"]);
-    let out = child.wait_with_output().unwrap();
-    services_sh(&["up", "rabbitmq"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // 6 s: a RabbitMQ node can take a few seconds to shut down on a busy machine, and the
+    // run must still be going when it is gone.
+    let run = Background::start(
+        &["amqp", &url, "-c", "2", "-d", "6s", "--timeout", "1s"],
+        dir.path(),
     );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let stopping = std::time::Instant::now();
+    services_sh(&["down", "rabbitmq"]);
+    let took = stopping.elapsed();
+    let (code, stderr, v) = run.finish();
+    services_sh(&["up", "rabbitmq"]);
+    assert_eq!(code, Some(0), "{stderr}");
     let e = &v["errors"];
     let transport = e["read"].as_u64().unwrap_or(0) + e["connect"].as_u64().unwrap_or(0);
-    assert!(transport > 0, "the stop was counted: {e}");
+    assert!(
+        transport > 0,
+        "the stop (which took {took:?}) was counted: {e}"
+    );
     assert!(
         v["status"]["0"].as_u64().unwrap() > transport,
         "requests before the stop succeeded"
@@ -370,30 +341,14 @@ concurrency = 3
 requests = 90
 "#
     );
-    let file = dir.path().join("redis.toml");
-    std::fs::write(&file, plan).unwrap();
-    let out_dir = dir.path().join("out");
-    let out = Command::cargo_bin("perfbase")
-        .unwrap()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out_dir)
-        .arg("-q")
-        .env("PB_REDIS_PASSWORD", password)
-        .env("PERFBASE_STORE", dir.path().join("results.db"))
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(0), "{text}");
-    let result = std::fs::read_to_string(out_dir.join("result.json")).unwrap();
-    let v: Value = serde_json::from_str(&result).unwrap();
-    validate(&v);
+    let r = run_plan_with(dir.path(), &plan, |c| {
+        c.env("PB_REDIS_PASSWORD", password);
+    });
+    let text = format!("{}{}", r.stdout(), r.stderr());
+    assert_eq!(r.code(), 0, "{text}");
+    let v = r.json();
+    let result = v.to_string();
+    validate(v);
     let phases = v["phases"].as_array().unwrap();
     assert_eq!(phases.len(), 3, "{text}");
     // The open-model steps send their rate; prefilled GETs all hit.
@@ -413,7 +368,7 @@ requests = 90
     assert_eq!(s["kind"], "rate ladder");
     assert_eq!(s["steps"].as_array().unwrap().len(), 2);
     // The password is in no output.
-    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
     for (what, t) in [("output", &text), ("result", &result), ("report", &report)] {
         assert!(!t.contains(":perfbase@"), "{what} leaks the password");
     }
@@ -544,31 +499,12 @@ concurrency = 2
 requests = 300
 "#
     );
-    let file = dir.path().join("brokers.toml");
-    std::fs::write(&file, plan).unwrap();
-    let out_dir = dir.path().join("out");
-    let out = Command::cargo_bin("perfbase")
-        .unwrap()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out_dir)
-        .arg("-q")
-        .env("PERFBASE_STORE", dir.path().join("results.db"))
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let r = run_plan_with(dir.path(), &plan, |_| {});
+    let text = format!("{}{}", r.stdout(), r.stderr());
+    assert_eq!(r.code(), 0, "{text}");
     assert!(!text.contains("could not delete"), "{text}");
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("result.json")).unwrap())
-            .unwrap();
-    validate(&v);
+    let v = r.json();
+    validate(v);
     let phases = v["phases"].as_array().unwrap();
     assert_eq!(phases.len(), 4, "{text}");
     for (p, rate) in phases[..2].iter().zip([100u64, 200]) {

@@ -102,3 +102,58 @@ pub fn services_sh(args: &[&str]) {
         .success();
     assert!(ok, "scripts/services.sh {args:?} failed");
 }
+
+/// `perfbase ARGS -q --no-store --json DIR/r.json`, running in the background while a test
+/// does something to the target (stops it, interrupts perfbase).
+pub struct Background {
+    pub child: std::process::Child,
+    json: std::path::PathBuf,
+}
+
+impl Background {
+    pub fn start(args: &[&str], dir: &Path) -> Background {
+        let json = dir.join("r.json");
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+            .args(args)
+            .args(["-q", "--no-store", "--json"])
+            .arg(&json)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("perfbase starts");
+        Background { child, json }
+    }
+
+    /// Waits for the run; returns its exit code, its stderr and the result it wrote.
+    pub fn finish(self) -> (Option<i32>, String, Value) {
+        let out = self.child.wait_with_output().expect("perfbase ran");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let text = std::fs::read_to_string(&self.json)
+            .unwrap_or_else(|e| panic!("no result JSON ({e}): {stderr}"));
+        let v = serde_json::from_str(&text).expect("result JSON parses");
+        (out.status.code(), stderr, v)
+    }
+}
+
+/// Writes `plan` to DIR/plan.toml and runs `perfbase run` on it (`--out DIR/out -q`, the store
+/// in DIR), after `setup` adds to the command (flags, environment); the run has
+/// DIR/out/result.json when it was written.
+pub fn run_plan_with(dir: &Path, plan: &str, setup: impl FnOnce(&mut Command)) -> Run {
+    let file = dir.join("plan.toml");
+    std::fs::write(&file, plan).expect("plan written");
+    let out_dir = dir.join("out");
+    let mut cmd = Command::cargo_bin("perfbase").expect("binary built");
+    cmd.arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("-q")
+        .env("PERFBASE_STORE", dir.join("results.db"))
+        .timeout(Duration::from_secs(120));
+    setup(&mut cmd);
+    let out = cmd.output().expect("perfbase ran");
+    let json = std::fs::read_to_string(out_dir.join("result.json"))
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("result JSON parses"));
+    Run { out, json }
+}

@@ -348,9 +348,8 @@ fn connections_killed_by_the_server_mid_run_are_counted_and_the_run_goes_on() {
 fn server_stopped_mid_run(cmd: &str, url: &str, service: &str) {
     init(cmd, url, "suite");
     let dir = tmp();
-    let json = dir.path().join("r.json");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
-        .args([
+    let run = Background::start(
+        &[
             cmd,
             url,
             "-w",
@@ -361,27 +360,15 @@ fn server_stopped_mid_run(cmd: &str, url: &str, service: &str) {
             "6s",
             "--timeout",
             "1s",
-            "-q",
-            "--no-store",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        ],
+        dir.path(),
+    );
     std::thread::sleep(Duration::from_millis(1500));
     services_sh(&["down", service]);
     std::thread::sleep(Duration::from_millis(1500));
     services_sh(&["up", service]);
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{service}: the run goes on: {stderr}"
-    );
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let (code, stderr, v) = run.finish();
+    assert_eq!(code, Some(0), "{service}: the run goes on: {stderr}");
     validate(&v);
     let e = &v["errors"];
     let transport = ["read", "connect", "write", "timeout"]

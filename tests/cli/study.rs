@@ -11,25 +11,9 @@ use std::time::Duration;
 
 /// Writes `plan` (with `{URL}` replaced) and runs it; returns the run and the result JSON.
 fn run_plan(plan: &str, url: &str, dir: &Path, extra: &[&str]) -> Run {
-    let file = dir.join("plan.toml");
-    std::fs::write(&file, plan.replace("{URL}", url)).unwrap();
-    let out_dir = dir.join("out");
-    let out = Command::cargo_bin("perfbase")
-        .unwrap()
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out_dir)
-        .arg("-q")
-        .env("PERFBASE_STORE", dir.join("results.db"))
-        .args(extra)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let json = std::fs::read_to_string(out_dir.join("result.json"))
-        .ok()
-        .map(|t| serde_json::from_str(&t).unwrap());
-    Run { out, json }
+    run_plan_with(dir, &plan.replace("{URL}", url), |c| {
+        c.args(extra);
+    })
 }
 
 fn study(r: &Run) -> &Value {
