@@ -288,7 +288,7 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
     let mut boxplots_shown = Vec::new();
     if let Some(Ok(st)) = &study {
         for s in &st.scenarios {
-            let endpoints = crate::scenario_endpoints(r, &s.name);
+            let endpoints = crate::scenario_endpoints(r, s);
             scenario_section(out, st, s, &boxplots, &endpoints, h_sec, h_sub);
             boxplots_shown.push(s.name.clone());
         }
@@ -577,7 +577,7 @@ fn scenario_section(
     study: &Study,
     s: &ScenarioStudy,
     boxplots: &[(String, BoxPlot)],
-    endpoints: &[(u32, Vec<Endpoint>)],
+    endpoints: &[(String, Vec<Endpoint>)],
     h_sec: &str,
     h_sub: &str,
 ) {
@@ -615,16 +615,8 @@ fn scenario_section(
         sweep_table(out, s);
     }
     if !endpoints.is_empty() {
-        let rows: Vec<(String, &[Endpoint])> = endpoints
-            .iter()
-            .map(|(step, e)| {
-                let name = s
-                    .steps
-                    .get(*step as usize)
-                    .map_or_else(|| step.to_string(), |row| row.name.clone());
-                (name, &e[..])
-            })
-            .collect();
+        let rows: Vec<(String, &[Endpoint])> =
+            endpoints.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
         endpoints_table(out, true, &rows);
     }
     let list = findings(s, study);

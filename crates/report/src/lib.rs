@@ -47,12 +47,13 @@ pub fn status_text(status: &std::collections::BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-/// The figures of each endpoint of a plan scenario, per step, repetitions merged: (step
-/// index, endpoints). Empty when the scenario's load was not a mix.
+/// The figures of each endpoint of a plan scenario, per step, repetitions merged: (the step's
+/// name, endpoints). Empty when the scenario's load was not a mix.
 pub fn scenario_endpoints(
     r: &perfbase_core::result::RunResult,
-    scenario: &str,
-) -> Vec<(u32, Vec<perfbase_core::result::Endpoint>)> {
+    s: &perfbase_analysis::study::ScenarioStudy,
+) -> Vec<(String, Vec<perfbase_core::result::Endpoint>)> {
+    let scenario = s.name.as_str();
     let mut steps: std::collections::BTreeMap<u32, Vec<&perfbase_core::result::Measurement>> =
         Default::default();
     for p in &r.phases {
@@ -71,7 +72,11 @@ pub fn scenario_endpoints(
             } else {
                 perfbase_core::result::merge_measurements(&parts).endpoints
             };
-            (step, endpoints)
+            let name = s
+                .steps
+                .get(step as usize)
+                .map_or_else(|| step.to_string(), |row| row.name.clone());
+            (name, endpoints)
         })
         .collect()
 }

@@ -323,19 +323,11 @@ pub fn render(r: &RunResult, study: &Study) -> String {
             }
         }
         let _ = writeln!(out);
-        let per_step = crate::scenario_endpoints(r, &s.name);
+        let per_step = crate::scenario_endpoints(r, s);
         if !per_step.is_empty() {
             let _ = writeln!(out, "### Per endpoint\n");
-            let rows: Vec<(String, &[Endpoint])> = per_step
-                .iter()
-                .map(|(step, e)| {
-                    let name = s
-                        .steps
-                        .get(*step as usize)
-                        .map_or_else(|| step.to_string(), |row| row.name.clone());
-                    (name, &e[..])
-                })
-                .collect();
+            let rows: Vec<(String, &[Endpoint])> =
+                per_step.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
             endpoints_table(&mut out, true, &rows);
         }
         if !s.repetition_stats.is_empty() {
