@@ -570,37 +570,11 @@ fn secrets_never_reach_any_output() {
         .contains("token=[redacted]&x=1"));
 }
 
-#[test]
-fn serve_prints_its_address_first_and_answers() {
+/// Starts `perfbase serve --port 0 EXTRA…`; returns it and the first line it printed.
+fn serve(extra: &[&std::ffi::OsStr]) -> (std::process::Child, String) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
         .args(["serve", "--port", "0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    use std::io::{BufRead, Read, Write};
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line.trim().rsplit("http://").next().unwrap().to_string();
-    let mut s = std::net::TcpStream::connect(&addr).unwrap();
-    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).unwrap();
-    assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(0));
-}
-
-#[test]
-fn serve_tls_writes_its_certificate_and_answers_https() {
-    let dir = tmp();
-    let cert = dir.path().join("cert.pem");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
-        .args(["serve", "--port", "0", "--tls-cert"])
-        .arg(&cert)
+        .args(extra)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -609,6 +583,35 @@ fn serve_tls_writes_its_certificate_and_answers_https() {
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
+    (child, line)
+}
+
+/// Stops a `perfbase serve` with Ctrl-C and checks that it exits 0.
+fn interrupt(mut child: std::process::Child) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn serve_prints_its_address_first_and_answers() {
+    let (child, line) = serve(&[]);
+    use std::io::{Read, Write};
+    let addr = line.trim().rsplit("http://").next().unwrap().to_string();
+    let mut s = std::net::TcpStream::connect(&addr).unwrap();
+    s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    assert!(resp.starts_with("HTTP/1.1 200"), "{resp}");
+    interrupt(child);
+}
+
+#[test]
+fn serve_tls_writes_its_certificate_and_answers_https() {
+    let dir = tmp();
+    let cert = dir.path().join("cert.pem");
+    let (child, line) = serve(&["--tls-cert".as_ref(), cert.as_os_str()]);
     let url = line.trim().rsplit(' ').next().unwrap().to_string();
     assert!(url.starts_with("https://127.0.0.1:"), "{line}");
     let r = perfbase(
@@ -623,9 +626,7 @@ fn serve_tls_writes_its_certificate_and_answers_https() {
         ],
         dir.path(),
     );
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    interrupt(child);
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert_eq!(r.count("status", "200"), 20);
 }
