@@ -202,7 +202,7 @@ pub(crate) fn print_monitor(result: &RunResult) {
         .as_ref()
         .and_then(|v| serde_json::from_value::<perfbase_monitor::MonitorReport>(v.clone()).ok())
     {
-        print!(
+        out!(
             "{}",
             crate::monitoring::render(&report, report.targets.len() > 1)
         );
@@ -271,9 +271,9 @@ fn serve(args: ServeArgs) -> Result<Exit, AppError> {
             .local_addr()
             .context("listening socket has no address")?;
         let scheme = if tls.is_some() { "https" } else { "http" };
-        println!("perfbase reference service listening on {scheme}://{addr}");
+        outln!("perfbase reference service listening on {scheme}://{addr}");
         if let Some(path) = &args.tls_cert {
-            println!(
+            outln!(
                 "  self-signed certificate in {} (perfbase http --cacert {0})",
                 path.display()
             );
@@ -329,7 +329,7 @@ fn study_options(out: PathBuf, threads: Option<u64>, quiet: bool) -> crate::stud
 fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let plan = crate::plan::load(&a.plan, a.scale).map_err(|e| bad_input(e.to_string()))?;
     if a.dry_run {
-        print!("{}", crate::plan::describe(&plan));
+        out!("{}", crate::plan::describe(&plan));
         return Ok(Exit::Success);
     }
     let out = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
@@ -352,7 +352,7 @@ fn demo(args: DemoArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     };
     let server =
         perfbase_reference::spawn_with(0, config).context("cannot start the reference service")?;
-    println!(
+    outln!(
         "perfbase demo: reference service on http://{} (4 workers, 10 ms per lookup: ~400 lookups/s)\n",
         server.addr
     );

@@ -89,7 +89,7 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         let n = tokio::task::LocalSet::new()
             .block_on(&rt, prefill(&a.url, &options))
             .map_err(|e| bad_input(e.to_string()))?;
-        eprintln!(
+        errln!(
             "perfbase: prefilled {} keys of {} bytes",
             perfbase_report::thousands(n),
             a.value_size
@@ -159,15 +159,16 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         crate::load::suite_exit(&result)
     };
     if a.url.starts_with("redis+cluster://") {
-        println!(
+        outln!(
             "  cluster redirects followed: MOVED {}, ASK {}",
-            redirects.0, redirects.1
+            redirects.0,
+            redirects.1
         );
         let nodes: Vec<String> = per_node
             .iter()
             .map(|(a, n)| format!("{a} {}", perfbase_report::thousands(*n)))
             .collect();
-        println!("  replies per node: {}", nodes.join(", "));
+        outln!("  replies per node: {}", nodes.join(", "));
     }
     Ok(exit)
 }
@@ -280,12 +281,12 @@ fn amqp_stream(
     ];
     crate::records::save(store, "amqp", &result, &Default::default());
     let exit = crate::load::finish(&result, a.load.json.as_deref())?;
-    print!(
+    out!(
         "{}",
         perfbase_report::terminal::render_consumed(&consume, a.consumers, unconsumed)
     );
     if unconsumed > 0 {
-        eprintln!(
+        errln!(
             "perfbase: {} published messages were not consumed within --drain {:?} of the \
              last one: the consumers did not keep up",
             perfbase_report::thousands(unconsumed),
@@ -331,7 +332,7 @@ pub(crate) fn remove_stream(driver: &perfbase_drivers::nats::NatsDriver) {
                 .map_err(|e| e.to_string())
         });
     if let Err(e) = deleted {
-        eprintln!(
+        errln!(
             "perfbase: warning: could not delete JetStream stream {}: {e}",
             driver.stream_name()
         );

@@ -16,19 +16,26 @@ pub fn history(a: HistoryArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         .history(&o.labels, a.limit)
         .map_err(|e| bad_input(e.to_string()))?;
     if runs.is_empty() {
-        println!(
+        outln!(
             "no runs in {} yet",
             perfbase_store::redact_location(&o.location)
         );
         return Ok(Exit::Success);
     }
-    println!(
+    outln!(
         "{:>5}  {:<20}  {:<5}  {:>10}  {:>11}  {:>8}  {:>8}  {:>8}  target / labels",
-        "run", "saved (UTC)", "kind", "requests", "req/s", "success", "p50 ms", "p99 ms"
+        "run",
+        "saved (UTC)",
+        "kind",
+        "requests",
+        "req/s",
+        "success",
+        "p50 ms",
+        "p99 ms"
     );
     for r in runs {
         let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        println!(
+        outln!(
             "{:>5}  {:<20}  {:<5}  {:>10}  {:>11}  {:>7.2}%  {:>8.3}  {:>8.3}  {}{}{}",
             r.id,
             r.saved_at.chars().take(19).collect::<String>(),
@@ -56,18 +63,18 @@ fn print_result(r: &RunResult) {
         .as_ref()
         .and_then(|v| serde_json::from_value(v.clone()).ok())
     {
-        Some(study) => print!(
+        Some(study) => out!(
             "{}",
             perfbase_report::terminal::render_study(r, &study, false)
         ),
-        None => print!("{}", perfbase_report::terminal::render(r)),
+        None => out!("{}", perfbase_report::terminal::render(r)),
     }
     crate::app::print_monitor(r);
 }
 
 pub fn show(a: ShowArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     let (label, r) = load(&mut None, o, &a.run)?;
-    println!("{label}:");
+    outln!("{label}:");
     print_result(&r);
     Ok(Exit::Success)
 }
@@ -87,13 +94,13 @@ pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             store
                 .set_baseline(&name, id)
                 .map_err(|e| bad_input(e.to_string()))?;
-            println!("baseline {name} = run {id}");
+            outln!("baseline {name} = run {id}");
             Ok(Exit::Success)
         }
         BaselineAction::List => {
             let mut store = open(o)?;
             for (name, id, at) in store.baselines().map_err(|e| bad_input(e.to_string()))? {
-                println!("{name}: run {id} (set {at})");
+                outln!("{name}: run {id} (set {at})");
             }
             Ok(Exit::Success)
         }
@@ -117,15 +124,15 @@ pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
                 tolerance,
                 0.05,
             );
-            print!("{}", perfbase_report::compare::render(&c));
+            out!("{}", perfbase_report::compare::render(&c));
             if c.regressed() {
-                eprintln!(
+                errln!(
                     "perfbase: regression against baseline {name} beyond {:.0} %",
                     tolerance * 100.0
                 );
                 Ok(Exit::CheckFailed)
             } else {
-                println!(
+                outln!(
                     "no regression against baseline {name} (tolerance {:.0} %)",
                     tolerance * 100.0
                 );
@@ -152,13 +159,13 @@ pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             a.tolerance,
             a.alpha,
         );
-        print!("{}", perfbase_report::compare::render(&c));
+        out!("{}", perfbase_report::compare::render(&c));
     } else {
         let entries: Vec<(String, &perfbase_core::result::Measurement)> = runs
             .iter()
             .map(|(label, r)| (format!("{label}: {}", r.target), &r.measurement))
             .collect();
-        print!(
+        out!(
             "{}",
             perfbase_report::compare::render_ranking(&rank(&entries))
         );
@@ -201,7 +208,7 @@ pub fn report(a: ReportArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     match &a.output {
         Some(path) => std::fs::write(path, text)
             .map_err(|e| bad_input(format!("-o {}: cannot write: {e}", path.display())))?,
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(Exit::Success)
 }

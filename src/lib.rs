@@ -4,6 +4,9 @@
 //! driver and runs the engine (`app`), exit codes (`exit`), machine facts (`env`) and Ctrl-C
 //! handling (`interrupt`). The measuring lives in the workspace crates.
 
+#[macro_use]
+mod out;
+
 pub mod app;
 pub mod brokers;
 pub mod cli;

@@ -214,17 +214,17 @@ pub fn finish(result: &RunResult, json: Option<&Path>) -> Result<Exit, AppError>
         perfbase_report::json::write_atomic(p, result)
             .with_context(|| format!("cannot write the result to {}", p.display()))
     });
-    print!("{}", perfbase_report::terminal::render(result));
+    out!("{}", perfbase_report::terminal::render(result));
     crate::app::print_monitor(result);
     if let Some(Err(e)) = saved {
         return Err(e.into());
     }
     let ok = result.measurement.requests - result.measurement.errors.values().sum::<u64>();
     if result.interrupted {
-        eprintln!("perfbase: interrupted; the partial result above covers what was measured");
+        errln!("perfbase: interrupted; the partial result above covers what was measured");
         Ok(Exit::Interrupted)
     } else if ok == 0 {
-        eprintln!("perfbase: no request succeeded: the target was unusable (see the errors above)");
+        errln!("perfbase: no request succeeded: the target was unusable (see the errors above)");
         Ok(Exit::Unusable)
     } else {
         Ok(Exit::Success)
@@ -267,14 +267,20 @@ pub fn suite(
 
 /// The suite table: one row per operation.
 pub fn print_suite(result: &RunResult, title: &str) {
-    println!("{title}");
-    println!(
+    outln!("{title}");
+    outln!(
         "  {:<12} {:>10} {:>12} {:>9} {:>9} {:>9} {:>8}",
-        "operation", "ops", "ops/s", "avg ms", "p95 ms", "p99 ms", "errors"
+        "operation",
+        "ops",
+        "ops/s",
+        "avg ms",
+        "p95 ms",
+        "p99 ms",
+        "errors"
     );
     for p in &result.phases {
         let m = &p.measurement;
-        println!(
+        outln!(
             "  {:<12} {:>10} {:>12} {:>9.3} {:>9.3} {:>9.3} {:>8}",
             p.name,
             perfbase_report::thousands(m.requests),
@@ -287,7 +293,7 @@ pub fn print_suite(result: &RunResult, title: &str) {
     }
     for p in &result.phases {
         for e in &p.measurement.error_samples {
-            println!("  {}: {} ×{}: {}", p.name, e.class, e.count, e.message);
+            outln!("  {}: {} ×{}: {}", p.name, e.class, e.count, e.message);
         }
     }
     crate::app::print_monitor(result);

@@ -8,7 +8,9 @@ fn main() {
     let code = match app::run(cli) {
         Ok(exit) => exit.code(),
         Err(e) => {
-            eprintln!("perfbase: error: {e}");
+            // Not eprintln!: a closed stderr must not turn an error into a panic.
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr().lock(), "perfbase: error: {e}");
             e.exit().code()
         }
     };

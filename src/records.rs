@@ -55,7 +55,7 @@ pub fn save(
     let saved = Store::open(&o.location).and_then(|mut s| s.save(kind, result, &Labels(labels)));
     match saved {
         Ok(id) => {
-            eprintln!(
+            errln!(
                 "perfbase: saved as run {id} in {}",
                 perfbase_store::redact_location(&o.location)
             );
@@ -69,11 +69,11 @@ pub fn save(
                 .unwrap_or(Ok(()))
                 .and_then(|_| perfbase_report::json::write_atomic(&fallback, result));
             match written {
-                Ok(()) => eprintln!(
+                Ok(()) => errln!(
                     "perfbase: warning: the store could not save this run ({e}); it was written to {} instead",
                     fallback.display()
                 ),
-                Err(w) => eprintln!("perfbase: warning: the store could not save this run ({e}), nor {}: {w}", fallback.display()),
+                Err(w) => errln!("perfbase: warning: the store could not save this run ({e}), nor {}: {w}", fallback.display()),
             }
             None
         }

@@ -125,7 +125,7 @@ fn init(dialect: Dialect, url: &str, plan: &Plan, scale: u32) -> Result<(), AppE
                     (r.rows, r.elapsed)
                 }
             };
-            println!(
+            outln!(
                 "initialised pgbench tables at scale {scale}: {} rows in {:.2} s{}",
                 perfbase_report::thousands(report.0),
                 report.1.as_secs_f64(),
@@ -144,9 +144,7 @@ fn init(dialect: Dialect, url: &str, plan: &Plan, scale: u32) -> Result<(), AppE
                     .await
                     .map_err(|e| bad_input(e.to_string()))?,
             }
-            println!(
-                "initialised the suite's tables (perfbase_items: 10,000 rows, perfbase_orders)"
-            );
+            outln!("initialised the suite's tables (perfbase_items: 10,000 rows, perfbase_orders)");
         }
         Ok::<(), AppError>(())
     })
@@ -216,7 +214,7 @@ pub fn run(a: SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, A
             )?;
             crate::records::save(store, dialect.protocol(), &result, &Default::default());
             let exit = crate::load::finish(&result, a.load.json.as_deref())?;
-            print!("{}", pgbench_line(&result));
+            out!("{}", pgbench_line(&result));
             Ok(exit)
         }
         Plan::Suite => suite(a, dialect, store, shape, label, interrupt),

@@ -505,24 +505,24 @@ pub fn run(
     let report = o.out.join("report.md");
     std::fs::write(&report, perfbase_report::markdown::render(&result, &study))
         .with_context(|| format!("cannot write {}", report.display()))?;
-    print!(
+    out!(
         "{}",
         perfbase_report::terminal::render_study(&result, &study, o.color)
     );
-    println!(
+    outln!(
         "\nresults: {}  report: {}",
         o.out.join("result.json").display(),
         report.display()
     );
     let ok = result.measurement.requests - result.measurement.errors.values().sum::<u64>();
     let exit = if result.interrupted {
-        eprintln!("perfbase: interrupted; the results above cover what was measured");
+        errln!("perfbase: interrupted; the results above cover what was measured");
         Exit::Interrupted
     } else if !study.passed {
-        eprintln!("perfbase: a threshold or check failed (see above)");
+        errln!("perfbase: a threshold or check failed (see above)");
         Exit::CheckFailed
     } else if ok == 0 && result.measurement.requests > 0 {
-        eprintln!("perfbase: no request succeeded: the target was unusable");
+        errln!("perfbase: no request succeeded: the target was unusable");
         Exit::Unusable
     } else {
         Exit::Success

@@ -536,6 +536,44 @@ fn ctrl_c_stops_within_a_second_and_writes_the_partial_result() {
 }
 
 #[test]
+fn a_closed_stdout_loses_nothing_and_is_no_panic() {
+    // `perfbase http … | head -1`: the reader hangs up before the summary is printed.
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let json = dir.path().join("result.json");
+    let store = dir.path().join("results.db");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args(["http", &format!("http://{}/health", server.addr)])
+        .args(["-n", "200", "-c", "2", "--quiet", "--json"])
+        .arg(&json)
+        .env("PERFBASE_STORE", &store)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["status"]["200"], 200);
+    let history = Command::cargo_bin("perfbase")
+        .unwrap()
+        .arg("history")
+        .env("PERFBASE_STORE", &store)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&history.stdout);
+    assert!(history.status.success());
+    assert_eq!(
+        listed.lines().filter(|l| l.contains("/health")).count(),
+        1,
+        "the run was stored: {listed}"
+    );
+}
+
+#[test]
 fn secrets_never_reach_any_output() {
     let _g = serial();
     let server = perfbase_reference::spawn(0).unwrap();
@@ -571,6 +609,8 @@ fn secrets_never_reach_any_output() {
 }
 
 /// Starts `perfbase serve --port 0 EXTRA…`; returns it and the first line it printed.
+/// It then hangs up on the server's stdout, as `perfbase serve | head -1` would: the server
+/// must go on serving and exit 0 on Ctrl-C all the same.
 fn serve(extra: &[&std::ffi::OsStr]) -> (std::process::Child, String) {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
         .args(["serve", "--port", "0"])
