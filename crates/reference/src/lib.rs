@@ -1,8 +1,9 @@
 //! The embedded reference HTTP service that perfbase loads in its demo, tests and benchmarks,
 //! plus deliberately misbehaving raw-TCP servers ([`faulty`]) used by fault tests.
 //!
-//! The service is a small HTTP/1.1 server (hyper, keep-alive on, one task per connection)
-//! with predictable routes:
+//! The service is a small HTTP server (hyper, one task per connection) with predictable
+//! routes. It speaks HTTP/1.1 with keep-alive and HTTP/2: h2c with prior knowledge in the
+//! clear, and h2 chosen by ALPN over TLS.
 //!
 //! | route            | answer                                                          |
 //! |------------------|-----------------------------------------------------------------|
@@ -51,9 +52,9 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 
 mod config;
@@ -151,8 +152,9 @@ async fn serve_shared(
     tls: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()>,
 ) {
-    let mut builder = http1::Builder::new();
-    builder.keep_alive(true).pipeline_flush(true);
+    // HTTP/1.1 or HTTP/2, told apart by the h2 connection preface.
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().keep_alive(true).pipeline_flush(true);
     runner::accept_loop(listener, shutdown, move |stream, peer| {
         shared.stats.count_connection();
         // Latency matters more than packet count for a load-test target.

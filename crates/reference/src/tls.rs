@@ -35,7 +35,7 @@ pub fn self_signed() -> io::Result<SelfSigned> {
         .with_no_client_auth()
         .with_single_cert(vec![cert], key)
         .map_err(io::Error::other)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(SelfSigned {
         config: Arc::new(config),
         cert_pem,
