@@ -2,13 +2,15 @@
 # perfbase's HTTP load generator side by side with wrk and oha, against one
 # local nginx. See bench/README.md for what is measured and how to read it.
 #
-#   bench/http_vs_peers.sh                         # full run: 3 scenarios x 3 tools x 3 reps, 10 s each
+#   bench/http_vs_peers.sh                         # full run: closed, open, tls x wrk, oha, perfbase x 3 reps, 10 s each
+#   SCENARIOS=h2 TOOLS="h2load oha perfbase" bench/http_vs_peers.sh   # HTTP/2 (h2c) side by side
 #   D=3 REPS=1 TOOLS="wrk oha" bench/http_vs_peers.sh
 #   SCENARIOS=open TOOLS="oha perfbase" PERFBASE=/path/to/perfbase bench/http_vs_peers.sh
 #
 # Knobs (environment): D (seconds of load per run, 10), REPS (3), SCENARIOS
 # ("closed open tls"; tls = the closed scenario over https:// with a self-signed
-# certificate made by openssl), TOOLS ("wrk oha perfbase"), PORT (18080, first free port
+# certificate made by openssl; h2 = HTTP/2 with prior knowledge, 4 connections x 25
+# streams), TOOLS ("wrk oha perfbase"; h2load too), PORT (18080, first free port
 # from there on), PAUSE (2 s between runs), PERFBASE (target/release/perfbase),
 # HOST (only 127.0.0.1 is accepted).
 #
@@ -31,6 +33,8 @@ HOST="${HOST:-127.0.0.1}"
 PERFBASE="${PERFBASE:-$ROOT/target/release/perfbase}"
 CONNS=50          # connections (closed) / connection cap (open)
 RATE=20000        # requested req/s in the open scenario
+H2_CONNS=4        # h2: connections
+H2_STREAMS=25     # h2: concurrent streams per connection
 SERVER_CPU=0
 TOOL_CPU=1
 
@@ -47,10 +51,10 @@ have() { command -v "$1" > /dev/null 2>&1; }
 [[ "$PORT" =~ ^[1-9][0-9]*$ ]] && (( PORT >= 1024 && PORT <= 65000 )) \
   || die "PORT must be between 1024 and 65000 (got '$PORT')"
 for s in $SCENARIOS; do
-  [[ "$s" == closed || "$s" == open || "$s" == tls ]] || die "unknown scenario '$s' (known: closed open tls)"
+  [[ "$s" == closed || "$s" == open || "$s" == tls || "$s" == h2 ]] || die "unknown scenario '$s' (known: closed open tls h2)"
 done
 for t in $TOOLS; do
-  [[ "$t" == wrk || "$t" == oha || "$t" == perfbase ]] || die "unknown tool '$t' (known: wrk oha perfbase)"
+  [[ "$t" == wrk || "$t" == oha || "$t" == perfbase || "$t" == h2load ]] || die "unknown tool '$t' (known: wrk oha perfbase h2load)"
 done
 [[ -n "${SCENARIOS// /}" && -n "${TOOLS// /}" ]] || die "SCENARIOS and TOOLS must not be empty"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (nginx on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
@@ -88,6 +92,7 @@ need_cmd python3 python3
 [[ -x /usr/bin/time ]] || die "/usr/bin/time still missing after installing the 'time' package"
 need_cmd nginx nginx
 wants wrk && need_cmd wrk wrk
+wants h2load && need_cmd h2load nghttp2-client
 if wants oha && ! have oha; then
   have cargo || die "oha is missing and there is no cargo to build it (install Rust, then: cargo install oha --locked)"
   have cc || { log "installing build-essential (C compiler for oha's dependencies)"; apt_install build-essential; }
@@ -124,6 +129,7 @@ mkdir -p "$OUT"
   echo "nginx: $(nginx -v 2>&1 | sed 's/^nginx version: //')"
   wants wrk && echo "wrk: $(dpkg-query -W -f '${Version} (Debian package)' wrk 2>/dev/null || wrk -v 2>&1 | head -1)"
   wants oha && echo "oha: $(oha --version 2>&1 | head -1)"
+  wants h2load && echo "h2load: $(dpkg-query -W -f '${Version} (Debian package)' nghttp2-client 2>/dev/null)"
   wants perfbase && echo "perfbase: $PERFBASE ($("$PERFBASE" --version 2>&1 | head -1))"
   true
 } > "$OUT/env.txt"
@@ -146,6 +152,9 @@ URL="http://$HOST:$PORT/"
 TLS_PORT=$(( PORT + 1 ))
 for _ in $(seq 20); do port_busy "$TLS_PORT" || break; TLS_PORT=$(( TLS_PORT + 1 )); done
 TLS_URL="https://$HOST:$TLS_PORT/"
+H2_PORT=$(( TLS_PORT + 1 ))
+for _ in $(seq 20); do port_busy "$H2_PORT" || break; H2_PORT=$(( H2_PORT + 1 )); done
+H2_URL="http://$HOST:$H2_PORT/"
 
 NGX="$OUT/nginx"
 mkdir -p "$NGX/tmp"
@@ -173,6 +182,15 @@ http {
     scgi_temp_path $NGX/tmp/scgi;
     server {
         listen $HOST:$PORT backlog=4096;
+        location / {
+            default_type text/plain;
+            return 200 "ok\n";
+        }
+    }
+    server {
+        # HTTP/2 with prior knowledge (h2c): every client of this port speaks HTTP/2 at once.
+        listen $HOST:$H2_PORT http2 backlog=4096;
+        http2_max_concurrent_streams 256;
         location / {
             default_type text/plain;
             return 200 "ok\n";
@@ -228,6 +246,9 @@ tool_cmd() {      # tool_cmd SCENARIO TOOL RUNDIR -> CMD array
     tls/wrk)         CMD=(wrk -t1 -c"$CONNS" -d"${D}s" --latency "$TLS_URL") ;;
     tls/oha)         CMD=(oha --no-tui --insecure -z "${D}s" -c "$CONNS" --worker-threads 1 "${OHA_JSON[@]}" "$TLS_URL") ;;
     tls/perfbase)    CMD=("$PERFBASE" http "$TLS_URL" --cacert "$NGX/cert.pem" -c "$CONNS" -t 1 -d "${D}s" --quiet --json "$dir/perfbase.json") ;;
+    h2/h2load)       CMD=(h2load -c "$H2_CONNS" -m "$H2_STREAMS" -t 1 -D "$D" "$H2_URL") ;;
+    h2/oha)          CMD=(oha --no-tui --http2 -z "${D}s" -c "$H2_CONNS" -p "$H2_STREAMS" --worker-threads 1 "${OHA_JSON[@]}" "$H2_URL") ;;
+    h2/perfbase)     CMD=("$PERFBASE" http "$H2_URL" --http2 -c "$H2_CONNS" --streams "$H2_STREAMS" -t 1 -d "${D}s" --quiet --json "$dir/perfbase.json") ;;
     *) return 1 ;;
   esac
 }
@@ -297,6 +318,21 @@ def p_oha(d):
     if aborted: r["note"] = f"{aborted} in flight aborted at deadline"
     return r
 
+def p_h2load(d):
+    # h2load prints throughput and counts, and latency as min/max/mean/sd (no percentiles).
+    out, r = read(f"{d}/stdout"), {}
+    m = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out)
+    if m: r["rps"] = float(m.group(1))
+    m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout", out)
+    if m:
+        r["requests"] = int(m.group(3))
+        r["errors"] = int(m.group(5)) + int(m.group(6)) + int(m.group(7))
+    m = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
+    if m: r["errors"] = r.get("errors", 0) + int(m.group(3)) + int(m.group(4))
+    m = re.search(r"time for request:\s+([\d.]+)(\w+)\s+([\d.]+)(\w+)\s+([\d.]+)(\w+)", out)
+    if m: r["note"] = f"mean {to_ms(m.group(5), m.group(6)):.3f} ms (no percentiles)"
+    return r
+
 def p_perfbase(d):
     j = json.loads(read(f"{d}/perfbase.json") or "{}")
     lat = j.get("latency_ms") or {}
@@ -320,7 +356,7 @@ def p_perfbase(d):
 def run(d, tool, scen, rc, wall_us, nticks, clk, rate):
     r = {"tool": tool, "scenario": scen, "rep": os.path.basename(d), "rc": int(rc), "wall_s": int(wall_us) / 1e6}
     try:
-        r.update({"wrk": p_wrk, "oha": p_oha, "perfbase": p_perfbase}[tool](d))
+        r.update({"wrk": p_wrk, "oha": p_oha, "perfbase": p_perfbase, "h2load": p_h2load}[tool](d))
     except Exception as e:
         r["parse_error"] = f"{type(e).__name__}: {e}"
     nums = [l.split() for l in read(f"{d}/time.txt").splitlines()]
@@ -383,9 +419,10 @@ def table(out, scenarios, tools, rate):
                       spread(col("nginx_cpu_pct"), n0), "; ".join(notes)]
             rows.append(cells)
         if not rows: continue
-        if scen in ("closed", "tls"):
+        if scen in ("closed", "tls", "h2"):
             over = " over https (TLS 1.3, P-256)" if scen == "tls" else ""
-            print(f"\n### {scen}: {CONNS} connections{over}, 1 thread, max throughput\n")
+            what = f"{H2_CONNS} HTTP/2 connections x {H2_STREAMS} streams (h2c)" if scen == "h2" else f"{CONNS} connections{over}"
+            print(f"\n### {scen}: {what}, 1 thread, max throughput\n")
             head = ["tool", "ok runs", "req/s", "CPU µs/req", "peak RSS MiB", "p50 ms", "p99 ms", "nginx CPU %", "notes"]
         else:
             print(f"\n### open: fixed rate {rate:,} req/s, at most {CONNS} connections, 1 thread\n")
@@ -393,11 +430,16 @@ def table(out, scenarios, tools, rate):
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
         for c in rows: print("| " + " | ".join(c) + " |")
-        peer = "oha" if scen == "open" else "wrk"
+        peer = {"open": "oha", "h2": "h2load"}.get(scen, "wrk")
         pb, pr = meds.get("perfbase", {}), meds.get(peer, {})
         ratio = lambda k: f"{pb[k] / pr[k]:.2f}" if pb.get(k) and pr.get(k) else "n/a"
         print()
-        if scen != "open":
+        if scen == "h2":
+            o = meds.get("oha", {})
+            vs_oha = lambda k: f"{pb[k] / o[k]:.2f}" if pb.get(k) and o.get(k) else "n/a"
+            print(f"perfbase/h2load (medians): req/s {ratio('rps')}, CPU µs/req {ratio('cpu_us_per_req')}; "
+                  f"perfbase/oha: req/s {vs_oha('rps')}, CPU µs/req {vs_oha('cpu_us_per_req')}")
+        elif scen != "open":
             print(f"perfbase/wrk (medians): req/s {ratio('rps')}, CPU µs/req {ratio('cpu_us_per_req')}")
         else:
             pct = lambda m: f"{m['rps'] / rate * 100:.1f} %" if m.get("rps") else "n/a"
@@ -407,6 +449,7 @@ def table(out, scenarios, tools, rate):
           "nginx CPU % = its one worker, 100 = one core.")
 
 CONNS = 50
+H2_CONNS, H2_STREAMS = 4, 25
 if sys.argv[1] == "run":
     run(*sys.argv[2:])
 else:

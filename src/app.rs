@@ -8,7 +8,7 @@ use crate::records::StoreOptions;
 use anyhow::Context as _;
 use perfbase_core::redact;
 use perfbase_core::result::RunResult;
-use perfbase_drivers::http::{targets::read_targets, HttpDriver, HttpOptions, Target};
+use perfbase_drivers::http::{targets::read_targets, HttpDriver, HttpOptions, HttpVersion, Target};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -138,6 +138,12 @@ impl HttpRun {
         };
         let presentation =
             Presentation::from_args(&a.load, label.clone(), "http", Default::default());
+        let version = match a.http2 {
+            false => HttpVersion::Http1,
+            true => HttpVersion::Http2 {
+                streams: a.streams as usize,
+            },
+        };
         Ok(HttpRun {
             label,
             targets,
@@ -148,13 +154,15 @@ impl HttpRun {
                     insecure: a.insecure,
                     ca_file: a.cacert.clone(),
                 },
+                version,
                 ..HttpOptions::default()
             },
             shape: LoadShape::from_args(
                 &a.load,
                 DEFAULT_CONNECTIONS,
                 crate::load::DEFAULT_MAX_INFLIGHT,
-            ),
+            )
+            .with_streams(version),
             json: a.load.json.clone(),
             progress: presentation.progress,
             monitor: presentation.monitor,
@@ -167,6 +175,10 @@ impl HttpRun {
         let first = &self.targets[0];
         protocol.insert("method".into(), first.method.clone().into());
         protocol.insert("keepalive".into(), self.options.keepalive.into());
+        if let HttpVersion::Http2 { streams } = self.options.version {
+            protocol.insert("version".into(), "HTTP/2".into());
+            protocol.insert("streams_per_connection".into(), streams.into());
+        }
         protocol.insert("targets".into(), self.targets.len().into());
         protocol.insert("body_bytes".into(), first.body.len().into());
         let headers: Vec<serde_json::Value> = self

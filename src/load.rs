@@ -8,6 +8,7 @@ use crate::progress::ProgressLine;
 use anyhow::Context as _;
 use perfbase_core::result::{LoadConfig, Measurement, Model, RunResult, Tool, SCHEMA};
 use perfbase_core::{Driver, Recorder};
+use perfbase_drivers::http::HttpVersion;
 use perfbase_engine::{EngineConfig, Load, PhaseSpec};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -67,6 +68,17 @@ impl LoadShape {
             pacing: a.pacing_granularity,
             warmup: a.warmup,
         }
+    }
+
+    /// `perfbase http --http2 -c N --streams M`: N connections carry N × M sessions (one
+    /// stream each), as with h2load's `-c N -m M`. (A plan's `concurrency` counts streams.)
+    pub fn with_streams(mut self, version: HttpVersion) -> LoadShape {
+        if let (Load::Closed { connections }, HttpVersion::Http2 { streams }) =
+            (&mut self.load, version)
+        {
+            *connections = connections.saturating_mul(streams as u64);
+        }
+        self
     }
 
     /// Workers that take part (a worker needs at least one session).

@@ -350,6 +350,8 @@ fn run_engine(
         Backend::Http => {
             let d = HttpDriver::from_specs(&w.specs, w.corpora.clone(), &w.options)
                 .map_err(|e| bad(e.to_string()))?;
+            // A plan's `concurrency` counts requests in flight; with HTTP/2 they share
+            // connections `streams` at a time.
             perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
         }
         Backend::Sql(sql) => match sql.dialect {

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 #[command(after_help = "Examples:
   perfbase http http://127.0.0.1:8080/ -c 50 -d 10s
   perfbase http http://127.0.0.1:8080/ -r 2k -d 30s --json result.json
-  perfbase http --targets targets.txt -n 1000")]
+  perfbase http --targets targets.txt -n 1000
+  perfbase http http://127.0.0.1:8080/ --http2 -c 4 --streams 25")]
 pub struct HttpArgs {
     /// The URL to load (http://). Not needed with --targets.
     pub url: Option<String>,
@@ -30,8 +31,18 @@ pub struct HttpArgs {
     pub body_file: Option<PathBuf>,
 
     /// Open a new TCP connection for every request
-    #[arg(long)]
+    #[arg(long, conflicts_with = "http2")]
     pub no_keepalive: bool,
+
+    /// Speak HTTP/2: h2c with prior knowledge for http://, ALPN h2 for https://
+    #[arg(long)]
+    pub http2: bool,
+
+    /// --http2: concurrent streams per connection; the closed model then runs -c × this many
+    /// requests at once (h2load's -m, oha's -p)
+    #[arg(long, value_name = "M", default_value_t = 1, requires = "http2",
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub streams: u64,
 
     /// https://: accept any server certificate (self-signed, expired, other name)
     #[arg(short = 'k', long)]

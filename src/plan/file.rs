@@ -72,6 +72,10 @@ pub(crate) struct TargetDef {
     pub insecure: Option<bool>,
     /// https://: also trust these PEM certificates (relative to the plan's folder).
     pub cacert: Option<S<String>>,
+    /// Speak HTTP/2 (h2c with prior knowledge, or ALPN h2 over TLS).
+    pub http2: Option<S<bool>>,
+    /// HTTP/2: how many of a scenario's `concurrency` (requests in flight) share a connection.
+    pub streams: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -13,7 +13,7 @@ use perfbase_analysis::knee::KneeRule;
 use perfbase_analysis::sweep::Offered;
 use perfbase_analysis::threshold::{parse_threshold, Threshold};
 use perfbase_core::units::{parse_duration, parse_rate};
-use perfbase_drivers::http::{BodySpec, HttpOptions, RequestSpec};
+use perfbase_drivers::http::{BodySpec, HttpOptions, HttpVersion, RequestSpec};
 use perfbase_drivers::workload::{Corpus, Pick, Template};
 use perfbase_engine::{Load, Pacer};
 use std::collections::BTreeMap;
@@ -414,6 +414,22 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 )
             })?),
         };
+        if family != Family::Http {
+            let http_only = [
+                ("keepalive", t.keepalive.is_some()),
+                ("insecure", t.insecure.is_some()),
+                ("cacert", t.cacert.is_some()),
+                ("http2", t.http2.is_some()),
+                ("streams", t.streams.is_some()),
+            ];
+            if let Some((f, _)) = http_only.iter().find(|(_, set)| *set) {
+                return Err(cx.err(
+                    &t.url,
+                    format!("targets.{name}.{f}"),
+                    "applies to http:// and https:// targets only",
+                ));
+            }
+        }
         targets.insert(name.clone(), (t, family, url_text, url));
     }
     let mut workloads = BTreeMap::new();
@@ -614,6 +630,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 format!(" (mix of {})", specs.len())
             }
         );
+        let version = http_version(&cx, tdef, w.target.get_ref())?;
         workloads.insert(
             name.clone(),
             Workload {
@@ -622,6 +639,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 specs,
                 corpora: corpora.clone(),
                 options: HttpOptions {
+                    version,
                     keepalive: tdef.keepalive.unwrap_or(true),
                     tls: perfbase_drivers::http::TlsOptions {
                         insecure: tdef.insecure.unwrap_or(false),
@@ -765,7 +783,6 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
     })
 }
 
-/// The SQL of a database workload: a statement with parameter templates, or a built-in.
 /// The kind of protocol a target speaks, from its URL's scheme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Family {
@@ -804,6 +821,31 @@ impl Family {
             })
             .collect();
         names.join(", ")
+    }
+}
+
+/// A target's HTTP version: `http2 = true` with `streams` per connection (1 by default).
+fn http_version(cx: &Ctx, tdef: &file::TargetDef, target: &str) -> Result<HttpVersion, PlanError> {
+    let field = |f: &str| format!("targets.{target}.{f}");
+    let http2 = tdef.http2.as_ref().is_some_and(|b| *b.get_ref());
+    match (&tdef.streams, http2) {
+        (Some(s), false) => Err(cx.err(
+            s,
+            field("streams"),
+            "applies to HTTP/2 only: add http2 = true",
+        )),
+        (_, true) if tdef.keepalive == Some(false) => Err(cx.err(
+            tdef.http2.as_ref().expect("set"),
+            field("http2"),
+            "HTTP/2 keeps its connections: remove keepalive = false",
+        )),
+        (streams, true) => Ok(HttpVersion::Http2 {
+            streams: match streams {
+                Some(s) => cx.positive(s, &field("streams"))? as usize,
+                None => 1,
+            },
+        }),
+        (None, false) => Ok(HttpVersion::Http1),
     }
 }
 

@@ -293,6 +293,58 @@ rate = 1
 }
 
 #[test]
+fn http2_targets_take_streams_and_http_only_fields_stay_on_http_targets() {
+    let err = |text: &str| plan(text).unwrap_err().to_string();
+    let body = |target: &str| {
+        format!(
+            "{target}\n[workloads.w]\ntarget = \"t\"\n[[scenarios]]\nname = \"s\"\n\
+             workload = \"w\"\nrate = 1\n"
+        )
+    };
+    let p = plan(&body(
+        "[targets.t]\nurl = \"http://127.0.0.1:1\"\nhttp2 = true\nstreams = 8",
+    ))
+    .unwrap();
+    assert_eq!(
+        p.workloads["w"].options.version,
+        HttpVersion::Http2 { streams: 8 }
+    );
+    let p = plan(&body(
+        "[targets.t]\nurl = \"http://127.0.0.1:1\"\nhttp2 = true",
+    ))
+    .unwrap();
+    assert_eq!(
+        p.workloads["w"].options.version,
+        HttpVersion::Http2 { streams: 1 }
+    );
+    let e = err(&body(
+        "[targets.t]\nurl = \"http://127.0.0.1:1\"\nstreams = 8",
+    ));
+    assert!(
+        e.starts_with("p.toml:3: targets.t.streams: applies to HTTP/2 only"),
+        "{e}"
+    );
+    let e = err(&body(
+        "[targets.t]\nurl = \"http://127.0.0.1:1\"\nhttp2 = true\nstreams = 0",
+    ));
+    assert!(e.contains("targets.t.streams: must be at least 1"), "{e}");
+    let e = err(&body(
+        "[targets.t]\nurl = \"http://127.0.0.1:1\"\nhttp2 = true\nkeepalive = false",
+    ));
+    assert!(
+        e.contains("targets.t.http2: HTTP/2 keeps its connections"),
+        "{e}"
+    );
+    let e = err(&body(
+        "[targets.t]\nurl = \"redis://127.0.0.1:1\"\nhttp2 = true",
+    ));
+    assert!(
+        e.starts_with("p.toml:2: targets.t.http2: applies to http:// and https:// targets only"),
+        "{e}"
+    );
+}
+
+#[test]
 fn broker_targets_take_their_modes_and_options() {
     let p = plan(
         r#"

@@ -468,3 +468,50 @@ repetitions = 2
     assert!(html.contains("<table class=\"endpoints\">"));
     assert!(html.contains("<code>broken | checkout</code>"));
 }
+
+#[test]
+fn a_plan_over_http2_shares_connections_and_its_check_counts_exactly() {
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let plan = r#"
+[targets.svc]
+url = "{URL}"
+http2 = true
+streams = 4
+[workloads.limited]
+target = "svc"
+path = "/limited/x"
+[workloads.health]
+target = "svc"
+path = "/health"
+[[scenarios]]
+name = "h2"
+workload = "health"
+concurrency = 8
+requests = 400
+[[checks]]
+name = "limit"
+workload = "limited"
+requests = 130
+expect = { 200 = 120, 429 = 10 }
+"#;
+    let r = run_plan(
+        plan,
+        &format!("http://{}", server.addr),
+        dir.path(),
+        &["--threads", "1"],
+    );
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let c = &study(&r)["checks"][0];
+    assert_eq!(c["passed"], true, "{c}");
+    let phase = r.json()["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["scenario"] == "h2")
+        .unwrap();
+    assert_eq!(phase["status"]["200"], 400, "{phase}");
+    // 8 streams on 2 connections, and the check's one connection.
+    assert_eq!(server.stats.connections(), 3);
+}

@@ -116,16 +116,28 @@ pub fn render_consumed(
     out
 }
 
+/// HTTP/2 runs: how many sessions (streams) share a connection.
+fn streams_per_connection(c: &perfbase_core::result::LoadConfig) -> Option<u64> {
+    c.protocol.get("streams_per_connection")?.as_u64()
+}
+
 /// Renders the summary of a run.
 pub fn render(r: &RunResult) -> String {
     let m = &r.measurement;
     let c = &r.config;
     let mut out = String::new();
     let shape = match r.model {
-        Model::Closed => format!(
-            "closed model, {} connections",
-            c.connections.unwrap_or_default()
-        ),
+        Model::Closed => {
+            let n = c.connections.unwrap_or_default();
+            match streams_per_connection(c) {
+                Some(m) if m > 1 => format!(
+                    "closed model, {n} streams on {} HTTP/2 connections",
+                    n.div_ceil(m)
+                ),
+                Some(_) => format!("closed model, {n} HTTP/2 connections"),
+                None => format!("closed model, {n} connections"),
+            }
+        }
         Model::Open => format!(
             "open model, {}/s, at most {} in flight",
             c.rate.map(|v| format!("{v}")).unwrap_or_default(),

@@ -45,8 +45,9 @@ pub(crate) struct Tls {
 }
 
 impl Tls {
-    /// The client configuration for `host` (a name or an IP address).
-    pub(crate) fn new(host: &str, options: &TlsOptions) -> Result<Tls, HttpError> {
+    /// The client configuration for `host` (a name or an IP address), offering the
+    /// application protocols `alpn` (`http/1.1`, or `h2`).
+    pub(crate) fn new(host: &str, options: &TlsOptions, alpn: &[u8]) -> Result<Tls, HttpError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
@@ -61,7 +62,7 @@ impl Tls {
                 .with_root_certificates(roots(options)?)
                 .with_no_client_auth()
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![alpn.to_vec()];
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(bare.to_string())
             .map_err(|e| HttpError::Tls(format!("'{host}' is no TLS server name: {e}")))?;
@@ -148,6 +149,43 @@ impl ServerCertVerifier for AnyCertificate {
     }
 }
 
+/// A TCP connection to `addr`; a failure is class `connect`.
+pub(crate) async fn connect(addr: SocketAddr) -> Result<TcpStream, Outcome> {
+    let tcp = TcpStream::connect(addr)
+        .await
+        .map_err(|e| Outcome::error(Class::Connect, format!("connect {addr}: {e}")))?;
+    // Requests are written in one go; Nagle would only delay them.
+    let _ = tcp.set_nodelay(true);
+    Ok(tcp)
+}
+
+/// The TLS handshake over `tcp`; a failure is class `connect`, its message naming the cause
+/// (an untrusted certificate says so).
+pub(crate) async fn handshake(
+    tcp: TcpStream,
+    tls: &Tls,
+    addr: SocketAddr,
+) -> Result<TlsStream<TcpStream>, Outcome> {
+    tls.connector
+        .connect(tls.name.clone(), tcp)
+        .await
+        .map_err(|e| {
+            let text = e.to_string();
+            // `openssl req -x509` makes CA certificates by default; webpki refuses one as the
+            // server's own. Say how to fix it.
+            let hint = if text.contains("CaUsedAsEndEntity") {
+                " (the server presents a CA certificate as its own: make it with \
+                 basicConstraints CA:FALSE, or pass --insecure)"
+            } else {
+                ""
+            };
+            Outcome::error(
+                Class::Connect,
+                format!("TLS handshake with {addr}: {text}{hint}"),
+            )
+        })
+}
+
 /// One open connection.
 pub(crate) enum Conn {
     Plain(TcpStream),
@@ -158,31 +196,10 @@ impl Conn {
     /// Connects to `addr`, with a TLS handshake when `tls` is set: a failure of either is
     /// class `connect`, its message naming the step (an untrusted certificate says so).
     pub(crate) async fn open(addr: SocketAddr, tls: Option<&Tls>) -> Result<Conn, Outcome> {
-        let tcp = TcpStream::connect(addr)
-            .await
-            .map_err(|e| Outcome::error(Class::Connect, format!("connect {addr}: {e}")))?;
-        // Requests are written in one go; Nagle would only delay them.
-        let _ = tcp.set_nodelay(true);
-        let Some(tls) = tls else {
-            return Ok(Conn::Plain(tcp));
-        };
-        match tls.connector.connect(tls.name.clone(), tcp).await {
-            Ok(s) => Ok(Conn::Tls(Box::new(s))),
-            Err(e) => {
-                let text = e.to_string();
-                // `openssl req -x509` makes CA certificates by default; webpki refuses one as
-                // the server's own. Say how to fix it.
-                let hint = if text.contains("CaUsedAsEndEntity") {
-                    " (the server presents a CA certificate as its own: make it with \
-                     basicConstraints CA:FALSE, or pass --insecure)"
-                } else {
-                    ""
-                };
-                Err(Outcome::error(
-                    Class::Connect,
-                    format!("TLS handshake with {addr}: {text}{hint}"),
-                ))
-            }
+        let tcp = connect(addr).await?;
+        match tls {
+            None => Ok(Conn::Plain(tcp)),
+            Some(tls) => Ok(Conn::Tls(Box::new(handshake(tcp, tls, addr).await?))),
         }
     }
 

@@ -1,4 +1,5 @@
-//! HTTP/1.1 over TCP (keep-alive, or a fresh connection per request).
+//! HTTP/1.1 over TCP (keep-alive, or a fresh connection per request), plain or TLS; HTTP/2
+//! through hyper ([`h2`]).
 //!
 //! The hot path is hand-written on tokio's `TcpStream` rather than on hyper's client: the
 //! side-by-side benchmark kit (`shared/bench/peers/RESULTS.md`) measured the hyper-based oha
@@ -9,12 +10,13 @@
 
 pub mod chunked;
 mod conn;
+mod h2;
 mod request;
 mod response;
 pub mod targets;
 
 pub use conn::TlsOptions;
-pub use request::{BodySpec, HttpOptions, RequestSpec, Target};
+pub use request::{BodySpec, HttpOptions, HttpVersion, RequestSpec, Target};
 pub use targets::{parse_targets, TargetsError};
 
 use crate::workload::{Corpus, Mix};
@@ -128,12 +130,23 @@ impl Endpoints {
 
 struct Shared {
     addr: SocketAddr,
-    /// Set for https:// targets.
+    /// Set for https:// targets over HTTP/1.1.
     tls: Option<Tls>,
     source: Source,
     endpoints: Endpoints,
     keepalive: bool,
     max_head: usize,
+    /// Set for HTTP/2, which then carries every request.
+    h2: Option<Http2>,
+}
+
+/// What HTTP/2 sessions share.
+struct Http2 {
+    pool: h2::Pool,
+    /// `scheme://host:port`, the start of every request's URI.
+    origin: String,
+    /// The converted requests of a [`Source::Fixed`], in its order.
+    fixed: Box<[h2::H2Request]>,
 }
 
 /// The HTTP/1.1 driver: an address and the prepared requests, shared by all sessions.
@@ -149,7 +162,11 @@ fn tls_for(url: &url::Url, options: &HttpOptions) -> Result<Option<Tls>, HttpErr
     let host = url
         .host_str()
         .ok_or_else(|| HttpError::NoHost(url.to_string()))?;
-    Tls::new(host, &options.tls).map(Some)
+    let alpn: &[u8] = match options.version {
+        HttpVersion::Http1 => b"http/1.1",
+        HttpVersion::Http2 { .. } => b"h2",
+    };
+    Tls::new(host, &options.tls, alpn).map(Some)
 }
 
 impl HttpDriver {
@@ -170,8 +187,8 @@ impl HttpDriver {
             .map(|t| Prepared::build(t, options))
             .collect::<Result<Vec<_>, _>>()?
             .into_boxed_slice();
-        Ok(HttpDriver::with_source(
-            addr,
+        HttpDriver::with_source(
+            (addr, &first.url),
             tls,
             Source::Fixed {
                 requests,
@@ -179,7 +196,7 @@ impl HttpDriver {
             },
             Endpoints::group(targets.iter().map(Target::label)),
             options,
-        ))
+        )
     }
 
     /// A driver for a weighted mix of request templates whose `{{corpus}}` placeholders are
@@ -211,19 +228,39 @@ impl HttpDriver {
             Source::Templated(templated)
         };
         let endpoints = Endpoints::group(specs.iter().map(RequestSpec::label));
-        Ok(HttpDriver::with_source(
-            addr, tls, source, endpoints, options,
-        ))
+        HttpDriver::with_source((addr, &first.base), tls, source, endpoints, options)
     }
 
     fn with_source(
-        addr: SocketAddr,
+        (addr, url): (SocketAddr, &url::Url),
         tls: Option<Tls>,
         source: Source,
         endpoints: Endpoints,
         options: &HttpOptions,
-    ) -> HttpDriver {
-        HttpDriver {
+    ) -> Result<HttpDriver, HttpError> {
+        let (tls, h2) = match options.version {
+            HttpVersion::Http1 => (tls, None),
+            HttpVersion::Http2 { streams } => {
+                let origin = request::origin(url)?;
+                let fixed = match &source {
+                    Source::Fixed { requests, .. } => requests
+                        .iter()
+                        .map(|p| h2::H2Request::from_http1(&p.bytes, &origin))
+                        .collect::<Result<_, _>>()?,
+                    Source::Templated(_) => Box::default(),
+                };
+                let pool = h2::Pool::new(addr, tls, streams);
+                (
+                    None,
+                    Some(Http2 {
+                        pool,
+                        origin,
+                        fixed,
+                    }),
+                )
+            }
+        };
+        Ok(HttpDriver {
             shared: Arc::new(Shared {
                 addr,
                 tls,
@@ -231,8 +268,9 @@ impl HttpDriver {
                 endpoints,
                 keepalive: options.keepalive,
                 max_head: options.max_head_bytes,
+                h2,
             }),
-        }
+        })
     }
 
     /// The resolved address every session connects to.
@@ -244,13 +282,27 @@ impl HttpDriver {
 impl Driver for HttpDriver {
     type Session = HttpSession;
 
-    async fn open(&self, _worker: usize) -> Result<HttpSession, Outcome> {
+    async fn open(&self, worker: usize) -> Result<HttpSession, Outcome> {
+        if let Some(h2) = &self.shared.h2 {
+            // Like keep-alive sessions, HTTP/2 ones take their connection now.
+            return Ok(HttpSession {
+                shared: self.shared.clone(),
+                stream: None,
+                buf: Box::default(),
+                request: Vec::new(),
+                scratch: Vec::new(),
+                worker,
+                lease: Some(h2.pool.lease(worker).await?),
+            });
+        }
         let mut s = HttpSession {
             shared: self.shared.clone(),
             stream: None,
             buf: vec![0; response::INITIAL_BUFFER].into_boxed_slice(),
             request: Vec::new(),
             scratch: Vec::new(),
+            worker,
+            lease: None,
         };
         // Keep-alive sessions connect now, so the connect is not in the first latency (as
         // wrk does); fresh-connection sessions connect inside every request instead.
@@ -279,6 +331,9 @@ pub struct HttpSession {
     request: Vec<u8>,
     /// The rendered body, before its length goes into the head.
     scratch: Vec<u8>,
+    worker: usize,
+    /// HTTP/2: this session's stream slot on a shared connection.
+    lease: Option<h2::Lease>,
 }
 
 impl HttpSession {
@@ -352,9 +407,46 @@ impl HttpSession {
     }
 }
 
+impl HttpSession {
+    /// Op `op` over HTTP/2: on the session's connection, or on another of its worker's when
+    /// that one has closed (the engine counts a failure to get one as the op's outcome).
+    async fn execute_h2(&mut self, h2: &Http2, op: u64) -> Outcome {
+        let rendered;
+        let req = match &self.shared.source {
+            Source::Fixed { .. } => &h2.fixed[self.shared.source.index(op)],
+            Source::Templated(t) => {
+                self.request.clear();
+                t.render(op, &mut self.request, &mut self.scratch);
+                rendered = match h2::H2Request::from_http1(&self.request, &h2.origin) {
+                    Ok(r) => r,
+                    Err(e) => return Outcome::error(Class::Protocol, e.to_string()),
+                };
+                &rendered
+            }
+        };
+        let lease = match &mut self.lease {
+            Some(l) if !l.is_closed() => l,
+            stale => {
+                *stale = None;
+                match h2.pool.lease(self.worker).await {
+                    Ok(l) => stale.insert(l),
+                    Err(o) => return o,
+                }
+            }
+        };
+        match h2::send(lease, req).await {
+            Ok((status, bytes_in)) => Outcome::http(status, bytes_in, req.body_len()),
+            Err(o) => o,
+        }
+    }
+}
+
 impl Session for HttpSession {
     async fn execute(&mut self, op: u64) -> Outcome {
         let shared = self.shared.clone();
+        if let Some(h2) = &shared.h2 {
+            return self.execute_h2(h2, op).await;
+        }
         match &shared.source {
             Source::Fixed { requests, .. } => {
                 let p = &requests[shared.source.index(op)];

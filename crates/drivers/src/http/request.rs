@@ -71,6 +71,19 @@ pub struct HttpOptions {
     pub max_head_bytes: usize,
     /// How https:// targets are trusted.
     pub tls: super::TlsOptions,
+    /// HTTP/1.1 or HTTP/2.
+    pub version: HttpVersion,
+}
+
+/// The HTTP version sessions speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HttpVersion {
+    /// HTTP/1.1, one request at a time per connection.
+    #[default]
+    Http1,
+    /// HTTP/2: h2c with prior knowledge for http://, ALPN h2 for https://; up to `streams`
+    /// sessions share each connection.
+    Http2 { streams: usize },
 }
 
 impl Default for HttpOptions {
@@ -80,6 +93,7 @@ impl Default for HttpOptions {
             headers: Vec::new(),
             max_head_bytes: 64 * 1024,
             tls: super::TlsOptions::default(),
+            version: HttpVersion::Http1,
         }
     }
 }

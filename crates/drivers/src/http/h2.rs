@@ -1,0 +1,312 @@
+//! HTTP/2 (`--http2`): h2c with prior knowledge for `http://`, h2 chosen by ALPN for
+//! `https://`, through hyper's client.
+//!
+//! - **Multiplexing.** Every session is one stream at a time. A worker's sessions share its
+//!   connections, at most `streams` sessions on each, as h2load's `-m` and oha's `-p`: with
+//!   `-c 4 --streams 10` the closed model runs 40 sessions on 4 connections. Sessions only
+//!   share connections within a worker, so each worker opens ⌈its sessions / streams⌉.
+//! - **Requests.** They are built the same way as for HTTP/1.1 (one request serialiser, one
+//!   templating) and converted: the request line and headers become pseudo-headers and an
+//!   HTTP/2 header block; the connection-specific headers HTTP/2 forbids are dropped.
+//! - **Cost.** hyper and h2 are not the hand-written HTTP/1.1 path: a request allocates its
+//!   header map, and the stream state machine runs per request. No benchmark has shown them
+//!   to be the bottleneck against HTTP/2 peers (see `bench/README.md`).
+//! - **Bytes.** Transfer counts the bodies only: HPACK-compressed header sizes are not exposed.
+
+use super::conn::{self, Tls};
+use super::HttpError;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http2::{self, SendRequest};
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{HeaderMap, Method, Request, Uri};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use perfbase_core::{Class, Outcome};
+use std::collections::HashMap;
+use std::error::Error as _;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// One request, ready to be sent as often as needed.
+pub(crate) struct H2Request {
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// Headers that name connection-level behaviour of HTTP/1.1, which HTTP/2 forbids
+/// (RFC 9113 §8.2.2), and `Host`, which becomes `:authority`. `Content-Length` is set by
+/// hyper from the body.
+const DROPPED: &[&str] = &[
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "te",
+    "content-length",
+];
+
+impl H2Request {
+    /// Converts a request serialised for HTTP/1.1 (`head` + body) for `origin`
+    /// (`scheme://host:port`).
+    pub(crate) fn from_http1(bytes: &[u8], origin: &str) -> Result<H2Request, HttpError> {
+        let bad = |why: String| HttpError::Template(format!("HTTP/2 request: {why}"));
+        let mut slots = [httparse::EMPTY_HEADER; 128];
+        let mut parsed = httparse::Request::new(&mut slots);
+        let head = match parsed.parse(bytes) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Err(bad("incomplete head".into())),
+            Err(e) => return Err(bad(e.to_string())),
+        };
+        let method = Method::from_bytes(parsed.method.unwrap_or("GET").as_bytes())
+            .map_err(|e| bad(e.to_string()))?;
+        let path = parsed.path.unwrap_or("/");
+        let uri: Uri = format!("{origin}{path}")
+            .parse()
+            .map_err(|e| bad(format!("'{origin}{path}': {e}")))?;
+        let mut headers = HeaderMap::new();
+        for h in parsed.headers.iter() {
+            if DROPPED.iter().any(|d| h.name.eq_ignore_ascii_case(d)) {
+                continue;
+            }
+            let name = HeaderName::from_bytes(h.name.as_bytes())
+                .map_err(|e| bad(format!("header '{}': {e}", h.name)))?;
+            let value = HeaderValue::from_bytes(h.value)
+                .map_err(|e| bad(format!("header '{}': {e}", h.name)))?;
+            headers.append(name, value);
+        }
+        Ok(H2Request {
+            method,
+            uri,
+            headers,
+            body: Bytes::copy_from_slice(&bytes[head..]),
+        })
+    }
+
+    fn to_request(&self) -> Request<Full<Bytes>> {
+        let mut req = Request::new(Full::new(self.body.clone()));
+        *req.method_mut() = self.method.clone();
+        *req.uri_mut() = self.uri.clone();
+        *req.headers_mut() = self.headers.clone();
+        req
+    }
+
+    /// Request body bytes, what transfer counts as sent.
+    pub(crate) fn body_len(&self) -> u64 {
+        self.body.len() as u64
+    }
+}
+
+/// An open HTTP/2 connection of one worker and how many sessions use it.
+struct Multiplexed {
+    send: SendRequest<Full<Bytes>>,
+    users: Arc<AtomicUsize>,
+}
+
+/// A session's share of a connection; giving it back (dropping it) frees a stream slot.
+pub(crate) struct Lease {
+    send: SendRequest<Full<Bytes>>,
+    users: Arc<AtomicUsize>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.users.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Lease {
+    /// Whether the connection can no longer carry requests (GOAWAY, closed, failed).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.send.is_closed()
+    }
+}
+
+/// The connections of every worker, and how to open more.
+pub(crate) struct Pool {
+    addr: SocketAddr,
+    tls: Option<Tls>,
+    streams: usize,
+    /// Per worker, its connections. A worker's sessions run on its one thread, so its async
+    /// mutex is never contended across threads; it stops two sessions from both opening a
+    /// connection where one would do.
+    workers: Mutex<HashMap<usize, Arc<tokio::sync::Mutex<Vec<Multiplexed>>>>>,
+}
+
+impl Pool {
+    pub(crate) fn new(addr: SocketAddr, tls: Option<Tls>, streams: usize) -> Pool {
+        Pool {
+            addr,
+            tls,
+            streams: streams.max(1),
+            workers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// A stream slot on one of `worker`'s connections, opening a connection when every one
+    /// is full or closed.
+    pub(crate) async fn lease(&self, worker: usize) -> Result<Lease, Outcome> {
+        let slot = {
+            let mut workers = self.workers.lock().unwrap_or_else(|p| p.into_inner());
+            workers.entry(worker).or_default().clone()
+        };
+        let mut conns = slot.lock().await;
+        conns.retain(|c| !c.send.is_closed());
+        if let Some(c) = conns
+            .iter()
+            .find(|c| c.users.load(Ordering::Relaxed) < self.streams)
+        {
+            c.users.fetch_add(1, Ordering::Relaxed);
+            return Ok(Lease {
+                send: c.send.clone(),
+                users: c.users.clone(),
+            });
+        }
+        let send = self.connect().await?;
+        let users = Arc::new(AtomicUsize::new(1));
+        conns.push(Multiplexed {
+            send: send.clone(),
+            users: users.clone(),
+        });
+        Ok(Lease { send, users })
+    }
+
+    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, Outcome> {
+        let addr = self.addr;
+        let tcp = conn::connect(addr).await?;
+        match &self.tls {
+            None => start(tcp, addr).await,
+            Some(tls) => {
+                let stream = conn::handshake(tcp, tls, addr).await?;
+                if stream.get_ref().1.alpn_protocol() != Some(b"h2") {
+                    return Err(Outcome::error(
+                        Class::Connect,
+                        format!(
+                            "{addr} did not agree to HTTP/2 in the TLS handshake (ALPN h2): \
+                             load it without --http2"
+                        ),
+                    ));
+                }
+                start(stream, addr).await
+            }
+        }
+    }
+}
+
+/// The HTTP/2 handshake over `io`; the connection then runs as its own task on the worker.
+async fn start<T>(io: T, addr: SocketAddr) -> Result<SendRequest<Full<Bytes>>, Outcome>
+where
+    T: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
+    let (send, connection) = http2::Builder::new(TokioExecutor::new())
+        .handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| {
+            Outcome::error(
+                Class::Connect,
+                format!("HTTP/2 handshake with {addr}: {}", chain(&e)),
+            )
+        })?;
+    tokio::spawn(async move {
+        // Its errors reach the requests in flight, which report them.
+        let _ = connection.await;
+    });
+    Ok(send)
+}
+
+/// Sends `req` on the lease's connection and reads the whole response: its status and body
+/// bytes, or the error's class and message with the body bytes read before it.
+pub(crate) async fn send(lease: &mut Lease, req: &H2Request) -> Result<(u16, u64), Outcome> {
+    let out = req.body_len();
+    lease
+        .send
+        .ready()
+        .await
+        .map_err(|e| failure(&e).with_bytes(0, 0))?;
+    let resp = lease
+        .send
+        .send_request(req.to_request())
+        .await
+        .map_err(|e| failure(&e).with_bytes(0, out))?;
+    let status = resp.status().as_u16();
+    let mut body = resp.into_body();
+    let mut bytes = 0u64;
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(f) => bytes += f.data_ref().map_or(0, |d| d.len() as u64),
+            Err(e) => return Err(failure(&e).with_bytes(bytes, out)),
+        }
+    }
+    Ok((status, bytes))
+}
+
+/// The outcome of a failed request: a reset or closed connection is class `read`, anything
+/// the peer did against the protocol (GOAWAY or RST_STREAM with an error, a malformed frame)
+/// class `protocol`.
+fn failure(e: &hyper::Error) -> Outcome {
+    let io = {
+        let mut source = e.source();
+        let mut found = false;
+        while let Some(s) = source {
+            found |= s.is::<std::io::Error>();
+            source = s.source();
+        }
+        found
+    };
+    let class = if e.is_timeout() {
+        Class::Timeout
+    } else if io || e.is_canceled() || e.is_closed() || e.is_incomplete_message() {
+        Class::Read
+    } else {
+        Class::Protocol
+    };
+    let mut text = chain(e);
+    if text.contains("frame with invalid size") || text.contains("PROTOCOL_ERROR") {
+        text.push_str(" (does the server speak HTTP/2 with prior knowledge? drop --http2 if not)");
+    }
+    Outcome::error(class, text)
+}
+
+/// An error and its causes, `outer: inner: …`.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let t = s.to_string();
+        if !text.contains(&t) {
+            text.push_str(": ");
+            text.push_str(&t);
+        }
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_http1_request_becomes_pseudo_headers_and_a_header_block() {
+        let h1 = b"POST /a/b?x=1 HTTP/1.1\r\nHost: example:8080\r\nConnection: keep-alive\r\n\
+                   Content-Length: 3\r\nX-Id: 7\r\nAuthorization: Bearer t\r\n\r\nabc";
+        let r = H2Request::from_http1(h1, "http://example:8080").unwrap();
+        assert_eq!(r.method, Method::POST);
+        assert_eq!(r.uri.to_string(), "http://example:8080/a/b?x=1");
+        assert_eq!(r.body.as_ref(), b"abc");
+        let names: Vec<&str> = r.headers.keys().map(|k| k.as_str()).collect();
+        assert_eq!(names, ["x-id", "authorization"]);
+        assert_eq!(r.to_request().headers()["x-id"], "7");
+    }
+
+    #[test]
+    fn a_broken_request_is_an_error_not_a_panic() {
+        assert!(H2Request::from_http1(b"GET / HTTP/1.1\r\nHost", "http://h").is_err());
+        assert!(H2Request::from_http1(b"\x01\x02 / HTTP/1.1\r\n\r\n", "http://h").is_err());
+    }
+}
