@@ -82,6 +82,20 @@ impl Progressive<'_> {
         protocol.insert("scale".into(), self.plan.scale.into());
         protocol.insert("scenarios".into(), self.plan.scenarios.len().into());
         protocol.insert("checks".into(), self.plan.checks.len().into());
+        // Each workload's header lines as written: `${VAR}` unexpanded, secret values redacted.
+        let headers: BTreeMap<&str, &Vec<String>> = self
+            .plan
+            .workloads
+            .iter()
+            .filter(|(_, w)| !w.shown_headers.is_empty())
+            .map(|(name, w)| (name.as_str(), &w.shown_headers))
+            .collect();
+        if !headers.is_empty() {
+            protocol.insert(
+                "headers".into(),
+                serde_json::to_value(headers).unwrap_or_default(),
+            );
+        }
         if !self.plan.labels.is_empty() {
             protocol.insert(
                 "labels".into(),

@@ -448,9 +448,12 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             )
         })?;
         fields_fit(&cx, &field, w, *family)?;
+        // Labels reach results and reports, so they show the URL as written: a `${VAR}` stays a
+        // name (its value may be a key in the path), and what is left is redacted.
+        let shown_url = perfbase_core::redact::url(tdef.url.get_ref());
         let other = |backend: Backend, what: String| Workload {
             name: name.clone(),
-            label: format!("{} ({what})", perfbase_core::redact::url(url_text)),
+            label: format!("{shown_url} ({what})"),
             specs: Vec::new(),
             corpora: corpora.clone(),
             options: HttpOptions::default(),
@@ -623,7 +626,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         }
         let label = format!(
             "{}{}",
-            perfbase_core::redact::url(url.as_str()).trim_end_matches('/'),
+            shown_url.trim_end_matches('/'),
             if specs.len() == 1 {
                 specs[0].path.clone()
             } else {

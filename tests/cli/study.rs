@@ -515,3 +515,70 @@ expect = { 200 = 120, 429 = 10 }
     // 8 streams on 2 connections, and the check's one connection.
     assert_eq!(server.stats.connections(), 3);
 }
+
+#[test]
+fn secrets_from_the_environment_reach_no_output_or_store() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    // A key in the URL's path, a bearer token and a value under a harmless header name: each
+    // comes from the environment, so each is a secret, wherever it sits.
+    let secrets = [
+        ("PERFBASE_TEST_PATH_KEY", "pathkey-5d1c9"),
+        ("PERFBASE_TEST_BEARER", "bearer-77aa0"),
+        ("PERFBASE_TEST_TENANT", "tenant-e3f41"),
+    ];
+    let plan = r#"
+[targets.svc]
+url = "{URL}/${PERFBASE_TEST_PATH_KEY}"
+headers = { Authorization = "Bearer ${PERFBASE_TEST_BEARER}", X-Tenant = "${PERFBASE_TEST_TENANT}" }
+[workloads.w]
+target = "svc"
+path = "/x"
+[[scenarios]]
+name = "s"
+workload = "w"
+concurrency = 2
+requests = 20
+"#;
+    let r = run_plan_with(
+        dir.path(),
+        &plan.replace("{URL}", &format!("http://{}", server.addr)),
+        |c| {
+            c.envs(secrets);
+        },
+    );
+    // The secret path does not exist on the reference service: every request is a 404, so
+    // the run exits 3 and still writes everything it measured.
+    assert_eq!(r.code(), 3, "{}\n{}", r.stdout(), r.stderr());
+    assert_eq!(r.count("status", "404"), 20, "the requests went out");
+    let target = r.json()["study"]["scenarios"][0]["target"]
+        .as_str()
+        .unwrap();
+    assert!(
+        target.ends_with("/${PERFBASE_TEST_PATH_KEY}/x"),
+        "the label shows the URL as written: {target}"
+    );
+    let headers = &r.json()["config"]["protocol"]["headers"]["w"];
+    assert_eq!(
+        headers,
+        &serde_json::json!([
+            "Authorization: [redacted]",
+            "X-Tenant: ${PERFBASE_TEST_TENANT}"
+        ])
+    );
+    let mut outputs = vec![
+        ("stdout", r.stdout()),
+        ("stderr", r.stderr()),
+        ("result.json", r.json().to_string()),
+    ];
+    for file in ["out/report.md", "results.db"] {
+        let bytes = std::fs::read(dir.path().join(file)).unwrap();
+        outputs.push((file, String::from_utf8_lossy(&bytes).into_owned()));
+    }
+    for (what, text) in &outputs {
+        for (var, value) in secrets {
+            assert!(!text.contains(value), "{what} holds ${var}'s value");
+        }
+    }
+}
