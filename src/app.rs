@@ -305,7 +305,7 @@ fn serve(args: ServeArgs) -> Result<Exit, AppError> {
     })
 }
 
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -332,7 +332,7 @@ fn default_out(name: &str) -> PathBuf {
 fn study_options(out: PathBuf, threads: Option<u64>, quiet: bool) -> crate::study::StudyOptions {
     crate::study::StudyOptions {
         out,
-        threads: threads.map_or(cores(), |t| t as usize),
+        threads: threads.map(|t| t as usize),
         progress: !quiet && std::io::stderr().is_terminal(),
         color: std::io::stdout().is_terminal(),
     }

@@ -26,7 +26,8 @@ use std::time::{Duration, SystemTime};
 /// How to run a plan.
 pub struct StudyOptions {
     pub out: PathBuf,
-    pub threads: usize,
+    /// `-t`: wins over the plan's `threads`, which wins over the machine's cores.
+    pub threads: Option<usize>,
     pub progress: bool,
     pub color: bool,
 }
@@ -49,6 +50,8 @@ struct Progressive<'a> {
     total_elapsed: Duration,
     interrupted: bool,
     monitor: Option<serde_json::Value>,
+    /// Worker threads the engine ran with.
+    threads: usize,
 }
 
 impl Progressive<'_> {
@@ -113,7 +116,7 @@ impl Progressive<'_> {
             protocol: "http".into(),
             model,
             config: LoadConfig {
-                threads: self.plan.threads.unwrap_or(0).max(1) as u32,
+                threads: self.threads as u32,
                 connections: None,
                 rate: None,
                 max_inflight: None,
@@ -425,7 +428,7 @@ fn run_engine(
 
 fn engine(plan: &Plan, o: &StudyOptions) -> EngineConfig {
     EngineConfig {
-        threads: plan.threads.unwrap_or(o.threads),
+        threads: o.threads.or(plan.threads).unwrap_or_else(crate::app::cores),
         timeout: plan.timeout,
         pacing: perfbase_engine::DEFAULT_PACING,
     }
@@ -460,6 +463,7 @@ pub fn run(
         total_elapsed: Duration::ZERO,
         interrupted: false,
         monitor: None,
+        threads: engine(plan, o).threads,
     };
     let monitor = crate::monitoring::start(&plan.monitor, &interrupt)?;
     let mut scenario_studies = Vec::new();

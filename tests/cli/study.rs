@@ -582,3 +582,29 @@ requests = 20
         }
     }
 }
+
+#[test]
+fn the_cli_thread_count_wins_over_the_plan_and_the_result_records_what_ran() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let plan = r#"
+[plan]
+threads = 2
+[targets.svc]
+url = "{URL}"
+[workloads.root]
+target = "svc"
+[[scenarios]]
+name = "s"
+workload = "root"
+concurrency = 2
+requests = 10
+"#;
+    let url = format!("http://{}", server.addr);
+    for (extra, want) in [(&[][..], 2), (&["-t", "1"][..], 1)] {
+        let dir = tmp();
+        let r = run_plan(plan, &url, dir.path(), extra);
+        assert_eq!(r.code(), 0, "{}", r.stderr());
+        assert_eq!(r.json()["config"]["threads"], want, "with {extra:?}");
+    }
+}
