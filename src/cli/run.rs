@@ -6,7 +6,7 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   perfbase run plans/demo.toml --dry-run
-  perfbase run plans/rate-ladder.toml --out results/ladder --scale 0.1")]
+  TARGET_URL=http://127.0.0.1:8080 perfbase run plans/five-scenarios.toml --out results/five --scale 0.1")]
 pub struct RunArgs {
     /// The plan file (TOML; see docs/plans.md)
     pub plan: PathBuf,

@@ -1310,6 +1310,13 @@ fn num_text(v: &NumOrText) -> String {
     }
 }
 
+fn offered_value(o: Offered) -> f64 {
+    match o {
+        Offered::Rate(r) => r,
+        Offered::Concurrency(c) => c as f64,
+    }
+}
+
 fn rate_of(
     cx: &Ctx<'_>,
     v: &NumOrText,
@@ -1510,6 +1517,35 @@ fn scenario(
         }
         (Kind::Stages, steps)
     };
+    if kind.is_ladder() {
+        // The knee rule compares each step with the ones below it: a ladder must climb.
+        let shape = if kind == Kind::RateLadder {
+            sd.rate.as_ref().map(|r| (r.span(), "rate"))
+        } else {
+            sd.concurrency.as_ref().map(|c| (c.span(), "concurrency"))
+        };
+        let (span, key) = shape.expect("a ladder has its values");
+        for (j, pair) in steps.windows(2).enumerate() {
+            if offered_value(pair[1].offered) <= offered_value(pair[0].offered) {
+                let scaled = if scale == 1.0 {
+                    String::new()
+                } else {
+                    format!(" after scale {scale}: use a larger scale")
+                };
+                return Err(cx.err_at(
+                    cx.line(span.start),
+                    format!("{field}.{key}"),
+                    format!(
+                        "a ladder must climb: step {} ({}) is not above step {} ({}){scaled}",
+                        j + 2,
+                        pair[1].name,
+                        j + 1,
+                        pair[0].name
+                    ),
+                ));
+            }
+        }
+    }
     Ok(Scenario {
         name: sd.name.get_ref().clone(),
         workload,

@@ -100,6 +100,8 @@ fn errors_name_line_and_field() {
         ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nrate = 1\nspeed = 3\n", 16, "toml: unknown field `speed`"),
         ("[[checks]]\nname = \"c\"\nworkload = \"lookup\"\nrequests = 10\nexpect = { 200 = 9 }\n", 16, "checks[0].expect: the expected counts add up to 9, but requests = 10"),
         ("[workloads.bad]\ntarget = \"api\"\npath = \"/{{nokeys}}\"\n", 14, "workloads.bad.path: '{{nokeys}}' names no corpus (known: keys)"),
+        ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nrate = [10, 20, 20]\n", 15, "scenarios[0].rate: a ladder must climb: step 3 (20/s) is not above step 2 (20/s)"),
+        ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nconcurrency = [8, 4]\n", 15, "scenarios[0].concurrency: a ladder must climb: step 2 (c=4) is not above step 1 (c=8)"),
         ("[workloads.bad]\ntarget = \"db\"\n", 13, "workloads.bad.target: no target named 'db' (targets: api)"),
     ];
     for (extra, line, want) in cases {
