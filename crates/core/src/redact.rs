@@ -44,48 +44,61 @@ pub fn header_line(name: &str, value: &str) -> String {
 /// A URL with its password and secret query parameters redacted. Works on the text so it
 /// needs no URL parser: `scheme://user:pass@host/path?token=x&a=1`.
 pub fn url(raw: &str) -> String {
-    let (before_query, query) = match raw.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (raw, None),
+    let Some((scheme, rest)) = raw.split_once("://") else {
+        return query(raw);
     };
-    let mut out = String::with_capacity(raw.len());
-    match before_query.split_once("://") {
-        Some((scheme, rest)) => {
-            out.push_str(scheme);
-            out.push_str("://");
-            let auth_end = rest.find('/').unwrap_or(rest.len());
-            let (authority, path) = rest.split_at(auth_end);
-            match authority.rsplit_once('@') {
-                Some((userinfo, host)) => {
-                    match userinfo.split_once(':') {
-                        Some((user, _)) => {
-                            out.push_str(user);
-                            out.push(':');
-                            out.push_str(REDACTED);
-                        }
-                        None => out.push_str(userinfo),
-                    }
-                    out.push('@');
-                    out.push_str(host);
+    // Where the user info ends. For http(s) the authority stops at the first '/', '?' or '#'
+    // (RFC 3986 §3.2); the database and broker drivers split at the last '@', so a raw '/'
+    // or '?' may sit in their passwords and the redactor must cut where they do.
+    let web = matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https");
+    let at = if web {
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        rest[..end].rfind('@')
+    } else {
+        rest.rfind('@')
+    };
+    let mut out = format!("{scheme}://");
+    let after = match at {
+        Some(at) => {
+            let info = &rest[..at];
+            match info.split_once(':') {
+                Some((user, _)) => {
+                    out.push_str(user);
+                    out.push(':');
+                    out.push_str(REDACTED);
                 }
-                None => out.push_str(authority),
+                // A lone name is the password (`redis://pw@host`) or the token
+                // (`nats://token@host`) to those drivers.
+                None if lone_name_is_secret(scheme) => out.push_str(REDACTED),
+                None => out.push_str(info),
             }
-            out.push_str(path);
+            out.push('@');
+            &rest[at + 1..]
         }
-        None => out.push_str(before_query),
-    }
-    if let Some(q) = query {
-        out.push('?');
-        let parts: Vec<String> = q
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if is_secret_name(k) => format!("{k}={REDACTED}"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out.push_str(&parts.join("&"));
-    }
+        None => rest,
+    };
+    out.push_str(&query(after));
     out
+}
+
+fn lone_name_is_secret(scheme: &str) -> bool {
+    let s = scheme.to_ascii_lowercase();
+    s.starts_with("redis") || s.starts_with("nats") || s == "tls"
+}
+
+/// `path?a=1&token=x` with the values of secret-named parameters redacted.
+fn query(text: &str) -> String {
+    let Some((before, q)) = text.split_once('?') else {
+        return text.to_string();
+    };
+    let parts: Vec<String> = q
+        .split('&')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, _)) if is_secret_name(k) => format!("{k}={REDACTED}"),
+            _ => kv.to_string(),
+        })
+        .collect();
+    format!("{before}?{}", parts.join("&"))
 }
 
 #[cfg(test)]
@@ -117,6 +130,54 @@ mod tests {
         assert_eq!(
             url("redis://:pw@127.0.0.1"),
             "redis://:[redacted]@127.0.0.1"
+        );
+    }
+
+    #[test]
+    fn lone_names_that_drivers_read_as_secrets() {
+        assert_eq!(
+            url("redis://pw@127.0.0.1:6379"),
+            "redis://[redacted]@127.0.0.1:6379"
+        );
+        assert_eq!(
+            url("redis+cluster://pw@127.0.0.1:7000,127.0.0.1:7001"),
+            "redis+cluster://[redacted]@127.0.0.1:7000,127.0.0.1:7001"
+        );
+        assert_eq!(
+            url("nats://tok@127.0.0.1:4222"),
+            "nats://[redacted]@127.0.0.1:4222"
+        );
+        // A lone name is a user elsewhere, and stays.
+        assert_eq!(
+            url("amqp://guest@127.0.0.1:5672/%2f"),
+            "amqp://guest@127.0.0.1:5672/%2f"
+        );
+        assert_eq!(
+            url("postgres://bench@127.0.0.1/db"),
+            "postgres://bench@127.0.0.1/db"
+        );
+    }
+
+    #[test]
+    fn raw_slashes_and_question_marks_in_backend_passwords() {
+        assert_eq!(url("redis://:pa/ss@h:1"), "redis://:[redacted]@h:1");
+        assert_eq!(
+            url("mysql://u:p?w/d@h:3306/db"),
+            "mysql://u:[redacted]@h:3306/db"
+        );
+        assert_eq!(url("mqtt://u:p@ss@h:1"), "mqtt://u:[redacted]@h:1");
+        // For the web the authority ends at the first '/': an '@' in the path is no user info.
+        assert_eq!(
+            url("http://127.0.0.1/users/@me"),
+            "http://127.0.0.1/users/@me"
+        );
+        assert_eq!(
+            url("https://u:pw@127.0.0.1/a"),
+            "https://u:[redacted]@127.0.0.1/a"
+        );
+        assert_eq!(
+            url("no-scheme?token=1&b=2"),
+            "no-scheme?token=[redacted]&b=2"
         );
     }
 }
