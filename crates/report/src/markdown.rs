@@ -268,7 +268,7 @@ pub fn render(r: &RunResult, study: &Study) -> String {
             .map(|row| {
                 row.under_ms
                     .iter()
-                    .map(|(b, _)| format!("< {} ms", ms(*b)))
+                    .map(|(b, _)| format!("< {b} ms"))
                     .collect()
             })
             .unwrap_or_default();

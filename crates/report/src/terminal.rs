@@ -282,10 +282,29 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
                 String::new()
             }
         );
+        // The share of requests under each latency bucket, as in the Markdown sweep table.
+        let buckets: String = s
+            .steps
+            .first()
+            .map(|row| {
+                row.under_ms
+                    .iter()
+                    .map(|(b, _)| format!(" {:>7}", format!("<{b}ms")))
+                    .collect()
+            })
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {:<16} {:>10} {:>11} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            "step", "offered", "achieved/s", "success", "p50 ms", "p95 ms", "p99 ms", "max ms"
+            "  {:<16} {:>10} {:>11} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}{buckets}",
+            "step",
+            "offered",
+            "achieved/s",
+            "success",
+            "p50 ms",
+            "p90 ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms"
         );
         for (i, row) in s.steps.iter().enumerate() {
             let mark = match (&s.knee, &s.operating_point) {
@@ -295,15 +314,20 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
             };
             let _ = writeln!(
                 out,
-                "  {:<16} {:>10} {:>11} {:>7.2}% {:>8} {:>8} {:>8} {:>8}{mark}",
+                "  {:<16} {:>10} {:>11} {:>7.2}% {:>8} {:>8} {:>8} {:>8} {:>8}{}{mark}",
                 row.name.chars().take(16).collect::<String>(),
                 offered(&row.offered),
                 thousands_f(row.achieved_rps),
                 row.success_ratio * 100.0,
                 ms(row.p50_ms),
+                ms(row.p90_ms),
                 ms(row.p95_ms),
                 ms(row.p99_ms),
-                ms(row.max_ms)
+                ms(row.max_ms),
+                row.under_ms
+                    .iter()
+                    .map(|(_, share)| format!(" {:>6.1}%", share * 100.0))
+                    .collect::<String>()
             );
         }
         for f in findings(s, study) {
@@ -321,13 +345,13 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
     }
     for c in &study.checks {
         let line = format!(
-            "\ncheck {}: expected {}; got {} — {}",
+            "check {}: expected {}; got {} — {}",
             c.name,
             counts(&c.expect),
             counts(&c.actual),
             if c.passed { "pass" } else { "FAIL" }
         );
-        let _ = writeln!(out, "{}", if c.passed { line } else { red(&line) });
+        let _ = writeln!(out, "\n{}", if c.passed { line } else { red(&line) });
     }
     out
 }
