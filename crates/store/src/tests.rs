@@ -792,3 +792,40 @@ fn placeholders_become_sqlite_numbered() {
     );
     assert_eq!(sqlite_placeholders("SELECT '$x'"), "SELECT '$x'");
 }
+
+/// A store written by the v1 code path and checked in: its bytes stay as they were, whatever
+/// later edits do to the migrations, so this test sees what an old store on disk looks like.
+#[test]
+fn a_checked_in_v1_store_migrates() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("results.db");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v1.db"),
+        &loc,
+    )
+    .unwrap();
+    let loc = loc.to_str().unwrap();
+    let mut s = Store::open(loc).unwrap();
+    assert_eq!(s.stored_version().unwrap(), SCHEMA_VERSION);
+    let a = s.get(&RunRef::Id(1)).unwrap();
+    assert_eq!(a.summary.kind, "http");
+    assert_eq!(a.result.measurement.requests, 68);
+    assert_eq!(a.summary.labels, labels_a().0);
+    let b = s.get(&RunRef::Id(2)).unwrap();
+    assert_eq!(
+        (b.summary.kind.as_str(), b.result.measurement.requests),
+        ("plan", 75)
+    );
+    assert_eq!(
+        ids(&s.history(&filter(&[("env", "ci")]), 0).unwrap()),
+        vec![2, 1]
+    );
+    assert_eq!(s.baseline("release").unwrap().summary.id, 1);
+    let c = s
+        .save("http", &sample_result(3, false), &labels_c())
+        .unwrap();
+    assert_eq!(
+        ids(&s.history(&filter(&[("service", "api")]), 0).unwrap()),
+        vec![c, 1]
+    );
+}
