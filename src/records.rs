@@ -16,17 +16,11 @@ pub struct StoreOptions {
     pub labels: Vec<(String, String)>,
 }
 
-/// Parses `KEY=VALUE` labels.
+/// Parses `KEY=VALUE` labels by the store's rule, so a label the store would refuse stops
+/// the command before any load.
 pub fn parse_labels(raw: &[String]) -> Result<Vec<(String, String)>, AppError> {
     raw.iter()
-        .map(|l| match l.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                Ok((k.trim().to_string(), v.trim().to_string()))
-            }
-            _ => Err(bad_input(format!(
-                "--label '{l}': expected KEY=VALUE, e.g. service=api"
-            ))),
-        })
+        .map(|l| perfbase_store::parse_label(l).map_err(|e| bad_input(format!("--label: {e}"))))
         .collect()
 }
 

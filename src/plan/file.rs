@@ -49,7 +49,7 @@ pub(crate) struct Meta {
     pub thresholds: Vec<S<String>>,
     pub knee: Option<KneeDef>,
     #[serde(default)]
-    pub labels: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -351,6 +351,13 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         None => Vec::new(),
     };
 
+    let mut labels = BTreeMap::new();
+    for (key, value) in &meta.labels {
+        // The store's own rule, checked before any load so a run is never left unsaved.
+        let (k, v) = perfbase_store::parse_label(&format!("{key}={}", value.get_ref()))
+            .map_err(|e| cx.err(value, format!("plan.labels.{key}"), e.to_string()))?;
+        labels.insert(k, v);
+    }
     let mut corpora = Vec::new();
     for (name, def) in &raw.corpora {
         corpora.push(Arc::new(corpus(&cx, name, def)?));
@@ -778,7 +785,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         knee,
         slo,
         thresholds,
-        labels: meta.labels.clone(),
+        labels,
         workloads,
         scenarios,
         checks,

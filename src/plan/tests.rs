@@ -102,6 +102,7 @@ fn errors_name_line_and_field() {
         ("[workloads.bad]\ntarget = \"api\"\npath = \"/{{nokeys}}\"\n", 14, "workloads.bad.path: '{{nokeys}}' names no corpus (known: keys)"),
         ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nrate = [10, 20, 20]\n", 15, "scenarios[0].rate: a ladder must climb: step 3 (20/s) is not above step 2 (20/s)"),
         ("[[scenarios]]\nname = \"x\"\nworkload = \"lookup\"\nconcurrency = [8, 4]\n", 15, "scenarios[0].concurrency: a ladder must climb: step 2 (c=4) is not above step 1 (c=8)"),
+        ("[plan]\nlabels = { service = \"api\", \"build id\" = \"7\" }\n", 13, "plan.labels.build id: invalid label 'build id=7'"),
         ("[workloads.bad]\ntarget = \"db\"\n", 13, "workloads.bad.target: no target named 'db' (targets: api)"),
     ];
     for (extra, line, want) in cases {

@@ -254,3 +254,25 @@ fn a_store_on_postgresql_keeps_history_for_a_team() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(&target) && text.contains("50"), "{text}");
 }
+
+#[test]
+fn a_label_the_store_would_refuse_stops_the_command_before_any_load() {
+    let dir = tmp();
+    let (code, out, err) = pb(
+        dir.path(),
+        &[
+            "http",
+            "http://127.0.0.1:9/",
+            "-n",
+            "1",
+            "--label",
+            "build id=7",
+        ],
+    );
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--label: invalid label 'build id=7'"), "{err}");
+    assert!(
+        !dir.path().join("results.db").exists(),
+        "nothing ran, nothing was stored"
+    );
+}
