@@ -206,7 +206,7 @@ pub fn report(a: ReportArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         Format::Junit => perfbase_report::junit::render(&refs),
     };
     match &a.output {
-        Some(path) => std::fs::write(path, text)
+        Some(path) => perfbase_report::json::write_text_atomic(path, &text)
             .map_err(|e| bad_input(format!("-o {}: cannot write: {e}", path.display())))?,
         None => out!("{text}"),
     }

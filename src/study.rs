@@ -523,8 +523,11 @@ pub fn run(
     };
     let result = state.save(Some(&study))?;
     let report = o.out.join("report.md");
-    std::fs::write(&report, perfbase_report::markdown::render(&result, &study))
-        .with_context(|| format!("cannot write {}", report.display()))?;
+    perfbase_report::json::write_text_atomic(
+        &report,
+        &perfbase_report::markdown::render(&result, &study),
+    )
+    .with_context(|| format!("cannot write {}", report.display()))?;
     out!(
         "{}",
         perfbase_report::terminal::render_study(&result, &study, o.color)
