@@ -184,6 +184,12 @@ pub fn run(a: SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, A
             dialect.protocol()
         )));
     }
+    if dialect == Dialect::Mysql && a.pipeline > 1 {
+        return Err(bad_input(
+            "--pipeline: PostgreSQL only (the MySQL protocol answers one statement at a time); \
+             raise -c for more statements in flight",
+        ));
+    }
     let plan = parse_workload(&a)?;
     if a.init {
         init(dialect, &a.url, &plan, a.scale)?;

@@ -484,6 +484,14 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                     _ => crate::sql::Dialect::Mysql,
                 };
                 let pipeline = match &w.pipeline {
+                    Some(p) if dialect == crate::sql::Dialect::Mysql => {
+                        return Err(cx.err(
+                            p,
+                            format!("{field}.pipeline"),
+                            "PostgreSQL only (the MySQL protocol answers one statement at a \
+                             time); raise the concurrency for more statements in flight",
+                        ))
+                    }
                     Some(p) => cx.positive(p, &format!("{field}.pipeline"))? as usize,
                     None => 1,
                 };

@@ -402,3 +402,40 @@ fn a_database_server_stopped_mid_run_is_counted_and_the_run_recovers() {
     server_stopped_mid_run("pg", &pg, "postgres");
     server_stopped_mid_run("mysql", &my, "mariadb");
 }
+
+#[test]
+fn pipelining_is_refused_for_mysql_on_the_command_line_and_in_plans() {
+    // Refused before any connection: no server is needed, and none is at port 9.
+    let (code, _, err, _, _) = pb(&[
+        "mysql",
+        "mysql://u:pw@127.0.0.1:9/db",
+        "--pipeline",
+        "4",
+        "-n",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--pipeline: PostgreSQL only"), "{err}");
+    let plan = r#"
+[targets.db]
+url = "mysql://u:pw@127.0.0.1:9/db"
+[workloads.q]
+target = "db"
+sql = "SELECT 1"
+pipeline = 8
+[[scenarios]]
+name = "s"
+workload = "q"
+concurrency = 1
+requests = 1
+"#;
+    let dir = tmp();
+    let r = run_plan_with(dir.path(), plan, |_| {});
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("plan.toml:7: workloads.q.pipeline: PostgreSQL only"),
+        "{}",
+        r.stderr()
+    );
+}
