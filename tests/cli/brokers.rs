@@ -151,8 +151,15 @@ fn a_redis_cluster_spreads_keys_and_survives_a_node_down() {
     );
     assert!(text.contains("replies per node: 127.0.0.1:"), "{text}");
     // One node down: its slots fail, the others keep answering.
-    let pids = std::env::var("PERFBASE_REDIS_CLUSTER_PIDS").unwrap();
+    let pids = service_var("redis_cluster", "PERFBASE_REDIS_CLUSTER_PIDS");
     let victim: i32 = pids.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // The URL lists the nodes in the pids' order.
+    let victim_addr = service_var("redis_cluster", "PERFBASE_REDIS_CLUSTER_URL")
+        .trim_start_matches("redis+cluster://")
+        .split(',')
+        .nth(1)
+        .unwrap()
+        .to_string();
     // SAFETY: stopping a server process this test suite started through services.sh.
     unsafe { libc::kill(victim, libc::SIGTERM) };
     std::thread::sleep(Duration::from_millis(500));
@@ -176,6 +183,23 @@ fn a_redis_cluster_spreads_keys_and_survives_a_node_down() {
         "about two thirds of the slots answer: {ok} {}",
         v["errors"]
     );
+    // Every failure is a refused connection to the stopped node, and says which node.
+    let failed = 600 - (ok * 600.0).round() as u64;
+    assert_eq!(
+        v["errors"],
+        serde_json::json!({ "connect": failed }),
+        "{text}"
+    );
+    let sample = v["error_samples"][0]["message"].as_str().unwrap();
+    assert!(
+        sample.contains(&format!("connect {victim_addr}:")),
+        "{sample}"
+    );
+    let nodes = v["config"]["protocol"]["cluster_nodes"]
+        .as_object()
+        .unwrap();
+    assert!(!nodes.contains_key(&victim_addr), "{nodes:?}");
+    assert_eq!(nodes.len(), 2, "{nodes:?}");
     validate(&v);
 }
 

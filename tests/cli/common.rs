@@ -103,6 +103,22 @@ pub fn services_sh(args: &[&str]) {
     assert!(ok, "scripts/services.sh {args:?} failed");
 }
 
+/// One variable of `scripts/services.sh env SERVICE`, read now (a test that restarted the
+/// service has made the suite's environment stale).
+pub fn service_var(service: &str, var: &str) -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = std::process::Command::new(format!("{root}/scripts/services.sh"))
+        .args(["env", service])
+        .current_dir(root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("export {var}=")))
+        .map(|v| v.trim_matches('\'').to_string())
+        .unwrap_or_else(|| panic!("services.sh env {service} has no {var}: {text}"))
+}
+
 /// `perfbase ARGS -q --no-store --json DIR/r.json`, running in the background while a test
 /// does something to the target (stops it, interrupts perfbase).
 pub struct Background {
