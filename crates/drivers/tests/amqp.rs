@@ -318,3 +318,87 @@ fn stream_mode_needs_the_group_queue_and_consumers_report_a_wrong_password() {
     let text = e.to_string();
     assert!(text.contains("403") && !text.contains("wr0ng"), "{text}");
 }
+
+#[test]
+fn stream_consumers_count_a_deleted_queue_and_resume_on_a_new_one() {
+    use perfbase_drivers::amqp::{ConsumerGroup, ConsumerSettings};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::Duration;
+    let Some(url) = url() else { return };
+    let queue = format!("perfbase-test-stream-deleted-{}", std::process::id());
+    let settings = ConsumerSettings {
+        consumers: 1,
+        ack: AckMode::Auto,
+        persistent: false,
+        drain: Duration::from_millis(500),
+        interrupt: Arc::new(AtomicBool::new(false)),
+    };
+    let group = ConsumerGroup::start(&url, queue.clone(), settings).unwrap();
+    let options = AmqpOptions {
+        mode: AmqpMode::Stream,
+        message_size: 64,
+        persistent: false,
+        confirms: true,
+        ack: AckMode::Auto,
+        queue: Some(queue.clone()),
+    };
+    let driver = AmqpDriver::new(&url, options).unwrap();
+    local(async {
+        let conn = Connection::connect(&url, ConnectionProperties::default())
+            .await
+            .unwrap();
+        let ch = conn.create_channel().await.unwrap();
+        let passive = QueueDeclareOptions {
+            passive: true,
+            ..QueueDeclareOptions::default()
+        };
+        let mut s = open(&driver).await;
+        for op in 0..20 {
+            assert_eq!(s.execute(op).await.class, Class::Ok);
+        }
+        // Wait until the consumer has taken all 20, then pull the queue from under it.
+        for _ in 0..100 {
+            let q = ch
+                .queue_declare(queue.as_str().into(), passive, FieldTable::default())
+                .await
+                .unwrap();
+            if q.message_count() == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+            .await
+            .unwrap();
+        // The consumer reconnects and declares the queue again.
+        let mut back = false;
+        for _ in 0..200 {
+            let ch = conn.create_channel().await.unwrap();
+            if ch
+                .queue_declare(queue.as_str().into(), passive, FieldTable::default())
+                .await
+                .is_ok()
+            {
+                back = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(back, "the consumer never declared {queue} again");
+        for op in 20..40 {
+            assert_eq!(s.execute(op).await.class, Class::Ok);
+        }
+    });
+    let consumed = group.finish(40);
+    let r = &consumed.recorder;
+    assert_eq!(consumed.received, 40, "{:?}", r.error_samples());
+    assert_eq!(r.count(Class::Ok), 40);
+    assert_eq!(r.count(Class::Read), 1, "{:?}", r.error_samples());
+    let sample = &r.error_samples()[0].message;
+    assert!(
+        sample.contains("consumer cancelled by the broker") && sample.contains(&queue),
+        "{sample}"
+    );
+}
