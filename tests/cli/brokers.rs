@@ -545,3 +545,73 @@ requests = 300
         "no password in the result"
     );
 }
+
+#[test]
+fn a_redis_plan_repeats_a_concurrency_ladder_and_gates_it_with_thresholds() {
+    let Some(url) = service("PERFBASE_REDIS_URL") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let plan = format!(
+        r#"
+[targets.cache]
+url = "{url}"
+[workloads.get]
+target = "cache"
+command = "get"
+keyspace = 100
+prefill = true
+[[scenarios]]
+name = "get reps"
+workload = "get"
+concurrency = [1, 2]
+requests = 200
+repetitions = 3
+thresholds = ["error_rate < 1%", "rps > 1000000000"]
+"#
+    );
+    let r = run_plan_with(dir.path(), &plan, |_| {});
+    let text = format!("{}{}", r.stdout(), r.stderr());
+    assert_eq!(r.code(), 1, "the impossible rps threshold fails: {text}");
+    let v = r.json();
+    validate(v);
+    // 2 steps × 3 repetitions, each exactly 200 GETs, all hits.
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 6, "{text}");
+    for p in phases {
+        assert_eq!(p["requests"], 200);
+        assert_eq!(p["success_ratio"], 1.0, "{}", p["error_samples"]);
+    }
+    let s = &v["study"]["scenarios"][0];
+    assert_eq!(s["kind"], "concurrency ladder");
+    assert_eq!(
+        s["steps"].as_array().unwrap().len(),
+        2,
+        "a step merges its 3 runs"
+    );
+    let stats = s["repetition_stats"].as_array().unwrap();
+    assert_eq!(stats.len(), 2);
+    for (i, st) in stats.iter().enumerate() {
+        assert_eq!(st["runs"], 3);
+        let rps: Vec<f64> = phases
+            .iter()
+            .filter(|p| p["step"] == i)
+            .map(|p| p["rps"].as_f64().unwrap())
+            .collect();
+        assert_eq!(rps.len(), 3);
+        let mean = rps.iter().sum::<f64>() / 3.0;
+        assert!(
+            (st["rps"]["mean"].as_f64().unwrap() - mean).abs() < 1e-6 * mean,
+            "{st}"
+        );
+    }
+    // Every phase is judged on both thresholds: error rate passes, throughput fails.
+    let verdicts = s["thresholds"].as_array().unwrap();
+    assert_eq!(verdicts.len(), 12, "{verdicts:?}");
+    for t in verdicts {
+        let rps = t["threshold"].as_str().unwrap().starts_with("rps");
+        assert_eq!(t["passed"], !rps, "{t}");
+    }
+    assert!(r.stdout().contains("FAILED"), "{}", r.stdout());
+}
