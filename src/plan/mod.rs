@@ -243,6 +243,24 @@ impl Ctx<'_> {
 
     /// Expands `${ENV_VAR}` from the environment (secrets stay out of the plan file).
     fn env(&self, s: &S<String>, field: &str) -> Result<String, PlanError> {
+        self.expand(s, field, |_| true)
+    }
+
+    /// A target URL as results and reports show it: a variable that holds a URL (`${BASE}` =
+    /// `http://10.0.0.5:8080`) says where the target is and is expanded, its password then
+    /// redacted; any other variable may hold a key or token and stays `${NAME}`.
+    fn shown_url(&self, s: &S<String>, field: &str) -> Result<String, PlanError> {
+        let shown = self.expand(s, field, |value| value.contains("://"))?;
+        Ok(perfbase_core::redact::url(&shown))
+    }
+
+    /// Expands the `${NAME}`s whose value `keep` accepts; the others stay as written.
+    fn expand(
+        &self,
+        s: &S<String>,
+        field: &str,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<String, PlanError> {
         let mut out = String::new();
         let mut rest = s.get_ref().as_str();
         while let Some(i) = rest.find("${") {
@@ -263,7 +281,11 @@ impl Ctx<'_> {
                     format!("environment variable {name} is not set (export it before the run)"),
                 )
             })?;
-            out.push_str(&value);
+            if keep(&value) {
+                out.push_str(&value);
+            } else {
+                out.push_str(&rest[i..i + 2 + end + 1]);
+            }
             rest = &after[end + 1..];
         }
         out.push_str(rest);
@@ -455,9 +477,8 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             )
         })?;
         fields_fit(&cx, &field, w, *family)?;
-        // Labels reach results and reports, so they show the URL as written: a `${VAR}` stays a
-        // name (its value may be a key in the path), and what is left is redacted.
-        let shown_url = perfbase_core::redact::url(tdef.url.get_ref());
+        // Labels reach results and reports: a `${VAR}` that may hold a secret stays a name.
+        let shown_url = cx.shown_url(&tdef.url, &format!("targets.{}.url", w.target.get_ref()))?;
         let other = |backend: Backend, what: String| Workload {
             name: name.clone(),
             label: format!("{shown_url} ({what})"),
