@@ -21,6 +21,38 @@ pub use sql::SqlArgs;
 
 use clap::{Parser, Subcommand};
 
+/// A clap error as one line that names the flag: clap's own message, its tips, and where to
+/// read more — not the usage block, so a script's log holds one line per failure.
+pub fn one_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut msg = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    let mut usage = None;
+    for line in lines {
+        if let Some(tip) = line.strip_prefix("tip: ") {
+            msg.push_str("; ");
+            msg.push_str(tip);
+        } else if line.starts_with("For more information") {
+        } else if let Some(u) = line.strip_prefix("Usage: ") {
+            // "perfbase http [OPTIONS] [URL]" -> "perfbase http"
+            let words: Vec<&str> = u
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect();
+            usage.get_or_insert(words.join(" "));
+        } else if usage.is_none() {
+            // The detail lines under the message, e.g. the missing arguments.
+            msg.push(' ');
+            msg.push_str(line);
+        }
+    }
+    if let Some(cmd) = usage.filter(|c| !c.is_empty()) {
+        msg.push_str(&format!(" (see '{cmd} --help')"));
+    }
+    msg
+}
+
 /// Load-test services and turn the measurements into performance baselines.
 #[derive(Debug, Parser)]
 #[command(name = "perfbase", version, about, propagate_version = true)]

@@ -487,10 +487,19 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             vec!["http", "http://127.0.0.1:1/", "--max-inflight", "5"],
             "--rate".into(),
         ),
+        (
+            vec!["http", "http://127.0.0.1:1/", "--frobnicate"],
+            "unexpected argument '--frobnicate' found".into(),
+        ),
+        (
+            vec!["http", "http://127.0.0.1:1/", "-c"],
+            "'--connections <N>'".into(),
+        ),
     ];
     for (args, want) in cases {
         let (code, err) = bad(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: not one line: {err:?}");
         assert!(
             err.contains(&want),
             "{args:?}: expected {want:?} in {err:?}"
