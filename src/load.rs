@@ -115,7 +115,7 @@ impl LoadShape {
             Load::Open {
                 pacer,
                 max_inflight,
-            } => (None, Some(pacer.final_rate()), Some(max_inflight)),
+            } => (None, Some(pacer.mean_rate()), Some(max_inflight)),
             Load::Idle => (None, None, None),
         };
         LoadConfig {

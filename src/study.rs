@@ -245,7 +245,7 @@ fn merged(outs: &[&PhaseOutcome]) -> Measurement {
         Load::Open {
             pacer,
             max_inflight,
-        } => Some((pacer.final_rate(), window, max_inflight)),
+        } => Some((pacer.mean_rate(), window, max_inflight)),
         _ => None,
     });
     Measurement::from_recorder(&rec, elapsed, info)

@@ -612,3 +612,104 @@ requests = 10
         assert_eq!(r.json()["config"]["threads"], want, "with {extra:?}");
     }
 }
+
+#[test]
+fn stages_ramp_the_rate_and_plan_thresholds_gate_every_phase() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    // A one-value-per-line corpus walked in order, and a CSV corpus picked by weight.
+    std::fs::write(dir.path().join("codes.txt"), "200\n200\n200\n503\n").unwrap();
+    std::fs::write(dir.path().join("codes.csv"), "code,weight\n200,3\n201,1\n").unwrap();
+    let plan = r#"
+[plan]
+thresholds = ["error_rate < 1%", "rps > 100000"]
+[targets.svc]
+url = "{URL}"
+[corpora.seq]
+file = "codes.txt"
+pick = "sequential"
+[corpora.weighted]
+file = "codes.csv"
+column = "code"
+weight_column = "weight"
+pick = "weighted"
+[workloads.weighted]
+target = "svc"
+path = "/status/{{weighted}}"
+[workloads.seq]
+target = "svc"
+path = "/status/{{seq}}"
+[[scenarios]]
+name = "ramp"
+workload = "weighted"
+stages = [
+  { rate = 100, duration = "1s" },
+  { ramp_to = 300, duration = "2s" },
+  { concurrency = 2, duration = "500ms" },
+]
+[[checks]]
+name = "in order"
+workload = "seq"
+requests = 40
+expect = { 200 = 30, 503 = 10 }
+"#;
+    let r = run_plan(plan, &format!("http://{}", server.addr), dir.path(), &[]);
+    // "rps > 100000" fails in every phase: a plan threshold gates a stages scenario.
+    assert_eq!(r.code(), 1, "{}\n{}", r.stdout(), r.stderr());
+    let all = r.json()["phases"].as_array().unwrap();
+    let phases: Vec<&Value> = all.iter().filter(|p| p["scenario"] == "ramp").collect();
+    assert_eq!(phases.len(), 3, "{all:?}");
+    let requests = |i: usize| phases[i]["requests"].as_u64().unwrap();
+    assert!(
+        (98..=102).contains(&requests(0)),
+        "100/s for 1 s: {}",
+        requests(0)
+    );
+    // 100 → 300 /s over 2 s is 400 requests: 150 in the first second, 250 in the second.
+    assert!((392..=408).contains(&requests(1)), "ramp: {}", requests(1));
+    let tl = phases[1]["timeline"].as_array().unwrap();
+    let second = |i: usize| tl[i]["requests"].as_u64().unwrap();
+    assert!(
+        (140..=160).contains(&second(0)),
+        "ramp second 1: {}",
+        second(0)
+    );
+    assert!(
+        (240..=260).contains(&second(1)),
+        "ramp second 2: {}",
+        second(1)
+    );
+    assert_eq!(
+        phases[1]["open_model"]["requested_rate"], 200.0,
+        "the ramp's mean"
+    );
+    assert_eq!(phases[0]["model"], "open");
+    assert_eq!(phases[2]["model"], "closed");
+    assert_eq!(phases[2]["offered_connections"], 2);
+    assert!(requests(2) > 0);
+    // Weighted 3:1 between 200 and 201 over all three stages.
+    let (mut ok200, mut ok201) = (0u64, 0u64);
+    for p in &phases {
+        ok200 += p["status"]["200"].as_u64().unwrap_or(0);
+        ok201 += p["status"]["201"].as_u64().unwrap_or(0);
+    }
+    let share = ok201 as f64 / (ok200 + ok201) as f64;
+    assert!(
+        (0.20..=0.30).contains(&share),
+        "201 share {share}: {ok200} / {ok201}"
+    );
+    // Both plan thresholds are judged on every phase; only the rps one fails.
+    let s = &study(&r)["scenarios"][0];
+    assert_eq!(s["kind"], "stages");
+    let t = s["thresholds"].as_array().unwrap();
+    assert_eq!(t.len(), 6, "{t:?}");
+    for row in t {
+        let failed = row["threshold"] == "rps > 100000";
+        assert_eq!(row["passed"], !failed, "{row}");
+    }
+    // The sequential corpus is walked in order: exactly 3 × 200 per 503.
+    let check = &study(&r)["checks"][0];
+    assert_eq!(check["passed"], true, "{check}");
+    validate(r.json());
+}

@@ -83,6 +83,15 @@ impl Pacer {
         }
     }
 
+    /// The rate the schedule asks for on average over its ramp: what a phase on it requested
+    /// (a ramp from 100/s to 300/s requests 200/s, not 300/s).
+    pub fn mean_rate(&self) -> f64 {
+        match *self {
+            Pacer::Constant { rate } => rate,
+            Pacer::Ramp { from, to, .. } => (from + to) / 2.0,
+        }
+    }
+
     /// Whether the rates are positive and finite (a ramp may start at 0).
     pub fn is_valid(&self) -> bool {
         match *self {

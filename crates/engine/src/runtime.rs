@@ -62,7 +62,7 @@ impl PhaseOutcome {
             Load::Open {
                 pacer,
                 max_inflight,
-            } => Some((pacer.final_rate(), self.window, max_inflight)),
+            } => Some((pacer.mean_rate(), self.window, max_inflight)),
             _ => None,
         };
         perfbase_core::result::Measurement::from_recorder(&self.recorder, self.elapsed, open)
