@@ -155,6 +155,7 @@ impl HttpRun {
                     ca_file: a.cacert.clone(),
                 },
                 version,
+                ok_status: a.ok_status.clone(),
                 ..HttpOptions::default()
             },
             shape: LoadShape::from_args(
@@ -178,6 +179,9 @@ impl HttpRun {
         if let HttpVersion::Http2 { streams } = self.options.version {
             protocol.insert("version".into(), "HTTP/2".into());
             protocol.insert("streams_per_connection".into(), streams.into());
+        }
+        if !self.options.ok_status.is_empty() {
+            protocol.insert("ok_status".into(), self.options.ok_status.clone().into());
         }
         protocol.insert("targets".into(), self.targets.len().into());
         protocol.insert("body_bytes".into(), first.body.len().into());

@@ -34,6 +34,11 @@ pub struct HttpArgs {
     #[arg(long, conflicts_with = "http2")]
     pub no_keepalive: bool,
 
+    /// Count these statuses as success too (repeatable or comma-separated), e.g. 404 for
+    /// lookups meant to miss; they are still counted by status
+    #[arg(long, value_name = "CODE", value_delimiter = ',', value_parser = clap::value_parser!(u16).range(100..=599))]
+    pub ok_status: Vec<u16>,
+
     /// Speak HTTP/2: h2c with prior knowledge for http://, ALPN h2 for https://
     #[arg(long)]
     pub http2: bool,

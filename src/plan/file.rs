@@ -128,6 +128,8 @@ pub(crate) struct WorkloadDef {
     pub body: Option<S<String>>,
     pub body_file: Option<S<String>>,
     pub mix: Option<Vec<RequestDef>>,
+    /// HTTP: statuses of 400 and above that count as success (a lookup's planned 404).
+    pub ok_status: Option<S<Vec<i64>>>,
     /// SQL targets: a statement with $1… (PostgreSQL) or ? (MySQL) parameters…
     pub sql: Option<S<String>>,
     /// …filled per op from these templates ({{corpus}}), sent as text.

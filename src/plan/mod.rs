@@ -670,6 +670,25 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             }
         );
         let version = http_version(&cx, tdef, w.target.get_ref())?;
+        let ok_status = match &w.ok_status {
+            Some(codes) => codes
+                .get_ref()
+                .iter()
+                .map(|&c| {
+                    u16::try_from(c)
+                        .ok()
+                        .filter(|c| (100..=599).contains(c))
+                        .ok_or_else(|| {
+                            cx.err(
+                                codes,
+                                format!("{field}.ok_status"),
+                                format!("{c} is no HTTP status (100–599)"),
+                            )
+                        })
+                })
+                .collect::<Result<Vec<u16>, _>>()?,
+            None => Vec::new(),
+        };
         workloads.insert(
             name.clone(),
             Workload {
@@ -684,6 +703,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                         insecure: tdef.insecure.unwrap_or(false),
                         ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
                     },
+                    ok_status,
                     ..HttpOptions::default()
                 },
                 shown_headers,
@@ -914,6 +934,11 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
         w.body_file.as_ref().map(|v| at(&v.span())),
     );
     add("mix", HTTP, w.mix.as_ref().map(|_| target));
+    add(
+        "ok_status",
+        HTTP,
+        w.ok_status.as_ref().map(|v| at(&v.span())),
+    );
     add("sql", SQL, w.sql.as_ref().map(|v| at(&v.span())));
     add("params", SQL, w.params.first().map(|v| at(&v.span())));
     add("builtin", SQL, w.builtin.as_ref().map(|v| at(&v.span())));

@@ -419,6 +419,32 @@ fn nothing_succeeding_exits_3_with_a_result() {
     validate(r.json());
 }
 
+#[test]
+fn expected_statuses_count_as_success_and_keep_their_code() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/status/404", server.addr);
+    let r = perfbase(&[&url, "-n", "20", "-c", "2"], dir.path());
+    assert_eq!(
+        r.code(),
+        3,
+        "every 404 is an error by default: {}",
+        r.stderr()
+    );
+    let r = perfbase(
+        &[&url, "-n", "20", "-c", "2", "--ok-status", "404,409"],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.json()["success_ratio"], 1.0);
+    assert_eq!(r.count("status", "404"), 20);
+    assert!(r.json()["errors"].as_object().unwrap().is_empty());
+    let (code, err) = bad(&["http", &url, "--ok-status", "700"]);
+    assert_eq!((code, err.lines().count()), (2, 1), "{err}");
+    assert!(err.contains("--ok-status"), "{err}");
+}
+
 fn bad(args: &[&str]) -> (i32, String) {
     let out = Command::cargo_bin("perfbase")
         .unwrap()

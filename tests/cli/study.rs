@@ -339,6 +339,17 @@ fn demo_runs_the_demo_plan_against_the_embedded_service() {
     let first_bad = ladder["knee"]["first_bad"].as_u64().unwrap();
     assert!((3..=4).contains(&first_bad), "{}", ladder["knee"]);
     assert_eq!(s["checks"][0]["passed"], true);
+    // Misses answer 404 and the plan expects them: all succeed, about half are 404s.
+    let hit_miss = &s["scenarios"][2];
+    assert_eq!(hit_miss["steps"][0]["success_ratio"], 1.0, "{hit_miss}");
+    let phase = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["scenario"] == "hit/miss 50/50")
+        .unwrap();
+    let misses = phase["status"]["404"].as_f64().unwrap() / phase["requests"].as_f64().unwrap();
+    assert!((0.4..=0.6).contains(&misses), "{}", phase["status"]);
     assert!(dir.path().join("report.md").exists());
     assert!(stdout.contains("operating point under the SLO"), "{stdout}");
 }

@@ -138,6 +138,37 @@ struct Shared {
     max_head: usize,
     /// Set for HTTP/2, which then carries every request.
     h2: Option<Http2>,
+    ok_status: StatusSet,
+}
+
+/// A set of HTTP status codes (0–639) as bits: one test per response, no allocation.
+#[derive(Default)]
+struct StatusSet {
+    bits: [u64; 10],
+    any: bool,
+}
+
+impl StatusSet {
+    fn of(codes: &[u16]) -> StatusSet {
+        let mut set = StatusSet::default();
+        for &c in codes.iter().filter(|&&c| c < 640) {
+            set.bits[c as usize / 64] |= 1 << (c % 64);
+            set.any = true;
+        }
+        set
+    }
+
+    fn contains(&self, code: u16) -> bool {
+        code < 640 && self.bits[code as usize / 64] & (1 << (code % 64)) != 0
+    }
+
+    /// Makes a response with an expected status a success.
+    fn apply(&self, mut o: Outcome) -> Outcome {
+        if self.any && o.status != 0 && self.contains(o.status) {
+            o.class = Class::Ok;
+        }
+        o
+    }
 }
 
 /// What HTTP/2 sessions share.
@@ -269,6 +300,7 @@ impl HttpDriver {
                 keepalive: options.keepalive,
                 max_head: options.max_head_bytes,
                 h2,
+                ok_status: StatusSet::of(&options.ok_status),
             }),
         })
     }
@@ -443,6 +475,13 @@ impl HttpSession {
 
 impl Session for HttpSession {
     async fn execute(&mut self, op: u64) -> Outcome {
+        let o = self.execute_op(op).await;
+        self.shared.ok_status.apply(o)
+    }
+}
+
+impl HttpSession {
+    async fn execute_op(&mut self, op: u64) -> Outcome {
         let shared = self.shared.clone();
         if let Some(h2) = &shared.h2 {
             return self.execute_h2(h2, op).await;
@@ -477,6 +516,19 @@ impl Session for HttpSession {
 #[cfg(test)]
 mod endpoint_tests {
     use super::*;
+
+    #[test]
+    fn expected_statuses_count_as_success_and_keep_their_code() {
+        let set = StatusSet::of(&[404, 429]);
+        let miss = set.apply(Outcome::http(404, 10, 10));
+        assert_eq!((miss.class, miss.status), (Class::Ok, 404));
+        assert_eq!(set.apply(Outcome::http(500, 0, 0)).class, Class::Http5xx);
+        assert_eq!(set.apply(Outcome::http(403, 0, 0)).class, Class::Http4xx);
+        let reset = set.apply(Outcome::error(Class::Read, "reset"));
+        assert_eq!(reset.class, Class::Read);
+        assert!(!StatusSet::of(&[]).any);
+        assert!(StatusSet::of(&[639]).contains(639) && !StatusSet::of(&[700]).any);
+    }
 
     #[test]
     fn requests_group_by_name_and_the_tail_past_the_cap_is_other() {

@@ -73,6 +73,9 @@ pub struct HttpOptions {
     pub tls: super::TlsOptions,
     /// HTTP/1.1 or HTTP/2.
     pub version: HttpVersion,
+    /// Statuses of 400 and above that count as success, as k6's expected statuses do: the
+    /// 404 of a lookup that is meant to miss. Their counts are still kept by status.
+    pub ok_status: Vec<u16>,
 }
 
 /// The HTTP version sessions speak.
@@ -94,6 +97,7 @@ impl Default for HttpOptions {
             max_head_bytes: 64 * 1024,
             tls: super::TlsOptions::default(),
             version: HttpVersion::Http1,
+            ok_status: Vec::new(),
         }
     }
 }
