@@ -809,13 +809,35 @@ fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str) {
     for w in &m.warnings {
         let _ = writeln!(out, "<p class=\"banner warn\">{}</p>", escape(w));
     }
-    if let Some(chart) = monitor_chart(m) {
+    let cpu = monitor_chart(
+        m,
+        "monitor",
+        "CPU of the monitored targets",
+        "CPU %, 100 = one core",
+        |s| s.cpu_pct,
+    );
+    if let Some(chart) = cpu {
         figure(
             out,
             &chart,
             "CPU of each target's whole process tree per sampling interval; 100 % is one core. \
              The shaded band is the idle baseline taken before the load started; dashed lines \
              mark phase changes.",
+        );
+    }
+    let memory = monitor_chart(
+        m,
+        "monitor-memory",
+        "Memory of the monitored targets",
+        "RSS, MiB",
+        |s| s.rss_bytes as f64 / (1024.0 * 1024.0),
+    );
+    if let Some(chart) = memory {
+        figure(
+            out,
+            &chart,
+            "Resident memory of each target's whole process tree at each sample, in MiB; the \
+             shaded band is the idle baseline, dashed lines mark phase changes.",
         );
     }
     let with_mem = m
@@ -1360,7 +1382,15 @@ fn box_stat(encoded: &str, label: String) -> Option<BoxStat> {
     })
 }
 
-fn monitor_chart(m: &MonitorReport) -> Option<String> {
+/// A per-second timeline of one metric of every monitored target, with the idle baseline
+/// shaded and phase changes marked: `value` picks the metric from a sample.
+fn monitor_chart(
+    m: &MonitorReport,
+    kind: &'static str,
+    title: &str,
+    unit: &str,
+    value: fn(&perfbase_monitor::Sample) -> f64,
+) -> Option<String> {
     let targets: Vec<_> = m
         .targets
         .iter()
@@ -1372,18 +1402,18 @@ fn monitor_chart(m: &MonitorReport) -> Option<String> {
     let samples = || targets.iter().flat_map(|t| t.timeline.iter());
     let tmax = samples().map(|s| s.t_s).fold(1.0, f64::max);
     // 15 % headroom keeps the phase labels at the top clear of the lines.
-    let cmax = 1.15 * samples().map(|s| s.cpu_pct).fold(1.0, f64::max);
+    let vmax = 1.15 * samples().map(value).fold(1.0, f64::max);
     let mut chart = Chart::new(
-        "monitor",
-        "CPU of the monitored targets",
+        kind,
+        title,
         Axis::linear("seconds since the monitor started", 0.0, tmax, 10),
-        Axis::linear("CPU %, 100 = one core", 0.0, cmax, 6),
+        Axis::linear(unit, 0.0, vmax, 6),
     );
     for (i, t) in targets.iter().enumerate() {
         chart.series.push(Series {
             name: t.label.clone(),
             color: PALETTE[i % PALETTE.len()],
-            line: t.timeline.iter().map(|s| (s.t_s, s.cpu_pct)).collect(),
+            line: t.timeline.iter().map(|s| (s.t_s, value(s))).collect(),
             dash: t.kind == "self",
             ..Series::default()
         });

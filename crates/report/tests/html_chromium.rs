@@ -393,9 +393,9 @@ fn http_run() -> RunResult {
 
 /// Charts the fixture calls for (see the rule in perfbase_report::html):
 /// plan run: distribution, timeline, latency-vs-rate and achieved-vs-offered (one ladder),
-/// boxplot (steady, 3 repetitions), monitor = 6; http run: distribution, timeline = 2; with
+/// boxplot (steady, 3 repetitions), monitor (CPU) and monitor-memory (RSS) = 7; http run: distribution, timeline = 2; with
 /// both on one page, the comparison distribution chart = 1.
-const PLAN_CHARTS: usize = 6;
+const PLAN_CHARTS: usize = 7;
 const HTTP_CHARTS: usize = 2;
 const PAGE_CHARTS: usize = PLAN_CHARTS + HTTP_CHARTS + 1;
 
@@ -481,6 +481,7 @@ fn page_is_self_contained_escaped_and_has_the_expected_charts() {
         "achieved-vs-offered",
         "boxplot",
         "monitor",
+        "monitor-memory",
     ] {
         assert_eq!(charts_of(&one, kind), 1, "{kind}");
     }
