@@ -62,6 +62,15 @@ fn run_one<D: perfbase_core::Driver>(
     done(store, protocol, &result, load)
 }
 
+/// Runs a driver's set-up step (prefill, slot map) on a one-off single-threaded runtime.
+fn block_on_local<F: std::future::Future>(f: F) -> Result<F::Output, AppError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| bad_input(format!("cannot start a runtime: {e}")))?;
+    Ok(tokio::task::LocalSet::new().block_on(&rt, f))
+}
+
 pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     use perfbase_drivers::redis::{prefill, RedisDriver, RedisOp, RedisOptions};
     check_url(&a.url, &["redis", "redis+cluster"], "redis")?;
@@ -82,13 +91,7 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         })?]
     };
     if a.prefill {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| bad_input(format!("cannot start a runtime: {e}")))?;
-        let n = tokio::task::LocalSet::new()
-            .block_on(&rt, prefill(&a.url, &options))
-            .map_err(|e| bad_input(e.to_string()))?;
+        let n = block_on_local(prefill(&a.url, &options))?.map_err(|e| bad_input(e.to_string()))?;
         errln!(
             "perfbase: prefilled {} keys of {} bytes",
             perfbase_report::thousands(n),
@@ -110,6 +113,11 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         settings.insert("value_size".into(), options.value_size.into());
         settings.insert("pipeline".into(), options.pipeline.into());
         let p = Presentation::from_args(&a.load, label.clone(), "redis", settings);
+        if driver.is_cluster() {
+            // Per-node figures need the slot map first. A cluster that does not answer now
+            // is left to the run, which counts its connect errors.
+            let _ = block_on_local(driver.map_nodes())?;
+        }
         let mut r = crate::load::execute(driver.clone(), &shape, &p, interrupt.clone())?;
         let (m, k) = driver.redirects();
         redirects = (redirects.0 + m, redirects.1 + k);

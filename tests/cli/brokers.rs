@@ -150,6 +150,8 @@ fn a_redis_cluster_spreads_keys_and_survives_a_node_down() {
         8000
     );
     assert!(text.contains("replies per node: 127.0.0.1:"), "{text}");
+    // A pipelined batch spans nodes: no per-node latency then, only the reply counts.
+    assert!(v["endpoints"].as_array().is_none_or(|e| e.is_empty()));
     // One node down: its slots fail, the others keep answering.
     let pids = service_var("redis_cluster", "PERFBASE_REDIS_CLUSTER_PIDS");
     let victim: i32 = pids.split_whitespace().nth(1).unwrap().parse().unwrap();
@@ -200,6 +202,23 @@ fn a_redis_cluster_spreads_keys_and_survives_a_node_down() {
         .unwrap();
     assert!(!nodes.contains_key(&victim_addr), "{nodes:?}");
     assert_eq!(nodes.len(), 2, "{nodes:?}");
+    // Without a pipeline every op is charged to the node serving its key: the stopped node's
+    // row holds every failure, the others succeed, and the rows add up to the run.
+    let rows = v["endpoints"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for row in rows {
+        let down = row["name"] == format!("node {victim_addr}");
+        if down {
+            assert_eq!(row["success_ratio"], 0.0, "{row}");
+            assert_eq!(row["errors"]["connect"], failed, "{row}");
+        } else {
+            assert_eq!(row["success_ratio"], 1.0, "{row}");
+            assert!(row["latency_ms"]["p99"].as_f64().unwrap() > 0.0, "{row}");
+        }
+    }
+    let sum: u64 = rows.iter().map(|r| r["requests"].as_u64().unwrap()).sum();
+    assert_eq!(sum, 600);
+    assert!(text.contains(&format!("node {victim_addr}")), "{text}");
     validate(&v);
 }
 

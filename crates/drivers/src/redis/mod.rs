@@ -216,8 +216,17 @@ struct Shared {
     /// Cluster: replies each node gave, merged from every session when it is dropped (a lock
     /// once per session, never per request).
     per_node: std::sync::Mutex<Vec<(SocketAddr, u64)>>,
+    /// Cluster, once [`RedisDriver::map_nodes`] has run: the nodes and the slot map at the
+    /// start, by which the engine charges each op to the node serving its key.
+    node_map: std::sync::OnceLock<NodeMap>,
     /// Test hook: sessions opened from now on map every slot to the first node.
     poisoned: AtomicBool,
+}
+
+/// Which node served each slot when the run started.
+struct NodeMap {
+    nodes: Vec<SocketAddr>,
+    slots: Box<[u16]>,
 }
 
 /// The Redis driver: the target and the operation, shared by all sessions.
@@ -364,6 +373,7 @@ impl RedisDriver {
                 moved: AtomicU64::new(0),
                 ask: AtomicU64::new(0),
                 per_node: std::sync::Mutex::new(Vec::new()),
+                node_map: std::sync::OnceLock::new(),
                 poisoned: AtomicBool::new(false),
             }),
         })
@@ -396,6 +406,26 @@ impl RedisDriver {
         self.shared.poisoned.store(true, Ordering::Relaxed);
     }
 
+    /// Cluster: reads the slot map once before the run, so that every op is also counted on
+    /// the node that serves its key — per-node requests, errors and latency percentiles,
+    /// beside the cluster-wide ones. Ops are charged by the map at the start (a slot that
+    /// migrates during the run stays with its first node). Pipelined batches span nodes, so
+    /// with a pipeline above 1 only the per-node reply counts remain. Returns the node count
+    /// (0 for a standalone server).
+    pub async fn map_nodes(&self) -> Result<usize, Outcome> {
+        let Target::Cluster { seeds } = &self.shared.target else {
+            return Ok(0);
+        };
+        let c = Cluster::open(&self.shared, seeds).await?;
+        let nodes: Vec<SocketAddr> = c.nodes.iter().map(|n| n.addr).collect();
+        let count = nodes.len();
+        let _ = self.shared.node_map.set(NodeMap {
+            nodes,
+            slots: c.slots,
+        });
+        Ok(count)
+    }
+
     /// Whether this driver targets a Redis Cluster.
     pub fn is_cluster(&self) -> bool {
         matches!(self.shared.target, Target::Cluster { .. })
@@ -424,6 +454,29 @@ impl Driver for RedisDriver {
 
     async fn open(&self, _worker: usize) -> Result<RedisSession, Outcome> {
         self.open_session(false).await
+    }
+
+    /// Cluster nodes, once mapped, when each op has one key ([`RedisDriver::map_nodes`]).
+    fn labels(&self) -> Vec<String> {
+        match self.shared.node_map.get() {
+            Some(m)
+                if self.shared.pipeline == 1
+                    && self.shared.op.prefix().is_some()
+                    && m.nodes.len() <= perfbase_core::recorder::MAX_LABELS =>
+            {
+                m.nodes.iter().map(|a| format!("node {a}")).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn label(&self, op: u64) -> u16 {
+        let Some(m) = self.shared.node_map.get() else {
+            return 0;
+        };
+        let mut buf = [0u8; KEY_BYTES];
+        let key = key_of(&self.shared, op, false, &mut buf);
+        m.slots[slot::slot(key) as usize] + 1
     }
 }
 
@@ -970,27 +1023,40 @@ impl Tally {
     }
 }
 
+/// Room for the longest key: a 8-byte prefix and up to 20 digits.
+const KEY_BYTES: usize = 32;
+
+/// Op `n`'s key (empty for PING): the op's prefix and a 12-digit index, random over the
+/// keyspace or, for `sequential`, in order. A pure function of `n`, so the driver can tell
+/// which cluster node an op goes to without a session.
+fn key_of<'b>(shared: &Shared, n: u64, sequential: bool, buf: &'b mut [u8; KEY_BYTES]) -> &'b [u8] {
+    let Some(prefix) = shared.op.prefix() else {
+        return &[];
+    };
+    let index = if shared.op == RedisOp::GetMiss {
+        mix64(n) % 1_000_000_000_000
+    } else if sequential {
+        n % shared.keyspace
+    } else {
+        mix64(n) % shared.keyspace
+    };
+    let mut digits = [0u8; 20];
+    let text = decimal(&mut digits, index);
+    let pad = 12usize.saturating_sub(text.len());
+    let len = prefix.len() + pad + text.len();
+    buf[..prefix.len()].copy_from_slice(prefix);
+    buf[prefix.len()..prefix.len() + pad].fill(b'0');
+    buf[prefix.len() + pad..len].copy_from_slice(text);
+    &buf[..len]
+}
+
 impl RedisSession {
     /// Formats op `n`'s key into `self.scratch` (empty for PING).
     fn key(&mut self, n: u64) {
         self.scratch.clear();
-        let Some(prefix) = self.shared.op.prefix() else {
-            return;
-        };
-        let index = if self.shared.op == RedisOp::GetMiss {
-            mix64(n) % 1_000_000_000_000
-        } else if self.sequential {
-            n % self.shared.keyspace
-        } else {
-            mix64(n) % self.shared.keyspace
-        };
-        self.scratch.extend_from_slice(prefix);
-        let mut digits = [0u8; 20];
-        let text = decimal(&mut digits, index);
-        for _ in text.len()..12 {
-            self.scratch.push(b'0');
-        }
-        self.scratch.extend_from_slice(text);
+        let mut buf = [0u8; KEY_BYTES];
+        let key = key_of(&self.shared, n, self.sequential, &mut buf);
+        self.scratch.extend_from_slice(key);
     }
 
     /// Appends op `n`'s command (its key already in `self.scratch`) to `out`.
