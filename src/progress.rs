@@ -34,7 +34,7 @@ impl Observer for ProgressLine {
         self.last = (elapsed, p.completed);
         let total = phase
             .duration
-            .map(|d| format!("/{:.0}s", d.as_secs_f64()))
+            .map(|d| format!("/{}", perfbase_core::units::format_duration(d)))
             .unwrap_or_default();
         let mut err = std::io::stderr().lock();
         let _ = write!(

@@ -1018,3 +1018,59 @@ fn https_with_a_trusted_untrusted_or_ignored_certificate() {
     let p50 = e[1]["latency_ms"]["p50"].as_f64().unwrap();
     assert!((20.0..40.0).contains(&p50), "{p50}");
 }
+
+#[test]
+fn the_progress_line_shows_on_a_terminal_only_and_not_with_quiet() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let bin = assert_cmd::cargo::cargo_bin("perfbase");
+    let url = format!("http://{}/delay/5", server.addr);
+    // `script` (util-linux) gives the run a pseudo-terminal, as a user's shell would.
+    let on_a_terminal = |extra: &str| {
+        let cmd = format!(
+            "{} http {url} -c 2 -d 2500ms --no-store {extra}",
+            bin.display()
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qfec", &cmd, "/dev/null"])
+            .current_dir(dir.path())
+            .output()
+            .expect("script (util-linux) runs");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = on_a_terminal("");
+    // Rewritten in place (\r) about once a second, with what has completed so far.
+    let ticks: Vec<&str> = shown
+        .split('\r')
+        .filter(|l| l.contains("[measure]"))
+        .collect();
+    assert!(ticks.len() >= 2, "{shown:?}");
+    let completed = |tick: &str| -> u64 {
+        let words: Vec<&str> = tick.split_whitespace().collect();
+        let i = words.iter().position(|w| *w == "requests").unwrap();
+        words[i - 1].replace(',', "").parse().unwrap()
+    };
+    // 2 connections × 5 ms: ~400/s, so well over 50 by the first tick at 1 s.
+    assert!(completed(ticks[0]) > 50, "{:?}", ticks[0]);
+    assert!(completed(ticks[1]) > completed(ticks[0]), "{ticks:?}");
+    for t in &ticks {
+        assert!(
+            t.contains("/2500ms") && t.contains("errors 0") && t.contains("p99 "),
+            "{t:?}"
+        );
+    }
+    assert!(shown.contains("Requests"), "the summary follows: {shown:?}");
+    let quiet = on_a_terminal("--quiet");
+    assert!(!quiet.contains("[measure]"), "{quiet:?}");
+    assert!(quiet.contains("Requests"), "{quiet:?}");
+    // Not a terminal: no progress line either.
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["http", &url, "-c", "2", "-d", "1500ms", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("[measure]"));
+}
