@@ -188,7 +188,11 @@ pub fn render(r: &RunResult) -> String {
         bytes(m.bytes_written)
     );
     let _ = writeln!(out, "  {:<13} {:.2} %", "Success", m.success_ratio * 100.0);
-    let _ = writeln!(out, "  {:<13} {}", "Status", status_text(&m.status));
+    // Protocols without status codes (SQL, Redis, brokers) record every reply as status 0:
+    // a line saying "none: N" would only repeat the request count.
+    if m.status.is_empty() || m.status.keys().any(|k| k != "0") {
+        let _ = writeln!(out, "  {:<13} {}", "Status", status_text(&m.status));
+    }
     let errors: Vec<String> = m
         .errors
         .iter()
