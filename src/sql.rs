@@ -56,8 +56,12 @@ fn parse_workload(a: &SqlArgs) -> Result<Plan, AppError> {
         }));
     }
     Ok(match a.workload.as_str() {
-        "tpcb" => Plan::One(SqlWorkload::TpcB { scale: a.scale }),
-        "tpcb-function" => Plan::One(SqlWorkload::TpcBFunction { scale: a.scale }),
+        "tpcb" => Plan::One(SqlWorkload::TpcB {
+            scale: a.scale.unwrap_or(1),
+        }),
+        "tpcb-function" => Plan::One(SqlWorkload::TpcBFunction {
+            scale: a.scale.unwrap_or(1),
+        }),
         "suite" => Plan::Suite,
         other => match SuiteOp::from_name(other) {
             Some(op) => Plan::One(SqlWorkload::Suite(op)),
@@ -93,6 +97,53 @@ pub fn execute(
             crate::load::execute(Arc::new(d), shape, p, interrupt)
         }
     }
+}
+
+/// pgbench's rule for a run: the scale is that of the tables on the server (the row count of
+/// pgbench_branches), whatever -s says, so the keys drawn cover every account. A -s that
+/// disagrees is named; tables that cannot be read leave the scale as given, and the run
+/// reports why.
+fn with_table_scale(
+    dialect: Dialect,
+    url: &str,
+    workload: SqlWorkload,
+    given: Option<u32>,
+) -> Result<SqlWorkload, AppError> {
+    if !matches!(
+        workload,
+        SqlWorkload::TpcB { .. } | SqlWorkload::TpcBFunction { .. }
+    ) {
+        return Ok(workload);
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| bad_input(format!("cannot start a runtime: {e}")))?;
+    let found = tokio::task::LocalSet::new().block_on(&rt, async {
+        match dialect {
+            Dialect::Postgres => perfbase_drivers::sql::postgres::tpcb_scale(url)
+                .await
+                .ok()
+                .flatten(),
+            Dialect::Mysql => perfbase_drivers::sql::mysql::tpcb_scale(url)
+                .await
+                .ok()
+                .flatten(),
+        }
+    });
+    let Some(scale) = found else {
+        return Ok(workload);
+    };
+    if let Some(g) = given.filter(|&g| g != scale) {
+        errln!(
+            "perfbase: --scale {g} ignored: pgbench_branches holds {scale} rows, so the tables are at scale {scale} (as pgbench does)"
+        );
+    }
+    Ok(match workload {
+        SqlWorkload::TpcB { .. } => SqlWorkload::TpcB { scale },
+        SqlWorkload::TpcBFunction { .. } => SqlWorkload::TpcBFunction { scale },
+        other => other,
+    })
 }
 
 /// Creates and fills the tables a workload needs.
@@ -150,10 +201,16 @@ fn init(dialect: Dialect, url: &str, plan: &Plan, scale: u32) -> Result<(), AppE
     })
 }
 
-fn settings(a: &SqlArgs, workload: &str) -> BTreeMap<String, serde_json::Value> {
+fn settings(
+    a: &SqlArgs,
+    name: &str,
+    workload: Option<&SqlWorkload>,
+) -> BTreeMap<String, serde_json::Value> {
     let mut m = BTreeMap::new();
-    m.insert("workload".into(), workload.into());
-    m.insert("scale".into(), a.scale.into());
+    m.insert("workload".into(), name.into());
+    if let Some(SqlWorkload::TpcB { scale } | SqlWorkload::TpcBFunction { scale }) = workload {
+        m.insert("scale".into(), (*scale).into());
+    }
     m.insert("pipeline".into(), a.pipeline.into());
     if let Some(sql) = &a.sql {
         m.insert("sql".into(), sql.clone().into());
@@ -161,17 +218,61 @@ fn settings(a: &SqlArgs, workload: &str) -> BTreeMap<String, serde_json::Value> 
     m
 }
 
-/// A pgbench-style closing line: transactions per second and average latency.
-fn pgbench_line(r: &RunResult) -> String {
+/// pgbench's closing block, in its words, so figures can be set side by side with a pgbench
+/// run: what ran, how many transactions were processed and failed, latency and TPS (sessions
+/// connect before the clock starts, so it is pgbench's "without initial connection time").
+fn pgbench_block(r: &RunResult, a: &SqlArgs, workload: &str, w: &SqlWorkload) -> String {
     let m = &r.measurement;
-    let ok = m.requests - m.errors.values().sum::<u64>();
-    format!(
-        "  tps = {:.6} (successful transactions per second, connections opened before the clock starts)\n  latency average = {:.3} ms, p95 = {:.3} ms, p99 = {:.3} ms\n",
-        if m.duration_s > 0.0 { ok as f64 / m.duration_s } else { 0.0 },
-        m.latency_ms.mean,
-        m.latency_ms.p95,
-        m.latency_ms.p99
-    )
+    let failed = m.errors.values().sum::<u64>();
+    let ok = m.requests - failed;
+    let kind = match workload {
+        "tpcb" => "TPC-B (sort of), pgbench's built-in script".to_string(),
+        "tpcb-function" => "TPC-B through pgbench_tx()".to_string(),
+        "custom" => "custom statement".to_string(),
+        other => format!("operation {other}"),
+    };
+    let mode = if a.pipeline > 1 {
+        format!("prepared, pipeline {}", a.pipeline)
+    } else {
+        "prepared".into()
+    };
+    let load = match (r.config.connections, r.config.rate) {
+        (Some(c), _) => format!("number of clients: {c}"),
+        (None, Some(rate)) => format!("rate: {rate} transactions/s (open model)"),
+        _ => String::new(),
+    };
+    let pct = if m.requests > 0 {
+        100.0 * failed as f64 / m.requests as f64
+    } else {
+        0.0
+    };
+    let mut b = String::new();
+    let mut line = |text: String| b.push_str(&format!("  {text}\n"));
+    line(format!("transaction type: {kind}"));
+    if let SqlWorkload::TpcB { scale } | SqlWorkload::TpcBFunction { scale } = w {
+        line(format!("scaling factor: {scale}"));
+    }
+    line(format!("query mode: {mode}"));
+    line(load);
+    line(format!("number of threads: {}", r.config.threads));
+    line(format!("duration: {:.3} s", m.duration_s));
+    line(format!("number of transactions actually processed: {ok}"));
+    line(format!(
+        "number of failed transactions: {failed} ({pct:.3}%)"
+    ));
+    line(format!(
+        "latency average = {:.3} ms (p95 {:.3} ms, p99 {:.3} ms)",
+        m.latency_ms.mean, m.latency_ms.p95, m.latency_ms.p99
+    ));
+    line(format!(
+        "tps = {:.6} (without initial connection time)",
+        if m.duration_s > 0.0 {
+            ok as f64 / m.duration_s
+        } else {
+            0.0
+        }
+    ));
+    b
 }
 
 /// The `perfbase pg` / `perfbase mysql` command.
@@ -192,7 +293,7 @@ pub fn run(a: SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, A
     }
     let plan = parse_workload(&a)?;
     if a.init {
-        init(dialect, &a.url, &plan, a.scale)?;
+        init(dialect, &a.url, &plan, a.scale.unwrap_or(1))?;
         return Ok(Exit::Success);
     }
     if let Some(j) = &a.load.json {
@@ -203,16 +304,21 @@ pub fn run(a: SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, A
     let interrupt = crate::interrupt::install();
     match plan {
         Plan::One(workload) => {
+            let workload = with_table_scale(dialect, &a.url, workload, a.scale)?;
             let name = a
                 .sql
                 .as_ref()
                 .map_or(a.workload.clone(), |_| "custom".into());
-            let p =
-                Presentation::from_args(&a.load, label, dialect.protocol(), settings(&a, &name));
+            let p = Presentation::from_args(
+                &a.load,
+                label,
+                dialect.protocol(),
+                settings(&a, &name, Some(&workload)),
+            );
             let result = execute(
                 dialect,
                 &a.url,
-                workload,
+                workload.clone(),
                 a.pipeline as usize,
                 &shape,
                 &p,
@@ -220,7 +326,7 @@ pub fn run(a: SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, A
             )?;
             crate::records::save(store, dialect.protocol(), &result, &Default::default());
             let exit = crate::load::finish(&result, a.load.json.as_deref())?;
-            out!("{}", pgbench_line(&result));
+            out!("{}", pgbench_block(&result, &a, &name, &workload));
             Ok(exit)
         }
         Plan::Suite => suite(a, dialect, store, shape, label, interrupt),
@@ -243,7 +349,7 @@ fn suite(
             &a.load,
             label.clone(),
             dialect.protocol(),
-            settings(&a, "suite"),
+            settings(&a, "suite", None),
         );
         execute(
             dialect,

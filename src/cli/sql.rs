@@ -21,8 +21,9 @@ pub struct SqlArgs {
     pub init: bool,
 
     /// TPC-B scale: 100 000 accounts, 10 tellers and 1 branch per unit, as pgbench -s
-    #[arg(short = 's', long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub scale: u32,
+    /// [default: 1 for --init; for a run, the scale of the tables found, as pgbench does]
+    #[arg(short = 's', long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub scale: Option<u32>,
 
     /// tpcb (pgbench's built-in transaction), tpcb-function (one pgbench_tx() call), suite (every
     /// operation in turn), or one operation: insert, select-pk, scan, update, delete,

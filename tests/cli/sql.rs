@@ -63,8 +63,36 @@ fn postgres_tpcb_counts_exactly_and_reports_like_pgbench() {
         "password redacted: {}",
         v["target"]
     );
-    assert!(out.contains("tps = "), "{out}");
+    // pgbench's closing block, with the figures of the result.
+    for line in [
+        "transaction type: TPC-B (sort of), pgbench's built-in script",
+        "scaling factor: 1",
+        "query mode: prepared",
+        "number of clients: 4",
+        "number of transactions actually processed: 300",
+        "number of failed transactions: 0 (0.000%)",
+        "tps = ",
+    ] {
+        assert!(out.contains(line), "{line:?} in {out}");
+    }
+    let tps: f64 = out
+        .split("tps = ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let expected = 300.0 / v["duration_s"].as_f64().unwrap();
+    assert!(
+        (tps - expected).abs() < 1e-3 * expected,
+        "{tps} vs {expected}"
+    );
     validate(&v);
+    // As pgbench, a run takes the scale of the tables it finds, and says so when -s differs.
+    let (code, _, err, v, _d) = pb(&["pg", &url, "-w", "tpcb", "-s", "4", "-n", "20"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("--scale 4 ignored"), "{err}");
+    assert_eq!(v.unwrap()["config"]["protocol"]["scale"], 1);
     // The function variant, pipelined: each execute sends 8 statements, and all are counted.
     let (code, _, err, v, _d) = pb(&[
         "pg",

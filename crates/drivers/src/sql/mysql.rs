@@ -284,6 +284,19 @@ async fn insert_batches(
     Ok(count.max(0) as u64)
 }
 
+/// The scale of the TPC-B tables on the server, read as pgbench reads it before a run: the
+/// row count of `pgbench_branches`. None when the table is missing or empty.
+pub async fn tpcb_scale(url: &str) -> Result<Option<u32>, MyError> {
+    let target = Target::parse(url)?;
+    let mut conn = target.connect().await?;
+    let n: Option<i64> = conn
+        .query_first("SELECT count(*) FROM pgbench_branches")
+        .await
+        .unwrap_or(None);
+    let _ = conn.disconnect().await;
+    Ok(n.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0))
+}
+
 /// Creates pgbench's four tables (InnoDB, MySQL types) in the URL's database, replacing any
 /// that exist, and fills them as `pgbench -i -s scale` does: 100 000 accounts, 10 tellers
 /// and 1 branch per scale unit, every balance 0, the history empty.

@@ -842,6 +842,19 @@ async fn copy_rows(
     sink.as_mut().finish().await
 }
 
+/// The scale of the TPC-B tables on the server, read as pgbench reads it before a run: the
+/// row count of `pgbench_branches`. None when the table is missing or empty.
+pub async fn tpcb_scale(url: &str) -> Result<Option<u32>, PgError> {
+    let (client, _) = setup_client(url).await?;
+    Ok(client
+        .query_one("SELECT count(*) FROM pgbench_branches", &[])
+        .await
+        .ok()
+        .and_then(|row| row.try_get::<_, i64>(0).ok())
+        .and_then(|n| u32::try_from(n).ok())
+        .filter(|&n| n > 0))
+}
+
 /// Creates and fills the TPC-B tables exactly as `pgbench -i -s scale` does (its default
 /// steps `dtgvp`): drop the four tables, create them (fillfactor 100 on accounts, tellers and
 /// branches), fill branches, tellers and accounts with COPY in one transaction that first
