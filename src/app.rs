@@ -343,7 +343,15 @@ fn study_options(out: PathBuf, threads: Option<u64>, quiet: bool) -> crate::stud
 }
 
 fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
-    let plan = crate::plan::load(&a.plan, a.scale).map_err(|e| bad_input(e.to_string()))?;
+    let mut plan = crate::plan::load(&a.plan, a.scale).map_err(|e| bad_input(e.to_string()))?;
+    if !a.monitor.is_empty() {
+        let m = &mut plan.monitor;
+        if m.selectors.is_empty() {
+            // No [monitor] in the plan: the same idle baseline as --monitor elsewhere.
+            m.idle = std::time::Duration::from_secs(3);
+        }
+        m.selectors.extend(a.monitor.iter().cloned());
+    }
     if a.dry_run {
         out!("{}", crate::plan::describe(&plan));
         return Ok(Exit::Success);

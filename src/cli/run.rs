@@ -6,6 +6,7 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   perfbase run plans/demo.toml --dry-run
+  perfbase run plans/five-scenarios.toml --monitor postgres --monitor pid:4242
   TARGET_URL=http://127.0.0.1:8080 perfbase run plans/five-scenarios.toml --out results/five --scale 0.1")]
 pub struct RunArgs {
     /// The plan file (TOML; see docs/plans.md)
@@ -30,4 +31,10 @@ pub struct RunArgs {
     /// No live progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// Watch a service's CPU and memory beside the plan's load (repeatable), in addition to
+    /// the plan's [monitor] targets: a process name, pid:PID, name:COMM, cmd:PATTERN or
+    /// cgroup:PATH
+    #[arg(long = "monitor", value_name = "TARGET")]
+    pub monitor: Vec<String>,
 }

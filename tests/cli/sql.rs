@@ -467,3 +467,58 @@ requests = 1
         r.stderr()
     );
 }
+
+#[test]
+fn the_monitor_sees_postgresql_idle_and_under_load() {
+    let Some(url) = service("PERFBASE_POSTGRES_URL") else {
+        return;
+    };
+    let _g = serial();
+    init("pg", &url, "suite");
+    let pid = service_var("postgres", "PERFBASE_PG_PID");
+    let selector = format!("pid:{pid}");
+    let (code, _, err, v, _d) = pb(&[
+        "pg",
+        &url,
+        "-w",
+        "select-pk",
+        "-c",
+        "4",
+        "-d",
+        "3s",
+        "--monitor",
+        &selector,
+        "--monitor-idle",
+        "1500ms",
+        "--monitor-interval",
+        "250ms",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = v.unwrap();
+    let pg = &v["monitor"]["targets"][0];
+    assert_eq!(pg["label"], selector.as_str());
+    let phase = |name: &str| {
+        pg["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} phase: {pg}"))
+            .clone()
+    };
+    let (idle, load) = (phase("idle"), phase("measure"));
+    let cpu = |p: &Value| p["cpu_pct"]["mean"].as_f64().unwrap();
+    // Idle, the postmaster and its helpers barely run; 4 sessions of point selects keep their
+    // backends busy (the server's whole tree counts: backends are the postmaster's children).
+    assert!(cpu(&idle) < 20.0, "idle {} %", cpu(&idle));
+    assert!(cpu(&load) > 20.0, "under load {} %", cpu(&load));
+    assert!(cpu(&load) > 3.0 * cpu(&idle).max(1.0), "{idle} vs {load}");
+    let processes = |p: &Value| p["processes"]["max"].as_f64().unwrap();
+    assert!(
+        processes(&load) >= processes(&idle) + 4.0,
+        "one backend per session: {idle} vs {load}"
+    );
+    let rss = load["rss_bytes"]["mean"].as_f64().unwrap();
+    assert!((5e6..2e9).contains(&rss), "RSS {rss}");
+    validate(&v);
+}

@@ -397,10 +397,39 @@ fn a_plan_monitor_labels_samples_with_each_phase() {
         "[monitor]\ntargets = [\"pid:{}\"]\nidle = \"600ms\"\ninterval = \"200ms\"\n[targets.svc]\nurl = \"{{URL}}\"\n[workloads.w]\ntarget = \"svc\"\npath = \"/delay/2\"\n[[scenarios]]\nname = \"ladder\"\nworkload = \"w\"\nconcurrency = [1, 2]\nduration = \"800ms\"\n",
         busy.id()
     );
-    let r = run_plan(&plan, &format!("http://{}", server.addr), dir.path(), &[]);
-    let _ = busy.kill();
-    let _ = busy.wait();
+    // perfbase run --monitor adds a target to the plan's own.
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let extra = format!("pid:{}", sleeper.id());
+    let r = run_plan(
+        &plan,
+        &format!("http://{}", server.addr),
+        dir.path(),
+        &["--monitor", &extra],
+    );
+    for child in [&mut busy, &mut sleeper] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
     assert_eq!(r.code(), 0, "{}", r.stderr());
+    let targets = r.json()["monitor"]["targets"].as_array().unwrap();
+    let labels: Vec<&str> = targets
+        .iter()
+        .map(|t| t["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels[1], extra, "{labels:?}");
+    assert_eq!(
+        labels.len(),
+        3,
+        "plan's, the flag's, perfbase itself: {labels:?}"
+    );
+    let sleeping = targets[1]["phases"][1]["cpu_pct"]["mean"].as_f64().unwrap();
+    assert!(
+        sleeping < 5.0,
+        "a sleeping process under load: {sleeping} %"
+    );
     let target = &r.json()["monitor"]["targets"][0];
     let names: Vec<&str> = target["phases"]
         .as_array()
