@@ -276,3 +276,73 @@ fn a_label_the_store_would_refuse_stops_the_command_before_any_load() {
         "nothing ran, nothing was stored"
     );
 }
+
+#[test]
+fn repeated_runs_are_compared_by_welch_from_json_files_and_gated_by_tolerance() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    // Runs a 4-repetition plan on `path`; returns (its result.json, its stored run id).
+    let run = |name: &str, path: &str| -> (String, String) {
+        let plan = format!(
+            "[plan]\nlabels = {{ service = \"ref\", build = \"{name}\" }}\n[targets.svc]\nurl = \"http://{}\"\n[workloads.d]\ntarget = \"svc\"\npath = \"{path}\"\n[[scenarios]]\nname = \"steady\"\nworkload = \"d\"\nconcurrency = 2\nduration = \"400ms\"\nrepetitions = 4\n",
+            server.addr
+        );
+        let plan_path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&plan_path, plan).unwrap();
+        let out = dir.path().join(name);
+        let (code, _, err) = pb(
+            dir.path(),
+            &[
+                "run",
+                plan_path.to_str().unwrap(),
+                "-q",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let id = err
+            .split("saved as run ")
+            .nth(1)
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap()
+            .to_string();
+        (out.join("result.json").to_str().unwrap().to_string(), id)
+    };
+    let (a, a_id) = run("a", "/delay/10");
+    let (b, b_id) = run("b", "/delay/14");
+    // From the JSON files: 4 runs a side, so the verdict rests on Welch's t-test.
+    let (code, out, err) = pb(dir.path(), &["compare", &a, &b]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Welch's t-test"), "{out}");
+    assert!(out.contains("**B is slower**"), "{out}");
+    let p50 = out.lines().find(|l| l.starts_with("| p50_ms |")).unwrap();
+    let cells: Vec<&str> = p50.split('|').map(str::trim).collect();
+    let delta: f64 = cells[4]
+        .trim_start_matches('+')
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((3.0..=5.5).contains(&delta), "p50 +4 ms: {p50}");
+    // The plan's labels reached the store.
+    let (_, listed, _) = pb(dir.path(), &["history", "--label", "build=b"]);
+    let ids: Vec<&str> = listed
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(ids, [b_id.as_str()], "{listed}");
+    // The gate: +40 % at p50 is a regression at the default 5 %, not at a 50 % tolerance.
+    let (code, _, _) = pb(dir.path(), &["baseline", "set", "main", &a_id]);
+    assert_eq!(code, 0);
+    let (code, _, err) = pb(dir.path(), &["baseline", "check", "main", &b_id]);
+    assert_eq!(code, 1, "{err}");
+    let (code, _, err) = pb(
+        dir.path(),
+        &["baseline", "check", "main", &b_id, "--tolerance", "50%"],
+    );
+    assert_eq!(code, 0, "{err}");
+}
