@@ -712,7 +712,7 @@ fn sweep_table(out: &mut String, s: &ScenarioStudy) {
         .map(|row| {
             row.under_ms
                 .iter()
-                .map(|(b, _)| format!("&lt; {} ms", ms(*b)))
+                .map(|(b, _)| format!("&lt; {b} ms"))
                 .collect()
         })
         .unwrap_or_default();
