@@ -350,6 +350,27 @@ fn demo_runs_the_demo_plan_against_the_embedded_service() {
         .unwrap();
     let misses = phase["status"]["404"].as_f64().unwrap() / phase["requests"].as_f64().unwrap();
     assert!((0.4..=0.6).contains(&misses), "{}", phase["status"]);
+    // The health floor sets the same 4 checks in sequence and fanned out side by side.
+    let health = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["scenario"] == "health floor")
+        .unwrap();
+    let p50 = |name: &str| {
+        health["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .unwrap_or_else(|| panic!("no endpoint {name}: {}", health["endpoints"]))["latency_ms"]
+            ["p50"]
+            .as_f64()
+            .unwrap()
+    };
+    let (sequential, fanned) = (p50("4 checks in sequence"), p50("4 checks fanned out"));
+    assert!(sequential >= 20.0, "4 × 5 ms: {sequential}");
+    assert!(fanned < sequential / 2.0, "{fanned} vs {sequential}");
     assert!(dir.path().join("report.md").exists());
     assert!(stdout.contains("operating point under the SLO"), "{stdout}");
 }

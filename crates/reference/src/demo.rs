@@ -110,10 +110,30 @@ pub(crate) async fn work(shared: &Shared) -> Response<RefBody> {
     ok_text()
 }
 
-/// `/health/all`: run the configured checks one after another or all at once.
-pub(crate) async fn health_all(config: &Config) -> Response<RefBody> {
+/// `/health/all`: run the configured checks one after another or all at once, as the
+/// service is configured or as `?mode=sequential|concurrent` asks (so one run can set the two
+/// side by side).
+pub(crate) async fn health_all(config: &Config, query: Option<&str>) -> Response<RefBody> {
     let (n, each) = (config.health_checks, config.health_check_time);
-    let mode = if config.health_concurrent {
+    let asked = query
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .find_map(|kv| kv.strip_prefix("mode="));
+    let concurrent = match asked {
+        None => config.health_concurrent,
+        Some("concurrent") => true,
+        Some("sequential") => false,
+        Some(other) => {
+            return json(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "{{\"error\":\"mode '{}' is neither sequential nor concurrent\"}}",
+                    other.escape_default()
+                ),
+            )
+        }
+    };
+    let mode = if concurrent {
         // Dropping the set (a client that went away) aborts the checks still running.
         let mut checks = JoinSet::new();
         for _ in 0..n {

@@ -32,7 +32,8 @@
 //!   the rest wait for a permit in arrival order. With `workers` = W, `/work` serves exactly
 //!   W / `work_time` (10 ms) requests per second, so a rate ladder finds its knee there.
 //! - `/health/all` runs `health_checks` (4) checks of `health_check_time` (5 ms) each, one
-//!   after another (the default) or concurrently (`"mode":"concurrent"`).
+//!   after another (the default) or concurrently (`"mode":"concurrent"`); a request's
+//!   `?mode=sequential` or `?mode=concurrent` overrides the service's setting.
 //! - `/limited/{any}` allows each client IP `rate_limit` requests per fixed window (120 per
 //!   60 s, the window starting at the client's first request); beyond that it answers 429
 //!   with `Retry-After` = whole seconds left in the window, rounded up. Requests carrying

@@ -191,7 +191,7 @@ async fn demo_route(parts: &Parts, shared: &Shared, peer: IpAddr) -> Option<Resp
     let path = parts.uri.path();
     let resp = match path {
         "/work" => demo::work(shared).await,
-        "/health/all" => demo::health_all(&shared.config).await,
+        "/health/all" => demo::health_all(&shared.config, parts.uri.query()).await,
         "/stats" => match parts.method {
             Method::GET | Method::HEAD => demo::stats(&shared.stats),
             _ => method_not_allowed(),

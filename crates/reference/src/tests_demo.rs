@@ -352,6 +352,14 @@ async fn health_all_sequential_adds_up_the_checks() {
     assert_eq!(r.header("content-type"), Some("application/json"));
     assert!(took >= Duration::from_millis(80), "took {took:?}");
     assert!(took < Duration::from_secs(5), "took {took:?}");
+    // A request may ask for the other mode, whatever the service's flag.
+    let start = Instant::now();
+    let r = c.get("/health/all?mode=concurrent").await;
+    let took = start.elapsed();
+    assert_eq!(r.body, br#"{"status":"ok","checks":4,"mode":"concurrent"}"#);
+    assert!(took < Duration::from_millis(60), "took {took:?}");
+    let r = c.get("/health/all?mode=sideways").await;
+    assert_eq!(r.status, 400);
 }
 
 #[tokio::test]
