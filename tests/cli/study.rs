@@ -497,6 +497,21 @@ repetitions = 2
         assert_eq!(e[1]["requests"], 50);
         assert_eq!(e[1]["status"]["503"], 50);
     }
+    // The terminal too: each step's endpoints under it, repetitions merged.
+    let out = r.stdout();
+    for step in ["c=1:", "c=2:"] {
+        assert!(out.contains(step), "{out}");
+    }
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("broken | checkout"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(
+        rows.iter()
+            .all(|l| l.contains("100") && l.contains("0.00%") && l.contains("503: 100")),
+        "{rows:?}"
+    );
     // The Markdown report has one row per step and endpoint, repetitions merged.
     let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
     assert!(report.contains("### Per endpoint"), "{report}");

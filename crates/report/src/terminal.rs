@@ -334,6 +334,14 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
                     .collect::<String>()
             );
         }
+        // A mix: each step's endpoints, so a ladder shows which request saturates first.
+        let per_step = crate::scenario_endpoints(r, s);
+        for (step, endpoints) in &per_step {
+            if per_step.len() > 1 {
+                let _ = writeln!(out, "  {step}:");
+            }
+            endpoints_block(&mut out, endpoints);
+        }
         for f in findings(s, study) {
             let line = format!("  {f}");
             let _ = writeln!(
