@@ -278,12 +278,22 @@ fn fault_run(fault: Fault, extra: &[&str]) -> (Run, u64) {
 #[test]
 fn target_faults_are_counted_in_their_class() {
     let _g = serial();
-    let cases: [(Fault, &str, &[&str]); 5] = [
+    // A body far larger than the socket buffers: the server resets while it is being sent.
+    let dir = tmp();
+    let big = dir.path().join("big.bin");
+    std::fs::write(&big, vec![b'x'; 64 << 20]).unwrap();
+    let big = big.to_str().unwrap();
+    let cases: [(Fault, &str, &[&str]); 6] = [
         (Fault::GarbageStatus, "protocol", &[]),
         (Fault::OversizedHeader, "protocol", &[]),
         (Fault::TruncatedBody, "read", &[]),
         (Fault::Reset, "read", &[]),
         (Fault::SlowBody, "timeout", &["--timeout", "300ms"]),
+        (
+            Fault::ResetUnread,
+            "write",
+            &["-m", "POST", "--body-file", big],
+        ),
     ];
     for (fault, class, extra) in cases {
         let (r, _) = fault_run(fault, extra);
@@ -1073,4 +1083,44 @@ fn the_progress_line_shows_on_a_terminal_only_and_not_with_quiet() {
         .unwrap();
     assert!(out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("[measure]"));
+}
+
+#[test]
+fn memory_stays_bounded_against_a_server_sending_endless_headers() {
+    let _g = serial();
+    // Every response is 2 MiB of header lines that never end; perfbase reads at most 64 KiB
+    // of a head, so its memory must not grow with the server's output.
+    let server = spawn_faulty(Fault::OversizedHeader).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let r = perfbase(
+        &[
+            &url,
+            "-d",
+            "2s",
+            "-c",
+            "8",
+            "-t",
+            "1",
+            "--monitor-interval",
+            "200ms",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 3, "{}", r.stderr());
+    let errors = r.count("errors", "protocol");
+    assert!(errors > 50, "{errors} oversized responses refused");
+    let own = r.json()["monitor"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["kind"] == "self")
+        .unwrap();
+    let phase = own["phases"].as_array().unwrap().last().unwrap();
+    let rss = phase["rss_bytes"]["max"].as_f64().unwrap();
+    assert!(phase["samples"].as_u64().unwrap() >= 5, "{phase}");
+    assert!(
+        rss < 64.0 * 1024.0 * 1024.0,
+        "RSS {rss} after {errors} responses"
+    );
 }

@@ -34,6 +34,9 @@ pub enum Fault {
     /// Answers `n` requests on a connection well (200, `Content-Length: 3`, `ok\n`,
     /// keep-alive), then reads the next request head and closes without answering it.
     CloseAfter(u32),
+    /// Never reads: 50 ms after accepting, resets the connection (`SO_LINGER` 0). A client
+    /// sending a body larger than the socket buffers is then still writing: a write error.
+    ResetUnread,
 }
 
 /// A faulty server running on its own thread with its own runtime, bound to 127.0.0.1.
@@ -203,6 +206,11 @@ async fn handle(fault: Fault, stream: TcpStream) -> io::Result<()> {
                 let mut sink = [0u8; 4096];
                 while conn.stream.read(&mut sink).await? > 0 {}
             }
+        }
+        Fault::ResetUnread => {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            conn.stream.set_zero_linger()?;
+            drop(conn);
         }
         Fault::CloseAfter(n) => {
             let mut answered = 0;
