@@ -59,6 +59,17 @@ pub fn perfbase(args: &[&str], dir: &Path) -> Run {
     Run { out, json }
 }
 
+/// The element of the JSON array `items` whose `key` is `value` (a phase by scenario, an
+/// endpoint or monitor phase by name); panics naming what is missing.
+pub fn find<'a>(items: &'a Value, key: &str, value: &str) -> &'a Value {
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {items}"))
+        .iter()
+        .find(|x| x[key] == value)
+        .unwrap_or_else(|| panic!("no {key} = {value:?} in {items}"))
+}
+
 pub fn validate(result: &Value) {
     let schema_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/result.schema.json");
     let schema: Value =

@@ -497,25 +497,17 @@ fn the_monitor_sees_postgresql_idle_and_under_load() {
     let v = v.unwrap();
     let pg = &v["monitor"]["targets"][0];
     assert_eq!(pg["label"], selector.as_str());
-    let phase = |name: &str| {
-        pg["phases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} phase: {pg}"))
-            .clone()
-    };
-    let (idle, load) = (phase("idle"), phase("measure"));
+    let idle = find(&pg["phases"], "name", "idle");
+    let load = find(&pg["phases"], "name", "measure");
     let cpu = |p: &Value| p["cpu_pct"]["mean"].as_f64().unwrap();
     // Idle, the postmaster and its helpers barely run; 4 sessions of point selects keep their
     // backends busy (the server's whole tree counts: backends are the postmaster's children).
-    assert!(cpu(&idle) < 20.0, "idle {} %", cpu(&idle));
-    assert!(cpu(&load) > 20.0, "under load {} %", cpu(&load));
-    assert!(cpu(&load) > 3.0 * cpu(&idle).max(1.0), "{idle} vs {load}");
+    assert!(cpu(idle) < 20.0, "idle {} %", cpu(idle));
+    assert!(cpu(load) > 20.0, "under load {} %", cpu(load));
+    assert!(cpu(load) > 3.0 * cpu(idle).max(1.0), "{idle} vs {load}");
     let processes = |p: &Value| p["processes"]["max"].as_f64().unwrap();
     assert!(
-        processes(&load) >= processes(&idle) + 4.0,
+        processes(load) >= processes(idle) + 4.0,
         "one backend per session: {idle} vs {load}"
     );
     let rss = load["rss_bytes"]["mean"].as_f64().unwrap();

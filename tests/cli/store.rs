@@ -24,6 +24,49 @@ fn pb(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The id a command that saved a run names on stderr ("saved as run N").
+fn saved_id(stderr: &str) -> String {
+    stderr
+        .split("saved as run ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("the run was saved")
+        .to_string()
+}
+
+/// Writes `plan` to DIR/NAME.toml and runs it into DIR/NAME/ and the store; returns the exit
+/// code, stderr and the saved run's id.
+fn stored_plan(dir: &Path, name: &str, plan: &str) -> (i32, String, String) {
+    let plan_path = dir.join(format!("{name}.toml"));
+    std::fs::write(&plan_path, plan).unwrap();
+    let out = dir.join(name);
+    let (code, _, err) = pb(
+        dir,
+        &[
+            "run",
+            plan_path.to_str().unwrap(),
+            "-q",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let id = saved_id(&err);
+    (code, err, id)
+}
+
+/// The p50 delta in ms that `compare`'s Markdown table gives (`| p50_ms | A | B | +Δ (…) |`).
+fn p50_delta(compare: &str) -> f64 {
+    let row = compare
+        .lines()
+        .find(|l| l.starts_with("| p50_ms |"))
+        .unwrap_or_else(|| panic!("no p50 row in {compare}"));
+    row.split('|')
+        .nth(4)
+        .and_then(|c| c.trim().trim_start_matches('+').split_whitespace().next())
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| panic!("no delta in {row}"))
+}
+
 /// Loads `path` against the reference service for 1 s; returns the stored run id.
 fn stored_run(dir: &Path, addr: std::net::SocketAddr, path: &str, labels: &[&str]) -> String {
     let url = format!("http://{addr}{path}");
@@ -33,11 +76,7 @@ fn stored_run(dir: &Path, addr: std::net::SocketAddr, path: &str, labels: &[&str
     }
     let (code, _, err) = pb(dir, &args);
     assert_eq!(code, 0, "{err}");
-    err.split("saved as run ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("the run was saved")
-        .to_string()
+    saved_id(&err)
 }
 
 #[test]
@@ -94,21 +133,10 @@ fn runs_are_stored_read_back_compared_and_gated() {
     // /delay/10 vs /delay/30: B is slower by about 20 ms at p50.
     let (_, out, _) = pb(dir.path(), &["compare", &fast, &slow]);
     assert!(out.contains("### run: **B is slower**"), "{out}");
-    let p50 = out.lines().find(|l| l.starts_with("| p50_ms |")).unwrap();
-    let delta: f64 = p50
-        .split('|')
-        .nth(4)
-        .unwrap()
-        .trim()
-        .trim_start_matches('+')
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let delta = p50_delta(&out);
     assert!(
         (18.0..=23.0).contains(&delta),
-        "p50 delta {delta} ms in {p50}"
+        "p50 delta {delta} ms in {out}"
     );
 
     // The baseline gate: exit 1 on that regression, 0 against itself.
@@ -145,26 +173,8 @@ fn reports_in_every_format() {
         "[targets.svc]\nurl = \"http://{}\"\n[workloads.d]\ntarget = \"svc\"\npath = \"/delay/5\"\n[[scenarios]]\nname = \"steady\"\nworkload = \"d\"\nrate = 100\nduration = \"500ms\"\nrepetitions = 2\nthresholds = [\"p99 < 1ms\"]\n",
         server.addr
     );
-    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
-    let plan_path = dir.path().join("plan.toml");
-    let out_dir = dir.path().join("out");
-    let (code, _, err) = pb(
-        dir.path(),
-        &[
-            "run",
-            plan_path.to_str().unwrap(),
-            "-q",
-            "--out",
-            out_dir.to_str().unwrap(),
-        ],
-    );
+    let (code, err, id) = stored_plan(dir.path(), "out", &plan);
     assert_eq!(code, 1, "the 1 ms threshold fails: {err}");
-    let id = err
-        .split("saved as run ")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap()
-        .to_string();
 
     let (_, csv, _) = pb(dir.path(), &["report", &id, "--format", "csv"]);
     let rows: Vec<&str> = csv.lines().collect();
@@ -288,26 +298,9 @@ fn repeated_runs_are_compared_by_welch_from_json_files_and_gated_by_tolerance() 
             "[plan]\nlabels = {{ service = \"ref\", build = \"{name}\" }}\n[targets.svc]\nurl = \"http://{}\"\n[workloads.d]\ntarget = \"svc\"\npath = \"{path}\"\n[[scenarios]]\nname = \"steady\"\nworkload = \"d\"\nconcurrency = 2\nduration = \"400ms\"\nrepetitions = 4\n",
             server.addr
         );
-        let plan_path = dir.path().join(format!("{name}.toml"));
-        std::fs::write(&plan_path, plan).unwrap();
-        let out = dir.path().join(name);
-        let (code, _, err) = pb(
-            dir.path(),
-            &[
-                "run",
-                plan_path.to_str().unwrap(),
-                "-q",
-                "--out",
-                out.to_str().unwrap(),
-            ],
-        );
+        let (code, err, id) = stored_plan(dir.path(), name, &plan);
         assert_eq!(code, 0, "{err}");
-        let id = err
-            .split("saved as run ")
-            .nth(1)
-            .and_then(|s| s.split_whitespace().next())
-            .unwrap()
-            .to_string();
+        let out = dir.path().join(name);
         (out.join("result.json").to_str().unwrap().to_string(), id)
     };
     let (a, a_id) = run("a", "/delay/10");
@@ -317,16 +310,8 @@ fn repeated_runs_are_compared_by_welch_from_json_files_and_gated_by_tolerance() 
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("Welch's t-test"), "{out}");
     assert!(out.contains("**B is slower**"), "{out}");
-    let p50 = out.lines().find(|l| l.starts_with("| p50_ms |")).unwrap();
-    let cells: Vec<&str> = p50.split('|').map(str::trim).collect();
-    let delta: f64 = cells[4]
-        .trim_start_matches('+')
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!((3.0..=5.5).contains(&delta), "p50 +4 ms: {p50}");
+    let delta = p50_delta(&out);
+    assert!((3.0..=5.5).contains(&delta), "p50 +4 ms: {delta} in {out}");
     // The plan's labels reached the store.
     let (_, listed, _) = pb(dir.path(), &["history", "--label", "build=b"]);
     let ids: Vec<&str> = listed

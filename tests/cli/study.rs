@@ -342,29 +342,13 @@ fn demo_runs_the_demo_plan_against_the_embedded_service() {
     // Misses answer 404 and the plan expects them: all succeed, about half are 404s.
     let hit_miss = &s["scenarios"][2];
     assert_eq!(hit_miss["steps"][0]["success_ratio"], 1.0, "{hit_miss}");
-    let phase = v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["scenario"] == "hit/miss 50/50")
-        .unwrap();
+    let phase = find(&v["phases"], "scenario", "hit/miss 50/50");
     let misses = phase["status"]["404"].as_f64().unwrap() / phase["requests"].as_f64().unwrap();
     assert!((0.4..=0.6).contains(&misses), "{}", phase["status"]);
     // The health floor sets the same 4 checks in sequence and fanned out side by side.
-    let health = v["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["scenario"] == "health floor")
-        .unwrap();
+    let health = find(&v["phases"], "scenario", "health floor");
     let p50 = |name: &str| {
-        health["endpoints"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["name"] == name)
-            .unwrap_or_else(|| panic!("no endpoint {name}: {}", health["endpoints"]))["latency_ms"]
-            ["p50"]
+        find(&health["endpoints"], "name", name)["latency_ms"]["p50"]
             .as_f64()
             .unwrap()
     };
