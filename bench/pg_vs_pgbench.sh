@@ -7,7 +7,8 @@
 #   D=5 REPS=1 SCENARIOS=tpcb bench/pg_vs_pgbench.sh
 #
 # pgbench runs with -M prepared (its fastest protocol, as perfbase prepares its statements).
-# Scenarios: tpcb (pgbench's built-in script vs perfbase -w tpcb), function (a custom pgbench
+# Scenarios: tpcb (pgbench's built-in script vs perfbase -w tpcb), tpcb-pipelined (two of its
+# transactions per round trip: a \startpipeline script vs perfbase --pipeline 2), function (a custom pgbench
 # script calling pgbench_tx() vs perfbase -w tpcb-function), function-pipelined (the same with
 # perfbase --pipeline 8; pgbench has no equivalent for this script, shown beside plain pgbench).
 set -euo pipefail
@@ -17,7 +18,7 @@ D=${D:-10}
 REPS=${REPS:-3}
 SCALE=${SCALE:-10}
 CLIENTS=${CLIENTS:-10}
-SCENARIOS=${SCENARIOS:-"tpcb function function-pipelined"}
+SCENARIOS=${SCENARIOS:-"tpcb tpcb-pipelined function function-pipelined"}
 PERFBASE=${PERFBASE:-target/release/perfbase}
 OUT=bench/out/pg-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT"
@@ -49,6 +50,29 @@ cat > "$OUT/tx.sql" <<SQL
 SELECT pgbench_tx(:aid, :tid, :bid, :delta);
 SQL
 
+# Two TPC-B transactions (pgbench's built-in statements) in one pipeline: one round trip for
+# both, as perfbase -w tpcb --pipeline 2 sends them. pgbench counts the script as one
+# transaction, so its figures are doubled below.
+{
+  for i in 1 2; do
+    printf '\\set aid%s random(1, 100000 * %s)\n\\set bid%s random(1, 1 * %s)\n' "$i" "$SCALE" "$i" "$SCALE"
+    printf '\\set tid%s random(1, 10 * %s)\n\\set delta%s random(-5000, 5000)\n' "$i" "$SCALE" "$i"
+  done
+  echo '\startpipeline'
+  for i in 1 2; do
+    cat <<SQL
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta$i WHERE aid = :aid$i;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid$i;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta$i WHERE tid = :tid$i;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta$i WHERE bid = :bid$i;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid$i, :bid$i, :aid$i, :delta$i, CURRENT_TIMESTAMP);
+END;
+SQL
+  done
+  echo '\endpipeline'
+} > "$OUT/tpcb2.sql"
+
 run() { # run NAME CMD... : pinned to CPU 1, timed
   local name=$1; shift
   psql -q "$URL" -c CHECKPOINT > /dev/null 2>&1 || true
@@ -61,6 +85,9 @@ for rep in $(seq 1 "$REPS"); do
       tpcb)
         run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" "$URL"
         run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
+      tpcb-pipelined)
+        run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tpcb2.sql" -n "$URL"
+        run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb --pipeline 2 -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
       function)
         run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tx.sql" -n "$URL"
         run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb-function -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
@@ -79,10 +106,13 @@ out, scenarios, reps = sys.argv[1], sys.argv[2].split(), int(sys.argv[3])
 def cpu(path):
     u, s = open(path).read().split()[-2:]
     return float(u) + float(s)
+# TPC-B transactions per pgbench script run.
+PER_SCRIPT = {"tpcb-pipelined": 2}
 def pgbench(name):
     t = open(f"{out}/{name}.out").read()
-    tps = float(re.search(r"tps = ([\d.]+)", t).group(1))
-    n = int(re.search(r"number of transactions actually processed: (\d+)", t).group(1))
+    k = PER_SCRIPT.get(name.split(".")[0], 1)
+    tps = k * float(re.search(r"tps = ([\d.]+)", t).group(1))
+    n = k * int(re.search(r"number of transactions actually processed: (\d+)", t).group(1))
     lat = float(re.search(r"latency average = ([\d.]+) ms", t).group(1))
     return tps, n, lat, None
 def perfbase(name):

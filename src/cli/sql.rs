@@ -39,7 +39,8 @@ pub struct SqlArgs {
     #[arg(long = "param", value_name = "VALUE", requires = "sql")]
     pub params: Vec<String>,
 
-    /// PostgreSQL: statements in flight per connection (pipelining) for single-statement workloads
+    /// PostgreSQL: operations sent per round trip on each connection (pipelining): N statements
+    /// of a single-statement workload, or N whole TPC-B transactions (7 statements each)
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub pipeline: u64,
 

@@ -162,6 +162,51 @@ fn tpcb_rolls_back_a_failed_transaction_and_goes_on() {
 }
 
 #[test]
+fn pipelined_tpcb_transactions_keep_the_invariant_and_fail_alone() {
+    let Some((url, _lock)) = server() else { return };
+    local(async {
+        init_tpcb(&url, 1).await.unwrap();
+        let c = client(&url).await;
+        // 8 transactions, 56 statements, one round trip per execute.
+        let mut s = session(&url, SqlWorkload::TpcB { scale: 1 }, 8).await;
+        for op in 0..50 {
+            let o = s.execute(op).await;
+            assert_ok(&o);
+            assert_eq!(o.batch, 8);
+            assert_eq!((o.bytes_in, o.bytes_out), (64, 704));
+        }
+        assert_eq!(tpcb_invariant(&c).await.0, 400);
+        // Transactions whose delta is negative now fail at their INSERT: each is rolled back
+        // by its own END, and the others of the batch commit.
+        c.batch_execute(
+            "ALTER TABLE pgbench_history ADD CONSTRAINT perfbase_positive \
+             CHECK (delta >= 0) NOT VALID",
+        )
+        .await
+        .unwrap();
+        let negative = (50 * 8..51 * 8)
+            .filter(|&op| perfbase_drivers::sql::tpcb_params(op, 1).delta < 0)
+            .count() as u32;
+        assert!((1..8).contains(&negative), "a mixed batch: {negative} of 8");
+        let o = s.execute(50).await;
+        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!((o.batch, o.batch_ok), (8, 8 - negative), "{o:?}");
+        let detail = o.detail.as_deref().unwrap();
+        assert!(
+            detail.contains(&format!("{negative} of 8 pipelined transactions failed"))
+                && detail.contains("23514"),
+            "{detail}"
+        );
+        // Sums still agree: no half-applied transaction.
+        assert_eq!(tpcb_invariant(&c).await.0, 400 + (8 - negative) as i64);
+        c.batch_execute("ALTER TABLE pgbench_history DROP CONSTRAINT perfbase_positive")
+            .await
+            .unwrap();
+        assert_ok(&s.execute(51).await);
+    });
+}
+
+#[test]
 fn tpcb_function_keeps_the_invariant_and_pipelines() {
     let Some((url, _lock)) = server() else { return };
     local(async {
