@@ -299,9 +299,18 @@ fn nats_and_mqtt_round_trips_in_every_mode() {
         assert_eq!(v["success_ratio"], 1.0, "qos {qos}: {}", v["error_samples"]);
         validate(&v);
     }
-    let (code, _, v) = pb(&["mqtt", &mqtt.replace(":perfbase@", ":wr0ng@"), "-n", "3"]);
-    assert_eq!(code, 3);
-    assert_eq!(v["errors"]["connect"], 3);
+    // Wrong passwords: connect errors, exit 3, and the password shown nowhere.
+    for (cmd, url) in [("mqtt", &mqtt), ("nats", &nats)] {
+        let wrong = url.replace(":perfbase@", ":wr0ng-s3cret@");
+        let (code, text, v) = pb(&[cmd, &wrong, "-n", "3"]);
+        assert_eq!(code, 3, "{cmd}: {text}");
+        assert_eq!(v["errors"]["connect"], 3, "{cmd}: {}", v["errors"]);
+        let all = format!("{text}{v}");
+        assert!(
+            !all.contains("wr0ng-s3cret"),
+            "{cmd} leaked the password: {all}"
+        );
+    }
     // Open model too: the same engine paces brokers.
     let (code, _, v) = pb(&["nats", &nats, "-r", "500", "-d", "1s"]);
     assert_eq!(code, 0);

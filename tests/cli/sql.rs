@@ -152,6 +152,26 @@ fn database_faults_are_counted_with_their_codes_and_never_leak_the_password() {
             text.contains("1045") && !text.contains("wrong-s3cret"),
             "{text}"
         );
+        let missing = format!("{}/perfbase_no_such_db", my.rsplit_once('/').unwrap().0);
+        let (code, _, _, v, _d) = pb(&["mysql", &missing, "-w", "select-pk", "-n", "5"]);
+        assert_eq!(code, 3);
+        let v = v.unwrap();
+        assert_eq!(v["errors"]["connect"], 5, "{}", v["errors"]);
+        assert!(v["error_samples"].to_string().contains("1049"), "{v}");
+        let (code, _, _, v, _d) = pb(&[
+            "mysql",
+            &my,
+            "--sql",
+            "SELECT * FROM perfbase_missing_table",
+            "-n",
+            "20",
+            "-c",
+            "2",
+        ]);
+        assert_eq!(code, 3);
+        let v = v.unwrap();
+        assert_eq!(v["errors"]["driver"], 20, "{}", v["errors"]);
+        assert!(v["error_samples"].to_string().contains("1146"), "{v}");
     }
 }
 
