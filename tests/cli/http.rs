@@ -552,18 +552,9 @@ fn ctrl_c_stops_within_a_second_and_writes_the_partial_result() {
     let json = dir.path().join("result.json");
     let url = format!("http://{}/delay/3000", server.addr);
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
-        .args([
-            "http",
-            &url,
-            "-c",
-            "3",
-            "-d",
-            "60s",
-            "--quiet",
-            "--no-store",
-            "--json",
-        ])
+        .args(["http", &url, "-c", "3", "-d", "60s", "--quiet", "--json"])
         .arg(&json)
+        .env("PERFBASE_STORE", dir.path().join("results.db"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -588,6 +579,18 @@ fn ctrl_c_stops_within_a_second_and_writes_the_partial_result() {
     assert_eq!(v["aborted_in_flight"], 3, "the second round was in flight");
     assert!(String::from_utf8_lossy(&out.stdout).contains("INTERRUPTED"));
     validate(&v);
+    // The partial result is in the store too, whole.
+    let stored = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["report", "latest", "--format", "json"])
+        .env("PERFBASE_STORE", dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(stored.status.success(), "{stored:?}");
+    let stored: Value = serde_json::from_slice(&stored.stdout).unwrap();
+    assert_eq!(stored["interrupted"], true);
+    assert_eq!(stored["status"], v["status"]);
+    assert_eq!(stored["aborted_in_flight"], 3);
 }
 
 #[test]
