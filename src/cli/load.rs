@@ -9,7 +9,7 @@ use std::time::Duration;
 pub struct LoadArgs {
     /// Closed model: N connections, each sending its next request when the last completes
     /// [default: 50 for http, 1 for databases, without --rate]
-    #[arg(short = 'c', long, value_name = "N", value_parser = parse::count, conflicts_with = "rate")]
+    #[arg(short = 'c', long, value_name = "N", value_parser = parse::connections, conflicts_with = "rate")]
     pub connections: Option<u64>,
 
     /// Open model: start requests at this fixed rate (2000, 2k, 500/s, 120/m), whatever the
@@ -39,7 +39,7 @@ pub struct LoadArgs {
 
     /// Open model: at most N requests in flight; a request that cannot start on time is sent
     /// late and counted as late [default: 1000 for http, 64 for databases and brokers]
-    #[arg(long, value_name = "N", value_parser = parse::count, requires = "rate")]
+    #[arg(long, value_name = "N", value_parser = parse::connections, requires = "rate")]
     pub max_inflight: Option<u64>,
 
     /// Open model: wake at most once per this interval and start every request due by then

@@ -146,6 +146,13 @@ pub(crate) mod parse {
         }
     }
 
+    /// A count of connections: at least 1 and within the process's file limit.
+    pub fn connections(s: &str) -> Result<u64, String> {
+        let n = count(s)?;
+        crate::load::check_connections(n)?;
+        Ok(n)
+    }
+
     pub fn count(s: &str) -> Result<u64, String> {
         match perfbase_core::units::parse_count(s) {
             Ok(0) => Err(format!("'{s}' must be at least 1")),

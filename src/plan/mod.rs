@@ -1385,9 +1385,15 @@ fn rate_of(
     field: &str,
     scale: f64,
 ) -> Result<f64, PlanError> {
-    parse_rate(&num_text(v))
-        .map(|r| r * scale)
-        .map_err(|e| cx.err(span, field, e.to_string()))
+    let rate = parse_rate(&num_text(v)).map_err(|e| cx.err(span, field, e.to_string()))? * scale;
+    if rate > perfbase_core::units::MAX_RATE {
+        return Err(cx.err(
+            span,
+            field,
+            format!("{rate:.0}/s after scale {scale}: above the 100M/s that perfbase can pace"),
+        ));
+    }
+    Ok(rate)
 }
 
 fn conc_of(
@@ -1398,7 +1404,11 @@ fn conc_of(
     scale: f64,
 ) -> Result<u64, PlanError> {
     match v {
-        NumOrText::Int(n) if *n >= 1 => Ok(((*n as f64 * scale).round() as u64).max(1)),
+        NumOrText::Int(n) if *n >= 1 => {
+            let n = ((*n as f64 * scale).round() as u64).max(1);
+            crate::load::check_connections(n).map_err(|e| cx.err(span, field, e))?;
+            Ok(n)
+        }
         _ => Err(cx.err(
             span,
             field,
@@ -1447,7 +1457,12 @@ fn scenario(
     let max_inflight = sd
         .max_inflight
         .as_ref()
-        .map(|m| cx.positive(m, &format!("{field}.max_inflight")))
+        .map(|m| {
+            let f = format!("{field}.max_inflight");
+            let n = cx.positive(m, &f)?;
+            crate::load::check_connections(n).map_err(|e| cx.err(m, &f, e))?;
+            Ok::<u64, PlanError>(n)
+        })
         .transpose()?
         .unwrap_or(DEFAULT_MAX_INFLIGHT);
     let open = |rate: f64| Load::Open {
@@ -1578,6 +1593,18 @@ fn scenario(
         }
         (Kind::Stages, steps)
     };
+    if steps.is_empty() {
+        let (span, name) = match (&sd.rate, &sd.concurrency) {
+            (Some(r), _) => (r.span(), "rate"),
+            (_, Some(c)) => (c.span(), "concurrency"),
+            _ => (0..0, "stages"),
+        };
+        return Err(cx.err_at(
+            cx.line(span.start),
+            format!("{field}.{name}"),
+            "a ladder needs at least one step, e.g. [10, 20, 40]",
+        ));
+    }
     if kind.is_ladder() {
         // The knee rule compares each step with the ones below it: a ladder must climb.
         let shape = if kind == Kind::RateLadder {

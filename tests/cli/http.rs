@@ -524,6 +524,14 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             "--rate".into(),
         ),
         (
+            vec!["http", "http://127.0.0.1:1/", "-c", "99999999999"],
+            "ulimit -n".into(),
+        ),
+        (
+            vec!["http", "http://127.0.0.1:1/", "-r", "200M"],
+            "above the 100M/s".into(),
+        ),
+        (
             vec!["http", "http://127.0.0.1:1/", "--frobnicate"],
             "unexpected argument '--frobnicate' found".into(),
         ),

@@ -14,6 +14,10 @@ pub enum UnitError {
     /// Use a positive number of operations per second, optionally with k/M and /s, /m or /h.
     #[error("invalid rate '{0}': use a positive number of requests per second such as 200, 2k, 500/s or 120/m")]
     Rate(String),
+    /// Use a rate this side of [`MAX_RATE`]: no load generator paces faster, and beyond it
+    /// the schedule's arithmetic loses meaning.
+    #[error("rate '{0}' is above the 100M/s that perfbase can pace; use a lower rate")]
+    RateTooHigh(String),
     /// Use a whole number, optionally with k or M.
     #[error("invalid count '{0}': use a whole number such as 1000, 60k or 1M")]
     Count(String),
@@ -73,6 +77,9 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     Duration::try_from_secs_f64(total).map_err(|_| err())
 }
 
+/// The highest rate a schedule may ask for, in operations per second.
+pub const MAX_RATE: f64 = 1e8;
+
 /// Parses a rate in operations per second: `200`, `2k`, `1.5k/s`, `120/m`, `3600/h`.
 pub fn parse_rate(input: &str) -> Result<f64, UnitError> {
     let err = || UnitError::Rate(input.to_string());
@@ -95,10 +102,15 @@ pub fn parse_rate(input: &str) -> Result<f64, UnitError> {
         _ => return Err(err()),
     };
     let v = parse_decimal(num).ok_or_else(err)? * mult / per_s;
-    if v > 0.0 && v.is_finite() {
-        Ok(v)
-    } else {
+    if !(v > 0.0 && v.is_finite()) {
         Err(err())
+    } else if v > MAX_RATE {
+        // A TOML float such as 1e308 arrives written out in full: show its start only.
+        let shown: String = input.chars().take(16).collect();
+        let cut = if shown.len() < input.len() { "…" } else { "" };
+        Err(UnitError::RateTooHigh(format!("{shown}{cut}")))
+    } else {
+        Ok(v)
     }
 }
 
@@ -161,6 +173,14 @@ mod tests {
         for bad in ["", "s", "10x", "-1s", "1..2s", "ms10", "1s 2s"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn rates_beyond_the_ceiling_are_refused() {
+        assert_eq!(parse_rate("100M").unwrap(), MAX_RATE);
+        assert!(matches!(parse_rate("101M"), Err(UnitError::RateTooHigh(_))));
+        let huge = format!("{}", 1e308);
+        assert!(matches!(parse_rate(&huge), Err(UnitError::RateTooHigh(_))));
     }
 
     #[test]
