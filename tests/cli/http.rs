@@ -450,6 +450,9 @@ fn expected_statuses_count_as_success_and_keep_their_code() {
     assert_eq!(r.json()["success_ratio"], 1.0);
     assert_eq!(r.count("status", "404"), 20);
     assert!(r.json()["errors"].as_object().unwrap().is_empty());
+    // A run too short to sample, without --monitor: no monitor warning to puzzle over.
+    let said = format!("{}{}", r.stdout(), r.stderr());
+    assert!(!said.contains("sampling interval"), "{said}");
     let (code, err) = bad(&["http", &url, "--ok-status", "700"]);
     assert_eq!((code, err.lines().count()), (2, 1), "{err}");
     assert!(err.contains("--ok-status"), "{err}");
@@ -522,6 +525,10 @@ fn bad_input_is_one_clear_line_and_exit_2() {
         (
             vec!["http", "http://127.0.0.1:1/", "--max-inflight", "5"],
             "--rate".into(),
+        ),
+        (
+            vec!["http", "http://127.0.0.1:1/", "-m", "GE T"],
+            "invalid method 'GE T'".into(),
         ),
         (
             vec!["http", "http://127.0.0.1:1/", "-c", "99999999999"],

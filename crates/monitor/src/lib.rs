@@ -129,6 +129,9 @@ pub struct Monitor {
     handle: Option<JoinHandle<Sampler>>,
     interval: Duration,
     cores: u32,
+    /// Whether the user named targets; perfbase's own figures alone are no reason to warn
+    /// about phases too short to sample.
+    selected: bool,
 }
 
 impl Monitor {
@@ -146,6 +149,7 @@ impl Monitor {
         let mut excluded: HashSet<u32> = procfs::ancestors(own, &scan).into_iter().collect();
         excluded.insert(own);
 
+        let selected = !cfg.selectors.is_empty();
         let mut targets = Vec::with_capacity(cfg.selectors.len() + 1);
         for sel in &cfg.selectors {
             let target = match sel.resolve(&scan, &excluded)? {
@@ -181,6 +185,7 @@ impl Monitor {
             .spawn(move || sampler.run(rx))
             .map_err(MonitorError::Spawn)?;
         Ok(Monitor {
+            selected,
             tx,
             handle: Some(handle),
             interval: cfg.interval,
@@ -211,8 +216,12 @@ impl Monitor {
         };
         match handle.join() {
             Ok(sampler) => {
-                let warnings = sampler
-                    .empty_phases()
+                let empty = if self.selected {
+                    sampler.empty_phases()
+                } else {
+                    Vec::new()
+                };
+                let warnings = empty
                     .into_iter()
                     .map(|p| {
                         format!(

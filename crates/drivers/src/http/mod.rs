@@ -52,6 +52,9 @@ pub enum HttpError {
         #[source]
         source: io::Error,
     },
+    /// A method that is no HTTP token (letters, digits and `!#$%&'*+-.^_`|~`, no spaces).
+    #[error("invalid method '{0}': use a token such as GET, POST or PURGE")]
+    Method(String),
     /// A header name or value that cannot be sent.
     #[error("invalid header '{0}': use 'Name: value' with a token name and no line breaks")]
     Header(String),

@@ -179,7 +179,7 @@ fn head_lines(
     o: &HttpOptions,
 ) -> Result<(String, bool), HttpError> {
     if !is_token(method) {
-        return Err(HttpError::Header(format!("method '{method}'")));
+        return Err(HttpError::Method(method.to_string()));
     }
     let has = |name: &str| {
         own.iter()
