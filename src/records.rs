@@ -106,6 +106,12 @@ pub fn load(
             .map_or(reference.to_string(), |s| s.to_string_lossy().into_owned());
         return Ok((name, r));
     }
+    // Looks like a file (a path or a .json name) but is none: say so, not "invalid run id".
+    if reference.contains('/') || reference.ends_with(".json") {
+        return Err(bad_input(format!(
+            "{reference}: no such file (give a result JSON file, a run id, latest or latest:KEY=VALUE)"
+        )));
+    }
     let r: RunRef = reference.parse().map_err(|e| {
         bad_input(format!(
             "'{reference}': {e} (give a run id, latest, latest:KEY=VALUE or a result JSON file)"

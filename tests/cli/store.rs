@@ -331,3 +331,30 @@ fn repeated_runs_are_compared_by_welch_from_json_files_and_gated_by_tolerance() 
     );
     assert_eq!(code, 0, "{err}");
 }
+
+#[test]
+fn missing_runs_and_files_are_named() {
+    let dir = tmp();
+    let missing = dir.path().join("nowhere/r.json");
+    let missing = missing.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["report", missing, "--format", "md"],
+            format!("{missing}: no such file"),
+        ),
+        (
+            vec!["compare", "a.json", "b.json"],
+            "a.json: no such file".to_string(),
+        ),
+        (vec!["show", "99"], "no run 99".to_string()),
+        (
+            vec!["baseline", "check", "nope", "1"],
+            "no baseline 'nope'".to_string(),
+        ),
+    ] {
+        let (code, _, err) = pb(dir.path(), &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(&want), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
