@@ -30,7 +30,7 @@ pub struct LoadArgs {
     pub threads: Option<u64>,
 
     /// A request without a complete response by then counts as a timeout
-    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse::positive_duration)]
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse::timeout)]
     pub timeout: Duration,
 
     /// Run the same load for this long first and discard its measurements

@@ -128,6 +128,17 @@ pub(crate) mod parse {
         }
     }
 
+    /// A request timeout: at least 1 ms, the resolution of the timer that enforces it (a
+    /// shorter one would silently act as 1 ms).
+    pub fn timeout(s: &str) -> Result<Duration, String> {
+        match duration(s)? {
+            d if d < Duration::from_millis(1) => Err(format!(
+                "'{s}' is below 1ms, the resolution of request timeouts; use 1ms or more"
+            )),
+            d => Ok(d),
+        }
+    }
+
     pub fn rate(s: &str) -> Result<f64, String> {
         perfbase_core::units::parse_rate(s).map_err(|e| e.to_string())
     }

@@ -339,7 +339,17 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         None => None,
     };
     let timeout = match &meta.timeout {
-        Some(t) => cx.positive_duration(t, "plan.timeout")?,
+        Some(t) => {
+            let d = cx.positive_duration(t, "plan.timeout")?;
+            if d < Duration::from_millis(1) {
+                return Err(cx.err(
+                    t,
+                    "plan.timeout",
+                    "below 1ms, the resolution of request timeouts; use 1ms or more",
+                ));
+            }
+            d
+        }
         None => Duration::from_secs(5),
     };
     let buckets_ms = match &meta.buckets {

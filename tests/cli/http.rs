@@ -527,6 +527,10 @@ fn bad_input_is_one_clear_line_and_exit_2() {
             "--rate".into(),
         ),
         (
+            vec!["http", "http://127.0.0.1:1/", "--timeout", "500us"],
+            "below 1ms".into(),
+        ),
+        (
             vec!["http", "http://127.0.0.1:1/", "-m", "GE T"],
             "invalid method 'GE T'".into(),
         ),
