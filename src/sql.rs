@@ -103,7 +103,7 @@ pub fn execute(
 /// pgbench_branches), whatever -s says, so the keys drawn cover every account. A -s that
 /// disagrees is named; tables that cannot be read leave the scale as given, and the run
 /// reports why.
-fn with_table_scale(
+pub(crate) fn with_table_scale(
     dialect: Dialect,
     url: &str,
     workload: SqlWorkload,
@@ -136,7 +136,7 @@ fn with_table_scale(
     };
     if let Some(g) = given.filter(|&g| g != scale) {
         errln!(
-            "perfbase: --scale {g} ignored: pgbench_branches holds {scale} rows, so the tables are at scale {scale} (as pgbench does)"
+            "perfbase: scale {g} ignored: pgbench_branches holds {scale} rows, so the tables are at scale {scale} (as pgbench does)"
         );
     }
     Ok(match workload {

@@ -374,9 +374,15 @@ fn run_engine(
         Backend::Sql(sql) => match sql.dialect {
             crate::sql::Dialect::Postgres => {
                 use perfbase_drivers::sql::postgres::{PgDriver, PgOptions};
-                let d = PgDriver::new(
+                let workload = crate::sql::with_table_scale(
+                    sql.dialect,
                     &sql.url,
                     sql.workload.clone(),
+                    sql.scale_given,
+                )?;
+                let d = PgDriver::new(
+                    &sql.url,
+                    workload,
                     PgOptions {
                         pipeline: sql.pipeline,
                     },
@@ -385,7 +391,13 @@ fn run_engine(
                 perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
             }
             crate::sql::Dialect::Mysql => {
-                let d = perfbase_drivers::sql::mysql::MyDriver::new(&sql.url, sql.workload.clone())
+                let workload = crate::sql::with_table_scale(
+                    sql.dialect,
+                    &sql.url,
+                    sql.workload.clone(),
+                    sql.scale_given,
+                )?;
+                let d = perfbase_drivers::sql::mysql::MyDriver::new(&sql.url, workload)
                     .map_err(|e| bad(e.to_string()))?;
                 perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
             }

@@ -118,6 +118,8 @@ pub struct SqlTarget {
     pub url: String,
     pub workload: perfbase_drivers::sql::SqlWorkload,
     pub pipeline: usize,
+    /// A TPC-B workload's `scale` as written; a run takes the tables' own, as pgbench does.
+    pub scale_given: Option<u32>,
 }
 
 /// The shape of a scenario.
@@ -532,6 +534,10 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                         url: url_text.clone(),
                         workload: sql,
                         pipeline,
+                        scale_given: w
+                            .scale
+                            .as_ref()
+                            .map(|s| (*s.get_ref()).clamp(1, u32::MAX as i64) as u32),
                     }),
                     what,
                 ))

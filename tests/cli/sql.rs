@@ -91,8 +91,18 @@ fn postgres_tpcb_counts_exactly_and_reports_like_pgbench() {
     // As pgbench, a run takes the scale of the tables it finds, and says so when -s differs.
     let (code, _, err, v, _d) = pb(&["pg", &url, "-w", "tpcb", "-s", "4", "-n", "20"]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("--scale 4 ignored"), "{err}");
+    assert!(err.contains("scale 4 ignored"), "{err}");
     assert_eq!(v.unwrap()["config"]["protocol"]["scale"], 1);
+    // Plans too: a TPC-B workload's scale that disagrees with the tables is named.
+    let dir = tmp();
+    let plan = format!(
+        "[targets.db]\nurl = \"{url}\"\n[workloads.tx]\ntarget = \"db\"\nbuiltin = \"tpcb\"\nscale = 5\n[[scenarios]]\nname = \"tpcb\"\nworkload = \"tx\"\nconcurrency = 2\nrequests = 40\n"
+    );
+    let r = run_plan_with(dir.path(), &plan, |_| {});
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert!(r.stderr().contains("scale 5 ignored"), "{}", r.stderr());
+    assert_eq!(r.json()["requests"], 40);
+    assert_eq!(r.json()["success_ratio"], 1.0);
     // The function variant, pipelined: each execute sends 8 statements, and all are counted.
     let (code, _, err, v, _d) = pb(&[
         "pg",
