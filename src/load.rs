@@ -229,6 +229,7 @@ pub fn execute<D: Driver>(
         pacing: shape.pacing,
     };
     let monitor = crate::monitoring::start(&p.monitor, &interrupt)?;
+    monitor.set_worker_threads(engine.threads);
     let mut observer = Labelled {
         monitor: &monitor,
         inner: ProgressLine::new(p.progress),

@@ -478,6 +478,7 @@ pub fn run(
         threads: engine(plan, o).threads,
     };
     let monitor = crate::monitoring::start(&plan.monitor, &interrupt)?;
+    monitor.set_worker_threads(state.threads);
     let mut scenario_studies = Vec::new();
     for s in &plan.scenarios {
         if state.interrupted {

@@ -129,6 +129,9 @@ pub struct Monitor {
     handle: Option<JoinHandle<Sampler>>,
     interval: Duration,
     cores: u32,
+    /// Cores perfbase's worker threads can use (at most `cores`): what its own CPU is judged
+    /// against when deciding the generator was saturated.
+    capacity: std::sync::atomic::AtomicU32,
     /// Whether the user named targets; perfbase's own figures alone are no reason to warn
     /// about phases too short to sample.
     selected: bool,
@@ -185,6 +188,7 @@ impl Monitor {
             .spawn(move || sampler.run(rx))
             .map_err(MonitorError::Spawn)?;
         Ok(Monitor {
+            capacity: std::sync::atomic::AtomicU32::new(cores),
             selected,
             tx,
             handle: Some(handle),
@@ -201,6 +205,15 @@ impl Monitor {
         let _ = self.tx.send(Msg::Phase(name.to_string()));
     }
 
+    /// The load runs on `threads` worker threads: perfbase counts as saturated near
+    /// `min(threads, cores)` cores, not near all of them.
+    pub fn set_worker_threads(&self, threads: usize) {
+        let t = u32::try_from(threads)
+            .unwrap_or(u32::MAX)
+            .clamp(1, self.cores.max(1));
+        self.capacity.store(t, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Cores perfbase has (`available_parallelism`).
     pub fn cores(&self) -> u32 {
         self.cores
@@ -211,8 +224,16 @@ impl Monitor {
     pub fn stop(mut self) -> MonitorReport {
         let _ = self.tx.send(Msg::Stop);
         let interval_s = self.interval.as_secs_f64();
+        let capacity = self.capacity.load(std::sync::atomic::Ordering::Relaxed);
         let Some(handle) = self.handle.take() else {
-            return report::build(interval_s, self.cores, &[], Vec::new(), Vec::new());
+            return report::build(
+                interval_s,
+                self.cores,
+                capacity,
+                &[],
+                Vec::new(),
+                Vec::new(),
+            );
         };
         match handle.join() {
             Ok(sampler) => {
@@ -235,6 +256,7 @@ impl Monitor {
                 report::build(
                     interval_s,
                     self.cores,
+                    capacity,
                     &order,
                     sampler.into_collected(),
                     warnings,
@@ -243,6 +265,7 @@ impl Monitor {
             Err(_) => report::build(
                 interval_s,
                 self.cores,
+                capacity,
                 &[],
                 Vec::new(),
                 vec!["the monitor's sampler thread panicked: no resource figures".to_string()],

@@ -168,6 +168,7 @@ pub(crate) fn phase_stats(name: &str, timeline: &[Sample], cores: u32) -> Option
 pub(crate) fn build(
     interval_s: f64,
     cores: u32,
+    capacity: u32,
     phase_order: &[String],
     collected: Vec<Collected>,
     mut warnings: Vec<String>,
@@ -181,14 +182,17 @@ pub(crate) fn build(
             .collect();
         if c.kind == "self" {
             for p in &phases {
-                let share = p.cpu_pct.mean / (100.0 * f64::from(cores.max(1)));
+                // Judged against the cores its worker threads could use: one thread (-t 1)
+                // saturates at one core, however many the machine has.
+                let share = p.cpu_pct.mean / (100.0 * f64::from(capacity.clamp(1, cores.max(1))));
                 if share > SATURATION_SHARE {
                     generator_saturated = true;
                     warnings.push(format!(
-                        "perfbase itself used {:.0} % of its {} cores: the figures may be \
-                         limited by the load generator, not the target (phase \"{}\")",
+                        "perfbase itself used {:.0} % of the {} core(s) its worker threads \
+                         could use: the figures may be limited by the load generator, not the \
+                         target (phase \"{}\")",
                         share * 100.0,
-                        cores,
+                        capacity.clamp(1, cores.max(1)),
                         p.name
                     ));
                 }
@@ -283,7 +287,7 @@ mod tests {
             "idle".to_string(),
             "measure".to_string(),
         ];
-        let r = build(1.0, 2, &order, collected, vec![]);
+        let r = build(1.0, 2, 2, &order, collected, vec![]);
         let t = r.target("pid:1").expect("target");
         assert_eq!(t.phases.len(), 2, "the empty start phase is left out");
         let idle = t.phase("idle").expect("idle");
@@ -298,25 +302,31 @@ mod tests {
         assert_eq!(r.generator().map(|g| g.label.as_str()), Some(SELF_LABEL));
         let sat: Vec<&String> = r.warnings.iter().filter(|w| w.contains("itself")).collect();
         assert_eq!(sat.len(), 1);
-        assert!(sat[0].starts_with("perfbase itself used 94 % of its 2 cores: the figures may be limited by the load generator, not the target"));
+        assert!(sat[0].starts_with("perfbase itself used 94 % of the 2 core(s) its worker threads could use: the figures may be limited by the load generator, not the target"), "{}", sat[0]);
         assert!(sat[0].contains("measure"));
         assert!(r.warnings.iter().any(|w| w.contains("exited at 4.5 s")));
 
-        let r4 = build(
-            1.0,
-            4,
-            &order,
+        let own = |cpu: f64| {
             vec![Collected {
                 label: SELF_LABEL.into(),
                 kind: "self",
                 pids: vec![2],
                 exited_at_s: None,
-                timeline: vec![sample(1.0, "measure", 190.0, 1)],
+                timeline: vec![sample(1.0, "measure", cpu, 1)],
                 fds_denied: false,
-            }],
-            vec![],
-        );
+            }]
+        };
+        // 190 % of one core with 4 worker threads on 4 cores: not saturated…
+        let r4 = build(1.0, 4, 4, &order, own(190.0), vec![]);
         assert!(!r4.generator_saturated);
         assert!(r4.warnings.is_empty());
+        // …but one worker thread (-t 1) at 95 % of its core is, whatever the machine has.
+        let r1 = build(1.0, 4, 1, &order, own(95.0), vec![]);
+        assert!(r1.generator_saturated);
+        assert!(
+            r1.warnings[0].contains("95 % of the 1 core(s)"),
+            "{:?}",
+            r1.warnings
+        );
     }
 }
