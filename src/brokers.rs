@@ -62,15 +62,6 @@ fn run_one<D: perfbase_core::Driver>(
     done(store, protocol, &result, load)
 }
 
-/// Runs a driver's set-up step (prefill, slot map) on a one-off single-threaded runtime.
-fn block_on_local<F: std::future::Future>(f: F) -> Result<F::Output, AppError> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| bad_input(format!("cannot start a runtime: {e}")))?;
-    Ok(tokio::task::LocalSet::new().block_on(&rt, f))
-}
-
 pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     use perfbase_drivers::redis::{prefill, RedisDriver, RedisOp, RedisOptions};
     check_url(&a.url, &["redis", "redis+cluster"], "redis")?;
@@ -91,7 +82,8 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         })?]
     };
     if a.prefill {
-        let n = block_on_local(prefill(&a.url, &options))?.map_err(|e| bad_input(e.to_string()))?;
+        let n = crate::load::block_on_local(prefill(&a.url, &options))?
+            .map_err(|e| bad_input(e.to_string()))?;
         errln!(
             "perfbase: prefilled {} keys of {} bytes",
             perfbase_report::thousands(n),
@@ -116,7 +108,7 @@ pub fn redis(a: RedisArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         if driver.is_cluster() {
             // Per-node figures need the slot map first. A cluster that does not answer now
             // is left to the run, which counts its connect errors.
-            let _ = block_on_local(driver.map_nodes())?;
+            let _ = crate::load::block_on_local(driver.map_nodes())?;
         }
         let mut r = crate::load::execute(driver.clone(), &shape, &p, interrupt.clone())?;
         let (m, k) = driver.redirects();

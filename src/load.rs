@@ -38,6 +38,16 @@ pub struct LoadShape {
     pub warmup: Option<Duration>,
 }
 
+/// Runs a driver's set-up step (prefill, slot map, table scale, init) on a one-off
+/// single-threaded runtime, outside the engine's workers.
+pub fn block_on_local<F: std::future::Future>(f: F) -> Result<F::Output, AppError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| crate::exit::bad_input(format!("cannot start a runtime: {e}")))?;
+    Ok(tokio::task::LocalSet::new().block_on(&rt, f))
+}
+
 /// How many connections this process may hold at once: its open-file limit (`ulimit -n`) less
 /// room for the store, the monitor and standard streams. More would fail one by one as
 /// "too many open files" mid-run, or, far beyond, exhaust memory before the first request.

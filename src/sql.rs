@@ -115,11 +115,7 @@ pub(crate) fn with_table_scale(
     ) {
         return Ok(workload);
     }
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| bad_input(format!("cannot start a runtime: {e}")))?;
-    let found = tokio::task::LocalSet::new().block_on(&rt, async {
+    let found = crate::load::block_on_local(async {
         match dialect {
             Dialect::Postgres => perfbase_drivers::sql::postgres::tpcb_scale(url)
                 .await
@@ -130,7 +126,7 @@ pub(crate) fn with_table_scale(
                 .ok()
                 .flatten(),
         }
-    });
+    })?;
     let Some(scale) = found else {
         return Ok(workload);
     };
@@ -148,16 +144,11 @@ pub(crate) fn with_table_scale(
 
 /// Creates and fills the tables a workload needs.
 fn init(dialect: Dialect, url: &str, plan: &Plan, scale: u32) -> Result<(), AppError> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| bad_input(format!("cannot start a runtime: {e}")))?;
     let tpcb = matches!(
         plan,
         Plan::One(SqlWorkload::TpcB { .. } | SqlWorkload::TpcBFunction { .. })
     );
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&rt, async {
+    crate::load::block_on_local(async {
         if tpcb {
             let report = match dialect {
                 Dialect::Postgres => {
@@ -198,7 +189,7 @@ fn init(dialect: Dialect, url: &str, plan: &Plan, scale: u32) -> Result<(), AppE
             outln!("initialised the suite's tables (perfbase_items: 10,000 rows, perfbase_orders)");
         }
         Ok::<(), AppError>(())
-    })
+    })?
 }
 
 fn settings(

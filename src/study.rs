@@ -404,12 +404,7 @@ fn run_engine(
         },
         Backend::Redis(r) => {
             if r.prefill {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map_err(|e| bad(format!("cannot start a runtime: {e}")))?;
-                tokio::task::LocalSet::new()
-                    .block_on(&rt, redis::prefill(&r.url, &r.options))
+                crate::load::block_on_local(redis::prefill(&r.url, &r.options))?
                     .map_err(|e| bad(format!("prefill: {e}")))?;
             }
             let d = redis::RedisDriver::new(&r.url, r.op, r.options.clone())
