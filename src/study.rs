@@ -371,37 +371,33 @@ fn run_engine(
             // connections `streams` at a time.
             perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
         }
-        Backend::Sql(sql) => match sql.dialect {
-            crate::sql::Dialect::Postgres => {
-                use perfbase_drivers::sql::postgres::{PgDriver, PgOptions};
-                let workload = crate::sql::with_table_scale(
-                    sql.dialect,
-                    &sql.url,
-                    sql.workload.clone(),
-                    sql.scale_given,
-                )?;
-                let d = PgDriver::new(
-                    &sql.url,
-                    workload,
-                    PgOptions {
-                        pipeline: sql.pipeline,
-                    },
-                )
-                .map_err(|e| bad(e.to_string()))?;
-                perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
-            }
-            crate::sql::Dialect::Mysql => {
-                let workload = crate::sql::with_table_scale(
-                    sql.dialect,
-                    &sql.url,
-                    sql.workload.clone(),
-                    sql.scale_given,
-                )?;
-                let d = perfbase_drivers::sql::mysql::MyDriver::new(&sql.url, workload)
+        Backend::Sql(sql) => {
+            let workload = crate::sql::with_table_scale(
+                sql.dialect,
+                &sql.url,
+                sql.workload.clone(),
+                sql.scale_given,
+            )?;
+            match sql.dialect {
+                crate::sql::Dialect::Postgres => {
+                    use perfbase_drivers::sql::postgres::{PgDriver, PgOptions};
+                    let d = PgDriver::new(
+                        &sql.url,
+                        workload,
+                        PgOptions {
+                            pipeline: sql.pipeline,
+                        },
+                    )
                     .map_err(|e| bad(e.to_string()))?;
-                perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+                    perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+                }
+                crate::sql::Dialect::Mysql => {
+                    let d = perfbase_drivers::sql::mysql::MyDriver::new(&sql.url, workload)
+                        .map_err(|e| bad(e.to_string()))?;
+                    perfbase_engine::run(Arc::new(d), cfg, specs, interrupt, observer)
+                }
             }
-        },
+        }
         Backend::Redis(r) => {
             if r.prefill {
                 crate::load::block_on_local(redis::prefill(&r.url, &r.options))?

@@ -567,6 +567,50 @@ async fn run_statement(
     }
 }
 
+/// The ops of a pipelined batch as they come back: one outcome for the batch, counting every
+/// op in it (the engine records each with the batch's latency). A failed batch carries its
+/// worst failure — a lost connection first, else the first error — and how many failed.
+#[derive(Default)]
+struct BatchTally {
+    bytes_in: u64,
+    failed: u64,
+    worst: Option<Outcome>,
+}
+
+impl BatchTally {
+    fn ok(&mut self, bytes_in: u64) {
+        self.bytes_in += bytes_in;
+    }
+
+    fn failed(&mut self, o: Outcome) {
+        self.failed += 1;
+        let replace = match &self.worst {
+            None => true,
+            Some(w) => o.class.breaks_session() && !w.class.breaks_session(),
+        };
+        if replace {
+            self.worst = Some(o);
+        }
+    }
+
+    /// The batch of `n` ops (`what`, for the message) that sent `out` bytes.
+    fn outcome(self, n: u64, out: u64, what: &str) -> Outcome {
+        match self.worst {
+            None => Outcome::ok(self.bytes_in, out).batch_of(n as u32, n as u32),
+            Some(o) => Outcome::error(
+                o.class,
+                format!(
+                    "{} of {n} pipelined {what} failed: {}",
+                    self.failed,
+                    o.detail.as_deref().unwrap_or("")
+                ),
+            )
+            .with_bytes(self.bytes_in, out)
+            .batch_of(n as u32, (n - self.failed) as u32),
+        }
+    }
+}
+
 impl PgSession {
     /// The outcome of a failed statement.
     fn failure(&self, e: &tokio_postgres::Error) -> Outcome {
@@ -641,39 +685,14 @@ impl PgSession {
         )
         .await;
         let out: u64 = batch.iter().map(Args::bytes_out).sum();
-        let mut bytes_in = 0;
-        let mut failed = 0;
-        let mut worst: Option<Outcome> = None;
-        for r in results {
+        let mut tally = BatchTally::default();
+        for r in &results {
             match r {
-                Ok(b) => bytes_in += b,
-                Err(e) => {
-                    failed += 1;
-                    let o = self.failure(&e);
-                    let replace = match &worst {
-                        None => true,
-                        Some(w) => o.class.breaks_session() && !w.class.breaks_session(),
-                    };
-                    if replace {
-                        worst = Some(o);
-                    }
-                }
+                Ok(b) => tally.ok(*b),
+                Err(e) => tally.failed(self.failure(e)),
             }
         }
-        // One outcome for the batch, counting every statement in it (the engine records
-        // each with the batch's latency).
-        match worst {
-            None => Outcome::ok(bytes_in, out).batch_of(n as u32, n as u32),
-            Some(o) => Outcome::error(
-                o.class,
-                format!(
-                    "{failed} of {n} pipelined statements failed: {}",
-                    o.detail.as_deref().unwrap_or("")
-                ),
-            )
-            .with_bytes(bytes_in, out)
-            .batch_of(n as u32, (n - failed) as u32),
-        }
+        tally.outcome(n, out, "statements")
     }
 
     /// The outcome of a transaction that returned `result`; after a server error the
@@ -753,40 +772,26 @@ impl PgSession {
         )
         .await;
         let out = 11 * 8 * n;
-        let (mut bytes_in, mut failed) = (0, 0u64);
-        let mut worst: Option<Outcome> = None;
+        let mut tally = BatchTally::default();
         for tx in results.chunks(7) {
+            let mut bytes = 0;
             let mut first_error = None;
             for r in tx {
                 match r {
-                    Ok(b) => bytes_in += b,
+                    Ok(b) => bytes += b,
                     Err(e) if first_error.is_none() => first_error = Some(self.failure(e)),
                     Err(_) => {}
                 }
             }
-            if let Some(o) = first_error {
-                failed += 1;
-                let replace = match &worst {
-                    None => true,
-                    Some(w) => o.class.breaks_session() && !w.class.breaks_session(),
-                };
-                if replace {
-                    worst = Some(o);
+            match first_error {
+                None => tally.ok(bytes),
+                Some(o) => {
+                    tally.bytes_in += bytes;
+                    tally.failed(o);
                 }
             }
         }
-        match worst {
-            None => Outcome::ok(bytes_in, out).batch_of(n as u32, n as u32),
-            Some(o) => Outcome::error(
-                o.class,
-                format!(
-                    "{failed} of {n} pipelined transactions failed: {}",
-                    o.detail.as_deref().unwrap_or("")
-                ),
-            )
-            .with_bytes(bytes_in, out)
-            .batch_of(n as u32, (n - failed) as u32),
-        }
+        tally.outcome(n, out, "transactions")
     }
 
     async fn transaction(&self, s: &TransactionStatements, op: u64) -> Outcome {
