@@ -126,62 +126,44 @@ fn database_faults_are_counted_with_their_codes_and_never_leak_the_password() {
         return;
     };
     let _g = serial();
-    let wrong = url.replace(":perfbase@", ":wrong-s3cret@");
-    let (code, out, err, v, _d) = pb(&["pg", &wrong, "-w", "select-pk", "-n", "10", "-c", "1"]);
-    assert_eq!(code, 3, "nothing succeeded: {err}");
-    let v = v.unwrap();
-    assert_eq!(v["errors"]["connect"], 10);
-    let text = format!("{out}{err}{v}");
-    assert!(text.contains("28P01"), "{text}");
-    assert!(!text.contains("wrong-s3cret"), "password leaked: {text}");
-    let missing = format!("{}/perfbase_no_such_db", url.rsplit_once('/').unwrap().0);
-    let (code, _, _, v, _d) = pb(&["pg", &missing, "-w", "select-pk", "-n", "5"]);
-    assert_eq!(code, 3);
-    assert!(v.unwrap()["error_samples"].to_string().contains("3D000"));
-    // A statement that fails: driver errors with the SQLSTATE, and the run goes on.
-    let (code, _, _, v, _d) = pb(&[
-        "pg",
-        &url,
-        "--sql",
-        "SELECT * FROM perfbase_missing_table",
-        "-n",
-        "20",
-        "-c",
-        "2",
-    ]);
-    assert_eq!(code, 3);
-    let v = v.unwrap();
-    assert_eq!(v["errors"]["driver"], 20);
-    assert!(v["error_samples"].to_string().contains("42P01"));
+    // Each fault: nothing succeeds (exit 3), every op is counted in its class, the server's
+    // code is named, and the password is shown nowhere.
+    let expect = |args: &[&str], class: &str, n: u64, code: &str| {
+        let (exit, out, err, v, _d) = pb(args);
+        assert_eq!(exit, 3, "{args:?}: nothing succeeded: {err}");
+        let v = v.unwrap();
+        assert_eq!(v["errors"][class], n, "{args:?}: {}", v["errors"]);
+        let text = format!("{out}{err}{v}");
+        assert!(text.contains(code), "{args:?}: {code} in {text}");
+        assert!(!text.contains("wrong-s3cret"), "password leaked: {text}");
+    };
+    let mut servers = vec![("pg", url, ["28P01", "3D000", "42P01"])];
     if let Some(my) = service("PERFBASE_MYSQL_URL") {
-        let wrong = my.replace(":perfbase@", ":wrong-s3cret@");
-        let (code, out, err, v, _d) = pb(&["mysql", &wrong, "-w", "select-pk", "-n", "5"]);
-        assert_eq!(code, 3);
-        let text = format!("{out}{err}{}", v.unwrap());
-        assert!(
-            text.contains("1045") && !text.contains("wrong-s3cret"),
-            "{text}"
+        servers.push(("mysql", my, ["1045", "1049", "1146"]));
+    }
+    for (cmd, url, [login, database, table]) in &servers {
+        let wrong = url.replace(":perfbase@", ":wrong-s3cret@");
+        expect(
+            &[cmd, &wrong, "-w", "select-pk", "-n", "10", "-c", "1"],
+            "connect",
+            10,
+            login,
         );
-        let missing = format!("{}/perfbase_no_such_db", my.rsplit_once('/').unwrap().0);
-        let (code, _, _, v, _d) = pb(&["mysql", &missing, "-w", "select-pk", "-n", "5"]);
-        assert_eq!(code, 3);
-        let v = v.unwrap();
-        assert_eq!(v["errors"]["connect"], 5, "{}", v["errors"]);
-        assert!(v["error_samples"].to_string().contains("1049"), "{v}");
-        let (code, _, _, v, _d) = pb(&[
-            "mysql",
-            &my,
-            "--sql",
-            "SELECT * FROM perfbase_missing_table",
-            "-n",
-            "20",
-            "-c",
-            "2",
-        ]);
-        assert_eq!(code, 3);
-        let v = v.unwrap();
-        assert_eq!(v["errors"]["driver"], 20, "{}", v["errors"]);
-        assert!(v["error_samples"].to_string().contains("1146"), "{v}");
+        let missing = format!("{}/perfbase_no_such_db", url.rsplit_once('/').unwrap().0);
+        expect(
+            &[cmd, &missing, "-w", "select-pk", "-n", "5"],
+            "connect",
+            5,
+            database,
+        );
+        // A statement that fails: driver errors with the server's code, and the run goes on.
+        let sql = "SELECT * FROM perfbase_missing_table";
+        expect(
+            &[cmd, url, "--sql", sql, "-n", "20", "-c", "2"],
+            "driver",
+            20,
+            table,
+        );
     }
 }
 
