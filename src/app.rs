@@ -348,7 +348,7 @@ fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         let m = &mut plan.monitor;
         if m.selectors.is_empty() {
             // No [monitor] in the plan: the same idle baseline as --monitor elsewhere.
-            m.idle = std::time::Duration::from_secs(3);
+            m.idle = crate::monitoring::DEFAULT_IDLE;
         }
         m.selectors.extend(a.monitor.iter().cloned());
     }

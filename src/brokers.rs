@@ -323,14 +323,9 @@ pub fn nats(a: NatsArgs, store: &StoreOptions) -> Result<Exit, AppError> {
 /// disk), once a run is over, measured or not. Failing to is worth a warning, not a
 /// different exit.
 pub(crate) fn remove_stream(driver: &perfbase_drivers::nats::NatsDriver) {
-    let deleted = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
+    let deleted = crate::load::block_on_local(driver.delete_stream())
         .map_err(|e| e.to_string())
-        .and_then(|rt| {
-            rt.block_on(driver.delete_stream())
-                .map_err(|e| e.to_string())
-        });
+        .and_then(|r| r.map_err(|e| e.to_string()));
     if let Err(e) = deleted {
         errln!(
             "perfbase: warning: could not delete JetStream stream {}: {e}",

@@ -9,6 +9,9 @@ use perfbase_monitor::{Monitor, MonitorConfig, MonitorReport, Selector};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// The idle baseline taken before the load when targets are named and nothing says how long.
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(3);
+
 /// What to watch and how.
 #[derive(Debug, Clone, Default)]
 pub struct MonitorOptions {

@@ -109,10 +109,7 @@ pub(crate) fn with_table_scale(
     workload: SqlWorkload,
     given: Option<u32>,
 ) -> Result<SqlWorkload, AppError> {
-    if !matches!(
-        workload,
-        SqlWorkload::TpcB { .. } | SqlWorkload::TpcBFunction { .. }
-    ) {
+    if workload.tpcb_scale().is_none() {
         return Ok(workload);
     }
     let found = crate::load::block_on_local(async {
@@ -135,19 +132,12 @@ pub(crate) fn with_table_scale(
             "perfbase: scale {g} ignored: pgbench_branches holds {scale} rows, so the tables are at scale {scale} (as pgbench does)"
         );
     }
-    Ok(match workload {
-        SqlWorkload::TpcB { .. } => SqlWorkload::TpcB { scale },
-        SqlWorkload::TpcBFunction { .. } => SqlWorkload::TpcBFunction { scale },
-        other => other,
-    })
+    Ok(workload.with_tpcb_scale(scale))
 }
 
 /// Creates and fills the tables a workload needs.
 fn init(dialect: Dialect, url: &str, plan: &Plan, scale: u32) -> Result<(), AppError> {
-    let tpcb = matches!(
-        plan,
-        Plan::One(SqlWorkload::TpcB { .. } | SqlWorkload::TpcBFunction { .. })
-    );
+    let tpcb = matches!(plan, Plan::One(w) if w.tpcb_scale().is_some());
     crate::load::block_on_local(async {
         if tpcb {
             let report = match dialect {
@@ -199,8 +189,8 @@ fn settings(
 ) -> BTreeMap<String, serde_json::Value> {
     let mut m = BTreeMap::new();
     m.insert("workload".into(), name.into());
-    if let Some(SqlWorkload::TpcB { scale } | SqlWorkload::TpcBFunction { scale }) = workload {
-        m.insert("scale".into(), (*scale).into());
+    if let Some(scale) = workload.and_then(SqlWorkload::tpcb_scale) {
+        m.insert("scale".into(), scale.into());
     }
     m.insert("pipeline".into(), a.pipeline.into());
     if let Some(sql) = &a.sql {
@@ -240,7 +230,7 @@ fn pgbench_block(r: &RunResult, a: &SqlArgs, workload: &str, w: &SqlWorkload) ->
     let mut b = String::new();
     let mut line = |text: String| b.push_str(&format!("  {text}\n"));
     line(format!("transaction type: {kind}"));
-    if let SqlWorkload::TpcB { scale } | SqlWorkload::TpcBFunction { scale } = w {
+    if let Some(scale) = w.tpcb_scale() {
         line(format!("scaling factor: {scale}"));
     }
     line(format!("query mode: {mode}"));

@@ -814,7 +814,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                 selectors: m.targets.iter().map(|t| t.get_ref().clone()).collect(),
                 idle: match &m.idle {
                     Some(d) => cx.duration(d, "monitor.idle")?,
-                    None => Duration::from_secs(3),
+                    None => crate::monitoring::DEFAULT_IDLE,
                 },
                 interval: match &m.interval {
                     Some(d) => cx.positive_duration(d, "monitor.interval")?,
@@ -1600,26 +1600,18 @@ fn scenario(
             };
             steps.push(step);
         }
-        if steps.is_empty() {
-            return Err(cx.err(
-                stages,
-                format!("{field}.stages"),
-                "needs at least one stage",
-            ));
-        }
         (Kind::Stages, steps)
     };
     if steps.is_empty() {
-        let (span, name) = match (&sd.rate, &sd.concurrency) {
-            (Some(r), _) => (r.span(), "rate"),
-            (_, Some(c)) => (c.span(), "concurrency"),
-            _ => (0..0, "stages"),
+        // `rate = []`, `concurrency = []` or `stages = []`: nothing to run.
+        const LADDER: &str = "a ladder needs at least one step, e.g. [10, 20, 40]";
+        let (span, name, why) = match (&sd.rate, &sd.concurrency, &sd.stages) {
+            (Some(r), _, _) => (r.span(), "rate", LADDER),
+            (_, Some(c), _) => (c.span(), "concurrency", LADDER),
+            (_, _, Some(st)) => (st.span(), "stages", "needs at least one stage"),
+            _ => (0..0, "scenario", "needs at least one step"),
         };
-        return Err(cx.err_at(
-            cx.line(span.start),
-            format!("{field}.{name}"),
-            "a ladder needs at least one step, e.g. [10, 20, 40]",
-        ));
+        return Err(cx.err_at(cx.line(span.start), format!("{field}.{name}"), why));
     }
     if kind.is_ladder() {
         // The knee rule compares each step with the ones below it: a ladder must climb.

@@ -181,10 +181,11 @@ pub(crate) fn build(
             .filter_map(|p| phase_stats(p, &c.timeline, cores))
             .collect();
         if c.kind == "self" {
+            // Judged against the cores its worker threads could use: one thread (-t 1)
+            // saturates at one core, however many the machine has.
+            let usable = capacity.clamp(1, cores.max(1));
             for p in &phases {
-                // Judged against the cores its worker threads could use: one thread (-t 1)
-                // saturates at one core, however many the machine has.
-                let share = p.cpu_pct.mean / (100.0 * f64::from(capacity.clamp(1, cores.max(1))));
+                let share = p.cpu_pct.mean / (100.0 * f64::from(usable));
                 if share > SATURATION_SHARE {
                     generator_saturated = true;
                     warnings.push(format!(
@@ -192,7 +193,7 @@ pub(crate) fn build(
                          could use: the figures may be limited by the load generator, not the \
                          target (phase \"{}\")",
                         share * 100.0,
-                        capacity.clamp(1, cores.max(1)),
+                        usable,
                         p.name
                     ));
                 }

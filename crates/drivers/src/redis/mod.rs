@@ -410,20 +410,18 @@ impl RedisDriver {
     /// the node that serves its key — per-node requests, errors and latency percentiles,
     /// beside the cluster-wide ones. Ops are charged by the map at the start (a slot that
     /// migrates during the run stays with its first node). Pipelined batches span nodes, so
-    /// with a pipeline above 1 only the per-node reply counts remain. Returns the node count
-    /// (0 for a standalone server).
-    pub async fn map_nodes(&self) -> Result<usize, Outcome> {
+    /// with a pipeline above 1 only the per-node reply counts remain. A standalone server
+    /// has nothing to map.
+    pub async fn map_nodes(&self) -> Result<(), Outcome> {
         let Target::Cluster { seeds } = &self.shared.target else {
-            return Ok(0);
+            return Ok(());
         };
         let c = Cluster::open(&self.shared, seeds).await?;
-        let nodes: Vec<SocketAddr> = c.nodes.iter().map(|n| n.addr).collect();
-        let count = nodes.len();
         let _ = self.shared.node_map.set(NodeMap {
-            nodes,
+            nodes: c.nodes.iter().map(|n| n.addr).collect(),
             slots: c.slots,
         });
-        Ok(count)
+        Ok(())
     }
 
     /// Whether this driver targets a Redis Cluster.

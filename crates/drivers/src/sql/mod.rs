@@ -93,6 +93,24 @@ pub enum SqlWorkload {
     },
 }
 
+impl SqlWorkload {
+    /// The TPC-B scale of the tables a TPC-B workload draws its keys over; None for others.
+    pub fn tpcb_scale(&self) -> Option<u32> {
+        match self {
+            SqlWorkload::TpcB { scale } | SqlWorkload::TpcBFunction { scale } => Some(*scale),
+            _ => None,
+        }
+    }
+
+    /// This workload drawing over tables of `scale` (TPC-B workloads; others unchanged).
+    pub fn with_tpcb_scale(mut self, new: u32) -> SqlWorkload {
+        if let SqlWorkload::TpcB { scale } | SqlWorkload::TpcBFunction { scale } = &mut self {
+            *scale = new;
+        }
+        self
+    }
+}
+
 /// The random values of one TPC-B transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TpcbParams {

@@ -833,10 +833,7 @@ impl Session for PgSession {
         match statements {
             Statements::Single(s) => self.single(s, op).await,
             Statements::Tpcb(s) => {
-                let scale = match self.shared.workload {
-                    SqlWorkload::TpcB { scale } => scale,
-                    _ => 1,
-                };
+                let scale = self.shared.workload.tpcb_scale().unwrap_or(1);
                 if self.shared.pipeline > 1 {
                     self.tpcb_pipelined(s, op, scale).await
                 } else {
