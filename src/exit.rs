@@ -1,6 +1,8 @@
 //! Exit codes, in one place: 0 success; 1 a threshold or check failed; 2 bad input (flags,
-//! plan, files); 3 the target was unusable (nothing succeeded); 130 interrupted.
+//! plan, files); 3 the target was unusable (nothing succeeded); 4 perfbase itself failed (a
+//! file it could not write, threads it could not start); 130 interrupted.
 
+use perfbase_core::result::RunResult;
 use thiserror::Error;
 
 /// How a command ended.
@@ -10,6 +12,7 @@ pub enum Exit {
     CheckFailed,
     BadInput,
     Unusable,
+    Failed,
     Interrupted,
 }
 
@@ -20,7 +23,38 @@ impl Exit {
             Exit::CheckFailed => 1,
             Exit::BadInput => 2,
             Exit::Unusable => 3,
+            Exit::Failed => 4,
             Exit::Interrupted => 130,
+        }
+    }
+
+    /// The one rule for every run: interrupted wins (the result is partial), then a failed
+    /// threshold or check (`passed` false), then a target on which no request succeeded.
+    pub fn of(result: &RunResult, passed: bool) -> Exit {
+        let m = &result.measurement;
+        let ok = m.requests.saturating_sub(m.errors.values().sum::<u64>());
+        if result.interrupted {
+            Exit::Interrupted
+        } else if !passed {
+            Exit::CheckFailed
+        } else if ok == 0 {
+            Exit::Unusable
+        } else {
+            Exit::Success
+        }
+    }
+
+    /// What the end of a run says about this exit, if anything.
+    pub fn explain(self) -> Option<&'static str> {
+        match self {
+            Exit::Interrupted => {
+                Some("interrupted; the partial result above covers what was measured")
+            }
+            Exit::CheckFailed => Some("a threshold or check failed (see above)"),
+            Exit::Unusable => {
+                Some("no request succeeded: the target was unusable (see the errors above)")
+            }
+            _ => None,
         }
     }
 }
@@ -43,8 +77,9 @@ pub enum AppError {
 impl AppError {
     pub fn exit(&self) -> Exit {
         match self {
+            AppError::BadInput(_) => Exit::BadInput,
+            AppError::Failed(_) => Exit::Failed,
             AppError::Unusable(_) => Exit::Unusable,
-            _ => Exit::BadInput,
         }
     }
 }

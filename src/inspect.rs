@@ -69,7 +69,7 @@ fn print_result(r: &RunResult) {
         ),
         None => out!("{}", perfbase_report::terminal::render(r)),
     }
-    crate::app::print_monitor(r);
+    crate::show::print_monitor(r);
 }
 
 pub fn show(a: ShowArgs, o: &StoreOptions) -> Result<Exit, AppError> {

@@ -1,23 +1,26 @@
 //! perfbase: load-tests services and turns the measurements into performance baselines.
 //!
-//! This root package is the wiring: command-line flags (`cli`), the one place that picks a
-//! driver and runs the engine (`app`), exit codes (`exit`), machine facts (`env`) and Ctrl-C
-//! handling (`interrupt`). The measuring lives in the workspace crates.
+//! This root package is the application: command-line flags (`cli`) and plan files (`plan`)
+//! both become a [`plan::Plan`]; `study` runs every plan (each workload through its
+//! `backend`, the one seam to the protocol drivers), saves, analyses and reports; `exit`
+//! decides the exit code. `app` dispatches the commands. The measuring lives in the
+//! workspace crates.
 
 #[macro_use]
 mod out;
 
 pub mod app;
-pub mod brokers;
+pub mod backend;
 pub mod cli;
 pub mod env;
 pub mod exit;
 pub mod inspect;
 pub mod interrupt;
-pub mod load;
+pub mod limits;
 pub mod monitoring;
 pub mod plan;
 mod progress;
 pub mod records;
-pub mod sql;
+pub mod serve;
+pub mod show;
 pub mod study;

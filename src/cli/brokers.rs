@@ -1,7 +1,16 @@
 //! `perfbase redis`, `perfbase amqp`, `perfbase nats`, `perfbase mqtt`.
 
+use super::command::Job;
 use super::LoadArgs;
+use crate::backend::options::{self, AckName, AmqpModeName, NatsModeName};
+use crate::backend::{AmqpTarget, Backend, BrokerTarget, RedisTarget, StreamSide};
+use crate::exit::{bad_input, AppError};
+use crate::plan::Plan;
+use crate::records::StoreOptions;
+use crate::study::StudyOptions;
 use clap::Args;
+use perfbase_core::redact;
+use perfbase_drivers::{amqp, mqtt, nats, redis};
 use std::time::Duration;
 
 #[derive(Debug, Args)]
@@ -38,31 +47,13 @@ pub struct RedisArgs {
     pub load: LoadArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AmqpModeArg {
-    /// Publish, then receive the same message: latency is end to end through the broker
-    Roundtrip,
-    /// Publish only (with --confirms: until the broker acknowledges)
-    Publish,
-    /// Publishers and --consumers apart on one queue, as RabbitMQ PerfTest: publish rate and
-    /// latency, consume rate, end-to-end latency from the send stamp in each message
-    Stream,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AckArg {
-    None,
-    Auto,
-    Manual,
-}
-
 #[derive(Debug, Args)]
 pub struct AmqpArgs {
     /// amqp://user:password@host:port/vhost (the password is redacted everywhere)
     pub url: String,
 
     #[arg(long, value_enum, default_value = "roundtrip")]
-    pub mode: AmqpModeArg,
+    pub mode: AmqpModeName,
 
     /// Message size in bytes
     #[arg(long, default_value_t = 1024)]
@@ -78,7 +69,7 @@ pub struct AmqpArgs {
 
     /// How the consumer acknowledges
     #[arg(long, value_enum, default_value = "manual")]
-    pub ack: AckArg,
+    pub ack: AckName,
 
     /// --mode stream: consumer connections on the shared queue
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
@@ -93,23 +84,13 @@ pub struct AmqpArgs {
     pub load: LoadArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum NatsModeArg {
-    /// Core publish to a subject the session subscribes to: end-to-end latency
-    Pubsub,
-    /// Request/reply through a responder
-    Request,
-    /// JetStream publish, until the PubAck
-    Jetstream,
-}
-
 #[derive(Debug, Args)]
 pub struct NatsArgs {
     /// nats://user:password@host:port
     pub url: String,
 
     #[arg(long, value_enum, default_value = "pubsub")]
-    pub mode: NatsModeArg,
+    pub mode: NatsModeName,
 
     /// Message size in bytes
     #[arg(long, default_value_t = 128)]
@@ -134,4 +115,154 @@ pub struct MqttArgs {
 
     #[command(flatten)]
     pub load: LoadArgs,
+}
+
+/// The URL's scheme is one of `schemes`, else an error naming the command's.
+fn check_url(url: &str, schemes: &[&str], command: &str) -> Result<(), AppError> {
+    if schemes.iter().any(|s| url.starts_with(&format!("{s}://"))) {
+        return Ok(());
+    }
+    let wanted: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
+    Err(bad_input(format!(
+        "URL '{}': perfbase {command} takes a {} URL",
+        redact::url(url),
+        wanted.join(" or ")
+    )))
+}
+
+/// A plan of one broker workload under `load`'s flags.
+fn one(load: &LoadArgs, url: &str, backend: Backend, store: &StoreOptions) -> (Plan, StudyOptions) {
+    let kind = backend.protocol();
+    let job = Job {
+        step: "measure".into(),
+        label: redact::url(url),
+        backend,
+    };
+    (
+        load.plan(kind, vec![job], 1),
+        load.options(kind, None, store),
+    )
+}
+
+impl RedisArgs {
+    /// One scenario per command asked for (the suite: every command in turn).
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+        check_url(&self.url, &["redis", "redis+cluster"], "redis")?;
+        self.load.check_json()?;
+        let options = redis::RedisOptions {
+            keyspace: self.keyspace.max(1),
+            value_size: self.value_size,
+            pipeline: self.pipeline as usize,
+        };
+        let ops: Vec<redis::RedisOp> = if self.workload == "suite" {
+            redis::RedisOp::ALL.to_vec()
+        } else {
+            vec![redis::RedisOp::from_name(&self.workload).ok_or_else(|| {
+                bad_input(format!(
+                    "--workload '{}': use suite, {}",
+                    self.workload,
+                    options::redis_names()
+                ))
+            })?]
+        };
+        let label = redact::url(&self.url);
+        let suite = ops.len() > 1;
+        let jobs = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| Job {
+                step: if suite {
+                    op.name().into()
+                } else {
+                    "measure".into()
+                },
+                label: label.clone(),
+                backend: Backend::Redis(RedisTarget {
+                    url: self.url.clone(),
+                    op: *op,
+                    options: options.clone(),
+                    // Once, before the first command.
+                    prefill: self.prefill && i == 0,
+                }),
+            })
+            .collect();
+        let title = suite.then(|| {
+            format!(
+                "perfbase redis suite on {label} (pipeline {})",
+                options.pipeline
+            )
+        });
+        Ok((
+            self.load.plan("redis", jobs, 1),
+            self.load.options("redis", title, store),
+        ))
+    }
+}
+
+impl AmqpArgs {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+        check_url(&self.url, &["amqp"], "amqp")?;
+        self.load.check_json()?;
+        let mut options = amqp::AmqpOptions {
+            mode: self.mode.mode(),
+            message_size: self.size,
+            persistent: self.persistent,
+            confirms: self.confirms,
+            ack: self.ack.mode(),
+            queue: None,
+        };
+        let stream = if self.mode == AmqpModeName::Stream {
+            if self.load.warmup.is_some() {
+                return Err(bad_input(
+                    "--warmup: not with --mode stream (the consumers would count the warm-up's \
+                     messages); leave it out",
+                ));
+            }
+            options.queue = Some(format!("perfbase-{}-stream", std::process::id()));
+            Some(StreamSide {
+                consumers: self.consumers,
+                drain: self.drain,
+            })
+        } else {
+            None
+        };
+        let backend = Backend::Amqp(AmqpTarget {
+            url: self.url.clone(),
+            options,
+            stream,
+        });
+        Ok(one(&self.load, &self.url, backend, store))
+    }
+}
+
+impl NatsArgs {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+        check_url(&self.url, &["nats"], "nats")?;
+        self.load.check_json()?;
+        let options = nats::NatsOptions {
+            mode: self.mode.mode(),
+            message_size: self.size,
+        };
+        let backend = Backend::Nats(BrokerTarget {
+            url: self.url.clone(),
+            options,
+        });
+        Ok(one(&self.load, &self.url, backend, store))
+    }
+}
+
+impl MqttArgs {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+        check_url(&self.url, &["mqtt"], "mqtt")?;
+        self.load.check_json()?;
+        let options = mqtt::MqttOptions {
+            qos: self.qos,
+            message_size: self.size,
+        };
+        let backend = Backend::Mqtt(BrokerTarget {
+            url: self.url.clone(),
+            options,
+        });
+        Ok(one(&self.load, &self.url, backend, store))
+    }
 }

@@ -1,8 +1,17 @@
 //! `perfbase http`: flags in the habits of wrk, oha and hey.
 
+use super::command::Job;
 use super::LoadArgs;
+use crate::backend::{Backend, HttpRequests, HttpTarget};
+use crate::exit::{bad_input, AppError};
+use crate::plan::Plan;
+use crate::records::StoreOptions;
+use crate::study::StudyOptions;
 use clap::Args;
+use perfbase_core::redact;
+use perfbase_drivers::http::{targets::read_targets, HttpOptions, HttpVersion, Target, TlsOptions};
 use std::path::PathBuf;
+use url::Url;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -64,4 +73,98 @@ pub struct HttpArgs {
 
     #[command(flatten)]
     pub load: LoadArgs,
+}
+
+fn parse_header(h: &str) -> Result<(String, String), AppError> {
+    match h.split_once(':') {
+        Some((n, v)) if !n.trim().is_empty() && !n.trim().contains(char::is_whitespace) => {
+            Ok((n.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(bad_input(format!(
+            "--header '{}': expected 'Name: value'",
+            redact::header_line(h.split(':').next().unwrap_or(""), "…")
+        ))),
+    }
+}
+
+impl HttpArgs {
+    /// The requests: a targets file's, or the URL's with its body.
+    fn targets(&self) -> Result<Vec<Target>, AppError> {
+        match (&self.targets, &self.url) {
+            (Some(_), Some(url)) => Err(bad_input(format!(
+                "give either a URL ('{}') or --targets, not both",
+                redact::url(url)
+            ))),
+            (None, None) => Err(bad_input(
+                "no target: give a URL (e.g. http://127.0.0.1:8080/) or --targets FILE",
+            )),
+            (Some(file), None) => read_targets(file).map_err(|e| bad_input(e.to_string())),
+            (None, Some(raw)) => {
+                let url = Url::parse(raw)
+                    .map_err(|e| bad_input(format!("URL '{}': {e}", redact::url(raw))))?;
+                let body: Vec<u8> = match (&self.body, &self.body_file) {
+                    (Some(b), _) => b.clone().into_bytes(),
+                    (None, Some(f)) => std::fs::read(f).map_err(|e| {
+                        bad_input(format!("--body-file {}: cannot read: {e}", f.display()))
+                    })?,
+                    (None, None) => Vec::new(),
+                };
+                Ok(vec![Target {
+                    method: self.method.clone(),
+                    url,
+                    headers: Vec::new(),
+                    body: body.into(),
+                }])
+            }
+        }
+    }
+
+    /// The one-scenario plan these flags describe; every error names its flag or file.
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        let targets = self.targets()?;
+        self.load.check_json()?;
+        let label = match &self.targets {
+            Some(f) => format!(
+                "{} (targets: {})",
+                redact::url(targets[0].url.as_str()),
+                f.display()
+            ),
+            None => redact::url(self.url.as_deref().unwrap_or_default()),
+        };
+        let version = match self.http2 {
+            false => HttpVersion::Http1,
+            true => HttpVersion::Http2 {
+                streams: self.streams as usize,
+            },
+        };
+        let options = HttpOptions {
+            keepalive: !self.no_keepalive,
+            headers,
+            tls: TlsOptions {
+                insecure: self.insecure,
+                ca_file: self.cacert.clone(),
+            },
+            version,
+            ok_status: self.ok_status.clone(),
+            ..HttpOptions::default()
+        };
+        let job = Job {
+            step: "measure".into(),
+            label,
+            backend: Backend::Http(HttpTarget {
+                requests: HttpRequests::Targets(targets),
+                options,
+            }),
+        };
+        // -c N --streams M: N connections carry N × M sessions (one stream each), as with
+        // h2load's -c N -m M. (A plan's `concurrency` counts streams.)
+        let per_connection = if self.http2 { self.streams } else { 1 };
+        let plan = self.load.plan("http", vec![job], per_connection);
+        Ok((plan, self.load.options("http", None, store)))
+    }
 }

@@ -1,7 +1,9 @@
-//! Command-line flags, one file per subcommand. Flags only: turning them into typed options
-//! and running them is `app`'s job.
+//! Command-line flags, one file per subcommand, and the plan each protocol command's flags
+//! describe (`command.rs`): a command is a plan of one scenario, or one per operation of a
+//! suite. Running it is `study`'s job; `app` dispatches.
 
 mod brokers;
+mod command;
 mod http;
 mod load;
 mod records;
@@ -9,7 +11,7 @@ mod run;
 mod serve;
 mod sql;
 
-pub use brokers::{AckArg, AmqpArgs, AmqpModeArg, MqttArgs, NatsArgs, NatsModeArg, RedisArgs};
+pub use brokers::{AmqpArgs, MqttArgs, NatsArgs, RedisArgs};
 pub use http::HttpArgs;
 pub use load::LoadArgs;
 pub use records::{
@@ -160,7 +162,7 @@ pub(crate) mod parse {
     /// A count of connections: at least 1 and within the process's file limit.
     pub fn connections(s: &str) -> Result<u64, String> {
         let n = count(s)?;
-        crate::load::check_connections(n)?;
+        crate::limits::check_connections(n)?;
         Ok(n)
     }
 

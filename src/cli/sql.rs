@@ -1,7 +1,17 @@
 //! `perfbase pg` and `perfbase mysql`: databases with the same engine, statistics and reports.
 
+use super::command::Job;
 use super::LoadArgs;
+use crate::backend::options::{self, Dialect};
+use crate::backend::{Backend, SqlTarget};
+use crate::exit::{bad_input, AppError};
+use crate::plan::Plan;
+use crate::records::StoreOptions;
+use crate::study::StudyOptions;
 use clap::Args;
+use perfbase_core::redact;
+use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
+use perfbase_drivers::workload::Template;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -46,4 +56,105 @@ pub struct SqlArgs {
 
     #[command(flatten)]
     pub load: LoadArgs,
+}
+
+impl SqlArgs {
+    /// The database target of workload `workload` named `shown`.
+    fn target(&self, dialect: Dialect, workload: SqlWorkload, shown: &str) -> SqlTarget {
+        SqlTarget {
+            dialect,
+            url: self.url.clone(),
+            workload,
+            shown: shown.to_string(),
+            pipeline: self.pipeline as usize,
+            scale_given: self.scale,
+        }
+    }
+
+    /// The workloads asked for: one (built-in or --sql), or the suite's operations.
+    fn workloads(&self, dialect: Dialect) -> Result<Vec<SqlTarget>, AppError> {
+        if let Some(sql) = &self.sql {
+            let params = self
+                .params
+                .iter()
+                .map(|p| {
+                    Template::parse(p, &[]).map_err(|e| bad_input(format!("--param '{p}': {e}")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let custom = SqlWorkload::Custom {
+                sql: sql.clone(),
+                params,
+                corpora: Vec::new(),
+            };
+            return Ok(vec![self.target(dialect, custom, "custom")]);
+        }
+        if self.workload == "suite" {
+            return Ok(SuiteOp::ALL
+                .iter()
+                .map(|op| self.target(dialect, SqlWorkload::Suite(*op), "suite"))
+                .collect());
+        }
+        let scale = self.scale.unwrap_or(1);
+        match options::sql_workload(&self.workload, scale) {
+            Some(w) => Ok(vec![self.target(dialect, w, &self.workload)]),
+            None => Err(bad_input(format!(
+                "--workload '{}': use suite or {}",
+                self.workload,
+                options::SQL_WORKLOADS
+            ))),
+        }
+    }
+
+    /// Checks the URL and options; the workloads to run (or to create tables for).
+    pub fn checked(&self, dialect: Dialect) -> Result<Vec<SqlTarget>, AppError> {
+        if Dialect::of_url(&self.url) != Some(dialect) {
+            return Err(bad_input(format!(
+                "URL '{}': perfbase {} takes a {}:// URL",
+                redact::url(&self.url),
+                dialect.protocol().replace("postgres", "pg"),
+                dialect.protocol()
+            )));
+        }
+        if dialect == Dialect::Mysql && self.pipeline > 1 {
+            return Err(bad_input(
+                "--pipeline: PostgreSQL only (the MySQL protocol answers one statement at a \
+                 time); raise -c for more statements in flight",
+            ));
+        }
+        self.workloads(dialect)
+    }
+
+    /// The plan these flags describe: one scenario, or one per operation of the suite.
+    pub fn plan(
+        &self,
+        dialect: Dialect,
+        store: &StoreOptions,
+    ) -> Result<(Plan, StudyOptions), AppError> {
+        let targets = self.checked(dialect)?;
+        self.load.check_json()?;
+        let label = redact::url(&self.url);
+        let suite = targets.len() > 1;
+        let jobs = targets
+            .into_iter()
+            .map(|t| Job {
+                step: match (&t.workload, suite) {
+                    (SqlWorkload::Suite(op), true) => op.name().to_string(),
+                    _ => "measure".to_string(),
+                },
+                label: label.clone(),
+                backend: Backend::Sql(t),
+            })
+            .collect();
+        let plan = self.load.plan(dialect.protocol(), jobs, 1);
+        let title = suite.then(|| {
+            let per_op = plan.scenarios[0].steps[0].duration.unwrap_or_default();
+            format!(
+                "perfbase {} suite on {label} — {} per operation",
+                dialect.protocol(),
+                perfbase_core::units::format_duration(per_op)
+            )
+        });
+        let options = self.load.options(dialect.protocol(), title, store);
+        Ok((plan, options))
+    }
 }

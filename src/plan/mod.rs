@@ -8,6 +8,8 @@
 
 mod file;
 
+use crate::backend::{AmqpTarget, BrokerTarget, Dialect, HttpRequests, HttpTarget};
+pub use crate::backend::{Backend, RedisTarget, SqlTarget};
 use file::{NumOrText, OneOrMany, PlanFile, RequestDef, S};
 use perfbase_analysis::knee::KneeRule;
 use perfbase_analysis::sweep::Offered;
@@ -35,8 +37,8 @@ pub struct PlanError {
 
 /// Default per-step duration when a scenario gives neither `duration` nor `requests`.
 const DEFAULT_STEP: Duration = Duration::from_secs(10);
-/// Default in-flight cap of open-model scenarios.
-const DEFAULT_MAX_INFLIGHT: u64 = 1000;
+/// Default in-flight cap of open-model scenarios, whatever the protocol.
+const DEFAULT_MAX_INFLIGHT: u64 = crate::backend::DEFAULT_MAX_INFLIGHT;
 
 /// A validated plan.
 #[derive(Debug, Clone)]
@@ -46,6 +48,8 @@ pub struct Plan {
     pub description: Option<String>,
     pub threads: Option<usize>,
     pub timeout: Duration,
+    /// Open model: the dispatcher's pacing granularity.
+    pub pacing: Duration,
     pub scale: f64,
     pub buckets_ms: Vec<f64>,
     pub knee: KneeRule,
@@ -61,65 +65,27 @@ pub struct Plan {
     pub monitor: crate::monitoring::MonitorOptions,
 }
 
-/// Requests to send: a weighted mix of templates over one target.
+/// What a workload loads (`backend`) and how results show it.
 #[derive(Debug, Clone)]
 pub struct Workload {
     pub name: String,
     /// What reports show: target URL (redacted) and the request templates as written.
     pub label: String,
-    pub specs: Vec<RequestSpec>,
+    /// The plan's corpora (for `{{corpus}}` templates).
     pub corpora: Vec<Arc<Corpus>>,
-    pub options: HttpOptions,
     /// Header lines as written (`${ENV}` unexpanded, secrets redacted), for results.
     pub shown_headers: Vec<String>,
-    /// What the workload loads: `specs` over HTTP, or another protocol (then `specs` is
-    /// empty).
     pub backend: Backend,
 }
 
-/// The protocol of a workload and its settings.
-#[derive(Debug, Clone)]
-pub enum Backend {
-    /// `Workload::specs` with `Workload::options`.
-    Http,
-    Sql(SqlTarget),
-    Redis(RedisTarget),
-    /// RabbitMQ; the URL carries the password from the environment, never shown.
-    Amqp {
-        url: String,
-        options: perfbase_drivers::amqp::AmqpOptions,
-    },
-    Nats {
-        url: String,
-        options: perfbase_drivers::nats::NatsOptions,
-    },
-    Mqtt {
-        url: String,
-        options: perfbase_drivers::mqtt::MqttOptions,
-    },
-}
-
-/// A workload against Redis (standalone or cluster).
-#[derive(Debug, Clone)]
-pub struct RedisTarget {
-    /// With the password from the environment; never shown (see `Workload::label`).
-    pub url: String,
-    pub op: perfbase_drivers::redis::RedisOp,
-    pub options: perfbase_drivers::redis::RedisOptions,
-    /// SET every key of the keyspace once before the scenario.
-    pub prefill: bool,
-}
-
-/// A workload against a database.
-#[derive(Debug, Clone)]
-pub struct SqlTarget {
-    pub dialect: crate::sql::Dialect,
-    /// With the password from the environment; never shown (see `Workload::label`).
-    pub url: String,
-    pub workload: perfbase_drivers::sql::SqlWorkload,
-    pub pipeline: usize,
-    /// A TPC-B workload's `scale` as written; a run takes the tables' own, as pgbench does.
-    pub scale_given: Option<u32>,
+impl Workload {
+    /// The HTTP requests and options of an HTTP workload.
+    pub fn http(&self) -> Option<&HttpTarget> {
+        match &self.backend {
+            Backend::Http(h) => Some(h),
+            _ => None,
+        }
+    }
 }
 
 /// The shape of a scenario.
@@ -494,9 +460,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         let other = |backend: Backend, what: String| Workload {
             name: name.clone(),
             label: format!("{shown_url} ({what})"),
-            specs: Vec::new(),
             corpora: corpora.clone(),
-            options: HttpOptions::default(),
             shown_headers: Vec::new(),
             backend,
         };
@@ -512,12 +476,9 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                     },
                     |s| s.get_ref().clone(),
                 );
-                let dialect = match url.as_ref().map(|u| u.scheme()) {
-                    Some("postgres" | "postgresql") => crate::sql::Dialect::Postgres,
-                    _ => crate::sql::Dialect::Mysql,
-                };
+                let dialect = Dialect::of_url(url_text).unwrap_or(Dialect::Mysql);
                 let pipeline = match &w.pipeline {
-                    Some(p) if dialect == crate::sql::Dialect::Mysql => {
+                    Some(p) if dialect == Dialect::Mysql => {
                         return Err(cx.err(
                             p,
                             format!("{field}.pipeline"),
@@ -533,6 +494,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
                         dialect,
                         url: url_text.clone(),
                         workload: sql,
+                        shown: what.clone(),
                         pipeline,
                         scale_given: w
                             .scale
@@ -710,20 +672,24 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             Workload {
                 name: name.clone(),
                 label,
-                specs,
                 corpora: corpora.clone(),
-                options: HttpOptions {
-                    version,
-                    keepalive: tdef.keepalive.unwrap_or(true),
-                    tls: perfbase_drivers::http::TlsOptions {
-                        insecure: tdef.insecure.unwrap_or(false),
-                        ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
-                    },
-                    ok_status,
-                    ..HttpOptions::default()
-                },
                 shown_headers,
-                backend: Backend::Http,
+                backend: Backend::Http(HttpTarget {
+                    requests: HttpRequests::Mix {
+                        specs,
+                        corpora: corpora.clone(),
+                    },
+                    options: HttpOptions {
+                        version,
+                        keepalive: tdef.keepalive.unwrap_or(true),
+                        tls: perfbase_drivers::http::TlsOptions {
+                            insecure: tdef.insecure.unwrap_or(false),
+                            ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
+                        },
+                        ok_status,
+                        ..HttpOptions::default()
+                    },
+                }),
             },
         );
     }
@@ -845,6 +811,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         description: meta.description.clone(),
         threads,
         timeout,
+        pacing: perfbase_engine::DEFAULT_PACING,
         scale,
         buckets_ms,
         knee,
@@ -1075,7 +1042,14 @@ fn broker_workload(
             };
             amqp::AmqpDriver::new(&url, options.clone())
                 .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
-            (Backend::Amqp { url, options }, mode)
+            (
+                Backend::Amqp(AmqpTarget {
+                    url,
+                    options,
+                    stream: None,
+                }),
+                mode,
+            )
         }
         Family::Nats => {
             let mode = pick(
@@ -1094,7 +1068,7 @@ fn broker_workload(
             };
             nats::NatsDriver::new(&url, options)
                 .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
-            (Backend::Nats { url, options }, mode)
+            (Backend::Nats(BrokerTarget { url, options }), mode)
         }
         _ => {
             let qos = match &w.qos {
@@ -1108,7 +1082,10 @@ fn broker_workload(
             };
             mqtt::MqttDriver::new(&url, options)
                 .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
-            (Backend::Mqtt { url, options }, format!("qos {qos}"))
+            (
+                Backend::Mqtt(BrokerTarget { url, options }),
+                format!("qos {qos}"),
+            )
         }
     })
 }
@@ -1422,7 +1399,7 @@ fn conc_of(
     match v {
         NumOrText::Int(n) if *n >= 1 => {
             let n = ((*n as f64 * scale).round() as u64).max(1);
-            crate::load::check_connections(n).map_err(|e| cx.err(span, field, e))?;
+            crate::limits::check_connections(n).map_err(|e| cx.err(span, field, e))?;
             Ok(n)
         }
         _ => Err(cx.err(
@@ -1476,7 +1453,7 @@ fn scenario(
         .map(|m| {
             let f = format!("{field}.max_inflight");
             let n = cx.positive(m, &f)?;
-            crate::load::check_connections(n).map_err(|e| cx.err(m, &f, e))?;
+            crate::limits::check_connections(n).map_err(|e| cx.err(m, &f, e))?;
             Ok::<u64, PlanError>(n)
         })
         .transpose()?

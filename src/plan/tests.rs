@@ -86,7 +86,7 @@ expect = { 200 = 120, 429 = 10 }
     assert_eq!(p.checks[0].expect.get(&429), Some(&10));
     assert_eq!(p.slo.len(), 1);
     assert_eq!(p.thresholds.len(), 1);
-    assert_eq!(p.workloads["mixed"].specs.len(), 2);
+    assert_eq!(specs(&p.workloads["mixed"]).len(), 2);
 }
 
 #[test]
@@ -130,7 +130,7 @@ rate = 1
 "#;
     let p = plan(text).unwrap();
     let w = &p.workloads["w"];
-    assert_eq!(w.specs[0].headers[0].1, "Bearer s3cret");
+    assert_eq!(specs(w)[0].headers[0].1, "Bearer s3cret");
     assert_eq!(
         w.shown_headers,
         vec!["Authorization: [redacted]".to_string()]
@@ -286,13 +286,13 @@ rate = 1
 "#,
     )
     .unwrap();
-    let a = &p.workloads["wa"].options.tls;
+    let a = &http_options(&p.workloads["wa"]).tls;
     assert_eq!(
         a.ca_file.as_deref(),
         Some(Path::new("/nonexistent/certs/ca.pem"))
     );
     assert!(!a.insecure);
-    assert!(p.workloads["wb"].options.tls.insecure);
+    assert!(http_options(&p.workloads["wb"]).tls.insecure);
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn http2_targets_take_streams_and_http_only_fields_stay_on_http_targets() {
     ))
     .unwrap();
     assert_eq!(
-        p.workloads["w"].options.version,
+        http_options(&p.workloads["w"]).version,
         HttpVersion::Http2 { streams: 8 }
     );
     let p = plan(&body(
@@ -317,7 +317,7 @@ fn http2_targets_take_streams_and_http_only_fields_stay_on_http_targets() {
     ))
     .unwrap();
     assert_eq!(
-        p.workloads["w"].options.version,
+        http_options(&p.workloads["w"]).version,
         HttpVersion::Http2 { streams: 1 }
     );
     let e = err(&body(
@@ -377,17 +377,20 @@ rate = [100, 200]
 "#,
     )
     .unwrap();
-    let Backend::Amqp { options, .. } = &p.workloads["a"].backend else {
+    let Backend::Amqp(crate::backend::AmqpTarget { options, .. }) = &p.workloads["a"].backend
+    else {
         panic!("{:?}", p.workloads["a"].backend)
     };
     assert_eq!(options.mode, perfbase_drivers::amqp::AmqpMode::Publish);
     assert!(options.persistent && options.confirms);
     assert_eq!(options.message_size, 10240);
-    let Backend::Nats { options, .. } = &p.workloads["n"].backend else {
+    let Backend::Nats(crate::backend::BrokerTarget { options, .. }) = &p.workloads["n"].backend
+    else {
         panic!()
     };
     assert_eq!(options.mode, perfbase_drivers::nats::NatsMode::JetStream);
-    let Backend::Mqtt { options, .. } = &p.workloads["m"].backend else {
+    let Backend::Mqtt(crate::backend::BrokerTarget { options, .. }) = &p.workloads["m"].backend
+    else {
         panic!()
     };
     assert_eq!((options.qos, options.message_size), (1, 64));
@@ -415,4 +418,17 @@ rate = [100, 200]
         "[targets.t]\nurl = \"gopher://x\"\n[workloads.w]\ntarget = \"t\"\n{scenario}"
     ))
     .starts_with("p.toml:2: targets.t.url: 'gopher://x': use an http://"));
+}
+
+/// The request templates of an HTTP workload.
+fn specs(w: &Workload) -> &[perfbase_drivers::http::RequestSpec] {
+    match &w.http().expect("an HTTP workload").requests {
+        crate::backend::HttpRequests::Mix { specs, .. } => specs,
+        other => panic!("a plan's mix, not {other:?}"),
+    }
+}
+
+/// The HTTP options of an HTTP workload.
+fn http_options(w: &Workload) -> &perfbase_drivers::http::HttpOptions {
+    &w.http().expect("an HTTP workload").options
 }

@@ -30,6 +30,13 @@ pub trait Driver: Send + Sync + 'static {
         let _ = op;
         0
     }
+
+    /// Cleans up what the run left on the server (a JetStream stream, a scratch queue) once
+    /// the engine is done with the driver, measured or not. The default has nothing to clean.
+    /// An error is a message for a warning: the measurement stands.
+    fn finish(&self) -> impl Future<Output = Result<(), String>> {
+        async { Ok(()) }
+    }
 }
 
 /// One connection: executes operation number `op` (a global sequence number the session maps

@@ -326,6 +326,20 @@ async fn connect(
 impl Driver for NatsDriver {
     type Session = NatsSession;
 
+    /// A JetStream run's stream is perfbase's scratch space (up to 1 GiB on the server's
+    /// disk): deleted once the run is over, measured or not.
+    async fn finish(&self) -> Result<(), String> {
+        if self.shared.mode != NatsMode::JetStream {
+            return Ok(());
+        }
+        self.delete_stream().await.map_err(|e| {
+            format!(
+                "could not delete JetStream stream {}: {e}",
+                self.stream_name()
+            )
+        })
+    }
+
     async fn open(&self, _worker: usize) -> Result<NatsSession, Outcome> {
         let shared = self.shared.clone();
         let connect_error = |reason: String| {

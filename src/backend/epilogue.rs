@@ -1,0 +1,139 @@
+//! What a command prints after its result table, in the words its protocol's users know:
+//! pgbench's closing block for a database run, redirects and replies per node for a Redis
+//! Cluster.
+
+use super::{AmqpTarget, Backend, SqlTarget, StreamSide};
+use perfbase_core::result::RunResult;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Prints the closing lines of a command's run of `backends` (one per scenario, with the
+/// `extras` each run gave); `single` when the run was one workload rather than a suite.
+pub fn epilogue(
+    backends: &[&Backend],
+    extras: &[BTreeMap<String, Value>],
+    result: &RunResult,
+    single: bool,
+) {
+    match backends.first() {
+        Some(Backend::Sql(s)) if single => out!("{}", pgbench_block(result, s)),
+        Some(Backend::Redis(r)) if r.url.starts_with("redis+cluster://") => {
+            out!("{}", cluster_lines(extras))
+        }
+        Some(Backend::Amqp(AmqpTarget {
+            stream: Some(side), ..
+        })) => stream_lines(result, side),
+        _ => {}
+    }
+}
+
+/// The consumers' side of a stream, and a warning when they did not keep up.
+fn stream_lines(result: &RunResult, side: &StreamSide) {
+    let Some(consume) = result.phases.iter().find(|p| p.name == "consume") else {
+        return;
+    };
+    let unconsumed = result
+        .config
+        .protocol
+        .get("unconsumed")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    out!(
+        "{}",
+        perfbase_report::terminal::render_consumed(
+            &consume.measurement,
+            side.consumers,
+            unconsumed
+        )
+    );
+    if unconsumed > 0 {
+        errln!(
+            "perfbase: {} published messages were not consumed within --drain {:?} of the \
+             last one: the consumers did not keep up",
+            perfbase_report::thousands(unconsumed),
+            side.drain
+        );
+    }
+}
+
+/// Redirects followed and replies per node, over every run of a Redis Cluster.
+fn cluster_lines(extras: &[BTreeMap<String, Value>]) -> String {
+    let (mut moved, mut ask) = (0, 0);
+    let mut per_node: BTreeMap<String, u64> = BTreeMap::new();
+    for e in extras {
+        if let Some(r) = e.get("redirects") {
+            moved += r["moved"].as_u64().unwrap_or(0);
+            ask += r["ask"].as_u64().unwrap_or(0);
+        }
+        if let Some(Value::Object(nodes)) = e.get("cluster_nodes") {
+            for (addr, n) in nodes {
+                *per_node.entry(addr.clone()).or_insert(0) += n.as_u64().unwrap_or(0);
+            }
+        }
+    }
+    let nodes: Vec<String> = per_node
+        .iter()
+        .map(|(a, n)| format!("{a} {}", perfbase_report::thousands(*n)))
+        .collect();
+    format!(
+        "  cluster redirects followed: MOVED {moved}, ASK {ask}\n  replies per node: {}\n",
+        nodes.join(", ")
+    )
+}
+
+/// pgbench's closing block, in its words, so figures can be set side by side with a pgbench
+/// run: what ran, how many transactions were processed and failed, latency and TPS (sessions
+/// connect before the clock starts, so it is pgbench's "without initial connection time").
+fn pgbench_block(r: &RunResult, s: &SqlTarget) -> String {
+    let m = &r.measurement;
+    let failed = m.errors.values().sum::<u64>();
+    let ok = m.requests - failed;
+    let kind = match s.shown.as_str() {
+        "tpcb" => "TPC-B (sort of), pgbench's built-in script".to_string(),
+        "tpcb-function" => "TPC-B through pgbench_tx()".to_string(),
+        "custom" => "custom statement".to_string(),
+        other => format!("operation {other}"),
+    };
+    let mode = if s.pipeline > 1 {
+        format!("prepared, pipeline {}", s.pipeline)
+    } else {
+        "prepared".into()
+    };
+    let load = match (r.config.connections, r.config.rate) {
+        (Some(c), _) => format!("number of clients: {c}"),
+        (None, Some(rate)) => format!("rate: {rate} transactions/s (open model)"),
+        _ => String::new(),
+    };
+    let pct = if m.requests > 0 {
+        100.0 * failed as f64 / m.requests as f64
+    } else {
+        0.0
+    };
+    let mut b = String::new();
+    let mut line = |text: String| b.push_str(&format!("  {text}\n"));
+    line(format!("transaction type: {kind}"));
+    if let Some(scale) = r.config.protocol.get("scale").and_then(Value::as_u64) {
+        line(format!("scaling factor: {scale}"));
+    }
+    line(format!("query mode: {mode}"));
+    line(load);
+    line(format!("number of threads: {}", r.config.threads));
+    line(format!("duration: {:.3} s", m.duration_s));
+    line(format!("number of transactions actually processed: {ok}"));
+    line(format!(
+        "number of failed transactions: {failed} ({pct:.3}%)"
+    ));
+    line(format!(
+        "latency average = {:.3} ms (p95 {:.3} ms, p99 {:.3} ms)",
+        m.latency_ms.mean, m.latency_ms.p95, m.latency_ms.p99
+    ));
+    line(format!(
+        "tps = {:.6} (without initial connection time)",
+        if m.duration_s > 0.0 {
+            ok as f64 / m.duration_s
+        } else {
+            0.0
+        }
+    ));
+    b
+}

@@ -1,0 +1,161 @@
+//! Protocol options that flags and plan files both name, each defined once. The enums derive
+//! clap's `ValueEnum`, so `--mode publish` and `mode = "publish"` are read by the same
+//! definition ([`choose`]) and list the same choices in their errors.
+
+use clap::ValueEnum;
+use perfbase_drivers::amqp::{AckMode, AmqpMode};
+use perfbase_drivers::nats::NatsMode;
+use perfbase_drivers::redis::RedisOp;
+use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
+
+/// Which database family a SQL target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    Mysql,
+}
+
+impl Dialect {
+    /// The protocol name results carry: `postgres` or `mysql`.
+    pub fn protocol(self) -> &'static str {
+        match self {
+            Dialect::Postgres => "postgres",
+            Dialect::Mysql => "mysql",
+        }
+    }
+
+    /// The dialect a URL's scheme names.
+    pub fn of_url(url: &str) -> Option<Dialect> {
+        let scheme = url.split("://").next()?;
+        match scheme {
+            "postgres" | "postgresql" => Some(Dialect::Postgres),
+            "mysql" | "mariadb" => Some(Dialect::Mysql),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AmqpModeName {
+    /// Publish, then receive the same message: latency is end to end through the broker
+    Roundtrip,
+    /// Publish only (with --confirms: until the broker acknowledges)
+    Publish,
+    /// Publishers and --consumers apart on one queue, as RabbitMQ PerfTest: publish rate and
+    /// latency, consume rate, end-to-end latency from the send stamp in each message
+    Stream,
+}
+
+impl AmqpModeName {
+    pub fn mode(self) -> AmqpMode {
+        match self {
+            AmqpModeName::Roundtrip => AmqpMode::RoundTrip,
+            AmqpModeName::Publish => AmqpMode::Publish,
+            AmqpModeName::Stream => AmqpMode::Stream,
+        }
+    }
+
+    pub fn of(mode: AmqpMode) -> AmqpModeName {
+        match mode {
+            AmqpMode::RoundTrip => AmqpModeName::Roundtrip,
+            AmqpMode::Publish => AmqpModeName::Publish,
+            AmqpMode::Stream => AmqpModeName::Stream,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AckName {
+    None,
+    Auto,
+    Manual,
+}
+
+impl AckName {
+    pub fn mode(self) -> AckMode {
+        match self {
+            AckName::None => AckMode::None,
+            AckName::Auto => AckMode::Auto,
+            AckName::Manual => AckMode::Manual,
+        }
+    }
+
+    pub fn of(mode: AckMode) -> AckName {
+        match mode {
+            AckMode::None => AckName::None,
+            AckMode::Auto => AckName::Auto,
+            AckMode::Manual => AckName::Manual,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NatsModeName {
+    /// Core publish to a subject the session subscribes to: end-to-end latency
+    Pubsub,
+    /// Request/reply through a responder
+    Request,
+    /// JetStream publish, until the PubAck
+    Jetstream,
+}
+
+impl NatsModeName {
+    pub fn mode(self) -> NatsMode {
+        match self {
+            NatsModeName::Pubsub => NatsMode::PubSub,
+            NatsModeName::Request => NatsMode::Request,
+            NatsModeName::Jetstream => NatsMode::JetStream,
+        }
+    }
+
+    pub fn of(mode: NatsMode) -> NatsModeName {
+        match mode {
+            NatsMode::PubSub => NatsModeName::Pubsub,
+            NatsMode::Request => NatsModeName::Request,
+            NatsMode::JetStream => NatsModeName::Jetstream,
+        }
+    }
+}
+
+/// The name a flag or a plan gives `v`.
+pub fn name_of<T: ValueEnum>(v: T) -> String {
+    v.to_possible_value()
+        .map_or_else(String::new, |p| p.get_name().to_string())
+}
+
+/// Reads `text` (any case) as one of `T`'s names, among those `allowed` keeps; the error lists
+/// the allowed names.
+pub fn choose<T: ValueEnum + Copy>(text: &str, allowed: impl Fn(T) -> bool) -> Result<T, String> {
+    let found = T::from_str(text, true).ok().filter(|v| allowed(*v));
+    found.ok_or_else(|| {
+        let names: Vec<String> = T::value_variants()
+            .iter()
+            .copied()
+            .filter(|v| allowed(*v))
+            .map(name_of)
+            .collect();
+        format!("'{text}': use one of {}", names.join(", "))
+    })
+}
+
+/// The built-in SQL workloads by name, as `--workload` and a plan's `builtin` give them.
+pub const SQL_WORKLOADS: &str =
+    "tpcb, tpcb-function, insert, select-pk, scan, update, delete, transaction or join";
+
+/// A built-in SQL workload by name (`tpcb`, `tpcb-function` or an operation of the suite).
+pub fn sql_workload(name: &str, scale: u32) -> Option<SqlWorkload> {
+    match name {
+        "tpcb" => Some(SqlWorkload::TpcB { scale }),
+        "tpcb-function" => Some(SqlWorkload::TpcBFunction { scale }),
+        other => SuiteOp::from_name(other).map(SqlWorkload::Suite),
+    }
+}
+
+/// Every Redis command perfbase runs, by name, comma-separated.
+pub fn redis_names() -> String {
+    RedisOp::ALL
+        .iter()
+        .map(|o| o.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,150 @@
+//! A protocol command's flags as the plan they describe: each workload (one, or one per
+//! operation of a suite) becomes a scenario of one step with the load the shared flags give,
+//! so a command runs through the same study as a plan file.
+
+use super::LoadArgs;
+use crate::backend::Backend;
+use crate::exit::{bad_input, AppError};
+use crate::monitoring::MonitorOptions;
+use crate::plan::{Kind, Plan, Scenario, Step, Workload};
+use crate::records::StoreOptions;
+use crate::study::{Output, StudyOptions};
+use perfbase_analysis::knee::KneeRule;
+use perfbase_analysis::sweep::Offered;
+use perfbase_engine::{Load, Pacer};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+/// Default run length when neither -d nor -n is given.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+/// One workload of a command: what the store and reports call it, and what it loads.
+pub struct Job {
+    /// The phase's name: `measure`, or the operation of a suite.
+    pub step: String,
+    pub label: String,
+    pub backend: Backend,
+}
+
+impl LoadArgs {
+    /// The load these flags give `backend`: the open model with -r, else the closed model
+    /// with -c (or the backend's default), `per_connection` sessions on each connection
+    /// (HTTP/2 streams).
+    fn load(&self, backend: &Backend, per_connection: u64) -> Load {
+        match self.rate {
+            Some(rate) => Load::Open {
+                pacer: Pacer::constant(rate),
+                max_inflight: self
+                    .max_inflight
+                    .unwrap_or_else(|| backend.default_max_inflight()),
+            },
+            None => Load::Closed {
+                connections: self
+                    .connections
+                    .unwrap_or_else(|| backend.default_connections())
+                    .saturating_mul(per_connection),
+            },
+        }
+    }
+
+    fn scenario(&self, job: &Job, per_connection: u64) -> Scenario {
+        let load = self.load(&job.backend, per_connection);
+        let offered = match &load {
+            Load::Open { pacer, .. } => Offered::Rate(pacer.mean_rate()),
+            Load::Closed { connections } => Offered::Concurrency(*connections),
+            Load::Idle => Offered::Concurrency(0),
+        };
+        let duration = match (self.duration, self.requests) {
+            (None, None) => Some(DEFAULT_DURATION),
+            (d, _) => d,
+        };
+        Scenario {
+            name: job.step.clone(),
+            workload: job.step.clone(),
+            kind: Kind::Constant,
+            steps: vec![Step {
+                name: job.step.clone(),
+                load,
+                offered,
+                duration,
+                count: self.requests,
+            }],
+            warmup: self.warmup,
+            cooldown: None,
+            repetitions: 1,
+            thresholds: Vec::new(),
+        }
+    }
+
+    fn monitor(&self) -> MonitorOptions {
+        MonitorOptions {
+            selectors: self.monitor.clone(),
+            idle: self.monitor_idle,
+            interval: self.monitor_interval,
+        }
+    }
+
+    /// `--json`'s folder exists and it names a file, before any load.
+    pub fn check_json(&self) -> Result<(), AppError> {
+        match &self.json {
+            Some(j) => crate::limits::check_output_path(j, "--json").map_err(bad_input),
+            None => Ok(()),
+        }
+    }
+
+    /// The plan of `jobs` under these flags: one scenario each, in order.
+    pub fn plan(&self, name: &str, jobs: Vec<Job>, per_connection: u64) -> Plan {
+        let scenarios = jobs
+            .iter()
+            .map(|j| self.scenario(j, per_connection))
+            .collect();
+        let workloads = jobs
+            .into_iter()
+            .map(|j| {
+                let w = Workload {
+                    name: j.step.clone(),
+                    label: j.label,
+                    corpora: Vec::new(),
+                    shown_headers: Vec::new(),
+                    backend: j.backend,
+                };
+                (j.step, w)
+            })
+            .collect();
+        Plan {
+            name: name.to_string(),
+            file: String::new(),
+            description: None,
+            threads: self.threads.map(|t| t as usize),
+            timeout: self.timeout,
+            pacing: self.pacing_granularity,
+            scale: 1.0,
+            buckets_ms: Vec::new(),
+            knee: KneeRule::default(),
+            slo: Vec::new(),
+            thresholds: Vec::new(),
+            labels: BTreeMap::new(),
+            workloads,
+            scenarios,
+            checks: Vec::new(),
+            monitor: self.monitor(),
+        }
+    }
+
+    /// How the command's study runs and where its result goes; `title` makes it a suite.
+    pub fn options(&self, kind: &str, title: Option<String>, store: &StoreOptions) -> StudyOptions {
+        let json = self.json.clone();
+        StudyOptions {
+            output: match title {
+                Some(title) => Output::Suite { json, title },
+                None => Output::Single { json },
+            },
+            threads: None,
+            progress: !self.quiet && std::io::stderr().is_terminal(),
+            color: std::io::stdout().is_terminal(),
+            store: store.clone(),
+            kind: kind.to_string(),
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! A scenario's findings from its measured phases: the sweep rows (one per step, repetitions
+//! merged), the knee and the SLO operating point of ladders, repetition statistics and
+//! threshold verdicts.
+
+use super::Slot;
+use crate::plan::{Plan, Scenario};
+use perfbase_analysis::knee::find_knee;
+use perfbase_analysis::slo::operating_point_with;
+use perfbase_analysis::study::{repetition_stats, PhaseVerdict, ScenarioStudy};
+use perfbase_analysis::sweep::step_row;
+use perfbase_core::result::Measurement;
+use perfbase_core::Recorder;
+use perfbase_engine::{Load, PhaseOutcome};
+use std::time::Duration;
+
+/// Merges the outcomes of one step (its repetitions) into one measurement.
+fn merged(outs: &[&PhaseOutcome]) -> Measurement {
+    let open = outs
+        .iter()
+        .any(|o| matches!(o.spec.load, Load::Open { .. }));
+    let mut rec = Recorder::new(open);
+    let (mut elapsed, mut window) = (Duration::ZERO, Duration::ZERO);
+    for o in outs {
+        rec.merge(&o.recorder);
+        elapsed += o.elapsed;
+        window += o.window;
+    }
+    rec.finish();
+    let info = outs.first().and_then(|o| match o.spec.load {
+        Load::Open {
+            pacer,
+            max_inflight,
+        } => Some((pacer.mean_rate(), window, max_inflight)),
+        _ => None,
+    });
+    Measurement::from_recorder(&rec, elapsed, info)
+}
+
+/// The study of scenario `s` from the engine's `outcomes` (placed by `slots`).
+pub(super) fn analyse(
+    plan: &Plan,
+    s: &Scenario,
+    outcomes: &[PhaseOutcome],
+    slots: &[Option<Slot>],
+) -> ScenarioStudy {
+    let measured: Vec<(Slot, &PhaseOutcome)> = outcomes
+        .iter()
+        .filter_map(|o| slots.get(o.index).copied().flatten().map(|slot| (slot, o)))
+        .collect();
+    let mut rows = Vec::new();
+    let mut merged_steps = Vec::new();
+    let mut repetition = Vec::new();
+    for (k, step) in s.steps.iter().enumerate() {
+        let outs: Vec<&PhaseOutcome> = measured
+            .iter()
+            .filter(|(sl, _)| sl.step == k)
+            .map(|(_, o)| *o)
+            .collect();
+        if outs.is_empty() {
+            continue; // interrupted before this step
+        }
+        let m = merged(&outs);
+        rows.push(step_row(&step.name, step.offered, &m, &plan.buckets_ms));
+        if s.repetitions > 1 {
+            let runs: Vec<Measurement> = outs.iter().map(|o| o.measurement()).collect();
+            let refs: Vec<&Measurement> = runs.iter().collect();
+            repetition.extend(repetition_stats(&step.name, &refs));
+        }
+        merged_steps.push(m);
+    }
+    let (knee, operating_point) = if s.kind.is_ladder() {
+        let knee = find_knee(&rows, &plan.knee);
+        let op = if plan.slo.is_empty() {
+            None
+        } else {
+            // Steps past the knee are not candidates, even where they still meet the SLO (a
+            // saturated closed ladder can keep p99 under a loose SLO while adding nothing).
+            let usable = knee.first_bad.unwrap_or(rows.len());
+            let refs: Vec<&Measurement> = merged_steps[..usable].iter().collect();
+            operating_point_with(&rows[..usable], &refs, &plan.slo, &knee, &plan.knee).map(
+                |mut op| {
+                    // Headroom is measured to the knee's step, which the truncated rows no longer hold.
+                    op.headroom = knee
+                        .first_bad
+                        .map(|b| rows[b].offered.amount() / op.offered.amount() - 1.0);
+                    op
+                },
+            )
+        };
+        (Some(knee), op)
+    } else {
+        (None, None)
+    };
+    let mut gates = s.thresholds.clone();
+    if !s.kind.is_ladder() {
+        gates.extend(plan.thresholds.iter().cloned());
+    }
+    let thresholds: Vec<PhaseVerdict> = measured
+        .iter()
+        .flat_map(|(_, o)| {
+            let m = o.measurement();
+            gates
+                .iter()
+                .map(|t| PhaseVerdict {
+                    phase: o.spec.name.clone(),
+                    verdict: t.check(&m),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let w = &plan.workloads[&s.workload];
+    ScenarioStudy {
+        name: s.name.clone(),
+        kind: s.kind.name().into(),
+        workload: s.workload.clone(),
+        target: w.label.clone(),
+        repetitions: s.repetitions,
+        passed: thresholds.iter().all(|t| t.verdict.passed),
+        steps: rows,
+        knee,
+        operating_point,
+        repetition_stats: repetition,
+        thresholds,
+    }
+}

@@ -1,0 +1,352 @@
+//! The one orchestrator. Every run is a study of a [`Plan`], whether a plan file or a
+//! command's flags made it: each scenario's phases go through the engine with its workload's
+//! backend (warm-up, steps × repetitions, cool-downs), each measured phase is saved as soon
+//! as it ends, then the analysis (sweeps, knee, operating point, repetition statistics,
+//! thresholds, checks) is added, the result stored and the reports written.
+
+mod analyse;
+mod record;
+mod report;
+
+use crate::exit::{bad_input, AppError, Exit};
+use crate::plan::{Check, Plan, Scenario};
+use crate::progress::ProgressLine;
+use crate::records::StoreOptions;
+use perfbase_analysis::study::{CheckVerdict, Study};
+use perfbase_analysis::sweep::Offered;
+use perfbase_core::result::RunResult;
+use perfbase_core::Recorder;
+use perfbase_engine::{EngineConfig, Load, Observer, PhaseOutcome, PhaseSpec};
+use record::{Progressive, Side};
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// What a run's result is and where it goes.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// A plan file: `result.json` (after every phase) and `report.md` in this folder, and the
+    /// study's findings on the terminal.
+    Study { dir: PathBuf },
+    /// A command's one workload: its measured phase is the result, written to `json`.
+    Single { json: Option<PathBuf> },
+    /// A command's suite of operations, one scenario each: a phase per operation, their
+    /// merge at the top, and a table under `title`.
+    Suite {
+        json: Option<PathBuf>,
+        title: String,
+    },
+}
+
+/// How to run a plan.
+pub struct StudyOptions {
+    pub output: Output,
+    /// `-t`: wins over the plan's `threads`, which wins over the machine's cores.
+    pub threads: Option<usize>,
+    pub progress: bool,
+    pub color: bool,
+    pub store: StoreOptions,
+    /// What the store calls the run: `plan`, `demo`, or the command (`http`, `redis`…).
+    pub kind: String,
+}
+
+impl StudyOptions {
+    /// How a plan file's study runs: its folder, threads and terminal.
+    pub fn plan_file(
+        dir: PathBuf,
+        threads: Option<u64>,
+        quiet: bool,
+        store: &StoreOptions,
+        kind: &str,
+    ) -> StudyOptions {
+        StudyOptions {
+            output: Output::Study { dir },
+            threads: threads.map(|t| t as usize),
+            progress: !quiet && std::io::stderr().is_terminal(),
+            color: std::io::stdout().is_terminal(),
+            store: store.clone(),
+            kind: kind.to_string(),
+        }
+    }
+}
+
+/// Where a measured phase sits in its scenario.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    step: usize,
+    rep: u32,
+    offered: Offered,
+}
+
+/// Saves each measured phase as soon as the engine hands it over, and shows progress.
+struct Saver<'a, 'b> {
+    state: &'b mut Progressive<'a>,
+    scenario: (usize, String),
+    slots: Vec<Option<Slot>>,
+    progress: ProgressLine,
+    error: Option<anyhow::Error>,
+}
+
+impl Observer for Saver<'_, '_> {
+    fn tick(&mut self, phase: &PhaseSpec, elapsed: Duration, p: perfbase_engine::ProgressSnapshot) {
+        self.progress.tick(phase, elapsed, p);
+    }
+
+    fn phase_done(&mut self, phase: &PhaseOutcome) {
+        self.progress.phase_done(phase);
+        if !phase.spec.record {
+            return;
+        }
+        let slot = self.slots.get(phase.index).copied().flatten();
+        self.state
+            .add((self.scenario.0, &self.scenario.1), slot, phase);
+        if let Err(e) = self.state.save(None) {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+/// The engine's phases of scenario `s`, and where each measured one sits. A command's phases
+/// keep the names its users know (`warmup`, `measure`, the operation); a plan's name the
+/// scenario and step.
+fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>) {
+    let mut specs = Vec::new();
+    let mut slots = Vec::new();
+    if let Some(w) = s.warmup {
+        specs.push(PhaseSpec {
+            name: if plain {
+                "warmup".into()
+            } else {
+                format!("{} warm-up", s.name)
+            },
+            load: s.steps[0].load.clone(),
+            duration: Some(w),
+            count: None,
+            record: false,
+        });
+        slots.push(None);
+    }
+    for rep in 1..=s.repetitions {
+        for (k, step) in s.steps.iter().enumerate() {
+            if let (Some(c), false) = (s.cooldown, specs.is_empty()) {
+                specs.push(PhaseSpec {
+                    name: format!("{} cool-down", s.name),
+                    load: Load::Idle,
+                    duration: Some(c),
+                    count: None,
+                    record: false,
+                });
+                slots.push(None);
+            }
+            let name = if plain {
+                step.name.clone()
+            } else if s.repetitions > 1 {
+                format!("{} {} #{rep}", s.name, step.name)
+            } else if s.steps.len() > 1 {
+                format!("{} {}", s.name, step.name)
+            } else {
+                s.name.clone()
+            };
+            specs.push(PhaseSpec {
+                name,
+                load: step.load.clone(),
+                duration: step.duration,
+                count: step.count,
+                record: true,
+            });
+            slots.push(Some(Slot {
+                step: k,
+                rep,
+                offered: step.offered,
+            }));
+        }
+    }
+    (specs, slots)
+}
+
+/// Worker threads for `loads`: as asked (`-t`, then the plan's `threads`, then the cores),
+/// but no more than the most sessions any of them runs, since a worker needs one.
+fn threads_for<'l>(plan: &Plan, o: &StudyOptions, loads: impl Iterator<Item = &'l Load>) -> usize {
+    let asked = o
+        .threads
+        .or(plan.threads)
+        .unwrap_or_else(crate::limits::cores);
+    loads.map(|l| l.active_workers(asked)).max().unwrap_or(1)
+}
+
+fn engine(plan: &Plan, threads: usize) -> EngineConfig {
+    EngineConfig {
+        threads,
+        timeout: plan.timeout,
+        pacing: plan.pacing,
+    }
+}
+
+/// How errors about workload `name` start: the plan file and the workload, for plan files.
+fn context(plan: &Plan, name: &str) -> String {
+    if plan.file.is_empty() {
+        String::new()
+    } else {
+        format!("{}: workload '{name}': ", plan.file)
+    }
+}
+
+/// Runs `plan`, saves and reports its result, and returns the exit code.
+pub fn run(
+    plan: &Plan,
+    o: &StudyOptions,
+    interrupt: Arc<AtomicBool>,
+) -> Result<(Exit, RunResult), AppError> {
+    if let Output::Study { dir } = &o.output {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| bad_input(format!("--out {}: cannot create: {e}", dir.display())))?;
+    }
+    // Build every driver first: a bad workload stops the run before any load is sent.
+    let used = plan.scenarios.iter().map(|s| &s.workload);
+    for name in used.chain(plan.checks.iter().map(|c| &c.workload)) {
+        plan.workloads[name]
+            .backend
+            .validate()
+            .map_err(|e| bad_input(format!("{}{e}", context(plan, name))))?;
+    }
+    let loads = plan
+        .scenarios
+        .iter()
+        .flat_map(|s| s.steps.iter().map(|st| &st.load));
+    let mut state = Progressive {
+        plan,
+        output: &o.output,
+        started: SystemTime::now(),
+        phases: Vec::new(),
+        total: Recorder::new(false),
+        total_elapsed: Duration::ZERO,
+        interrupted: false,
+        monitor: None,
+        threads: threads_for(plan, o, loads),
+        last: BTreeMap::new(),
+        sides: BTreeMap::new(),
+    };
+    let monitor = crate::monitoring::start(&plan.monitor, &interrupt)?;
+    monitor.set_worker_threads(state.threads);
+    let plain = !matches!(o.output, Output::Study { .. });
+    let mut scenario_studies = Vec::new();
+    for (k, s) in plan.scenarios.iter().enumerate() {
+        if state.interrupted {
+            break;
+        }
+        let (specs, slots) = phases(s, plain);
+        let mut observer = crate::monitoring::Labelled {
+            monitor: &monitor,
+            inner: Saver {
+                state: &mut state,
+                scenario: (k, s.name.clone()),
+                slots: slots.clone(),
+                progress: ProgressLine::new(o.progress),
+                error: None,
+            },
+        };
+        let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
+        let ran = plan.workloads[&s.workload].backend.run(
+            &context(plan, &s.workload),
+            &engine(plan, threads),
+            &specs,
+            interrupt.clone(),
+            &mut observer,
+        )?;
+        if let Some(e) = observer.inner.error.take() {
+            return Err(e.into());
+        }
+        scenario_studies.push(analyse::analyse(plan, s, &ran.outcomes, &slots));
+        let side = Side {
+            extras: ran.extras,
+            consumed: ran.consumed,
+        };
+        state.sides.insert(k, side);
+    }
+    let mut checks = Vec::new();
+    for c in &plan.checks {
+        if state.interrupted {
+            break;
+        }
+        checks.extend(run_check(
+            plan,
+            c,
+            o,
+            &mut state,
+            &monitor,
+            interrupt.clone(),
+        )?);
+    }
+    state.monitor = crate::monitoring::finish(monitor).1;
+    let passed =
+        scenario_studies.iter().all(|s| s.passed) && checks.iter().all(|c: &CheckVerdict| c.passed);
+    let study = Study {
+        plan: plan.name.clone(),
+        scale: plan.scale,
+        slo: plan.slo.iter().map(|t| t.text.clone()).collect(),
+        knee_rule: plan.knee,
+        scenarios: scenario_studies,
+        checks,
+        passed,
+    };
+    let result = state.save(Some(&study))?;
+    crate::records::save(&o.store, &o.kind, &result, &plan.labels);
+    report::present(plan, o, &state, &result, &study)?;
+    let exit = Exit::of(&result, study.passed);
+    if let Some(why) = exit.explain() {
+        errln!("perfbase: {why}");
+    }
+    Ok((exit, result))
+}
+
+/// A check: `requests` requests in order on its connections, judged by exact status counts.
+fn run_check(
+    plan: &Plan,
+    c: &Check,
+    o: &StudyOptions,
+    state: &mut Progressive<'_>,
+    monitor: &perfbase_monitor::Monitor,
+    interrupt: Arc<AtomicBool>,
+) -> Result<Option<CheckVerdict>, AppError> {
+    let specs = vec![PhaseSpec {
+        name: format!("check {}", c.name),
+        load: Load::Closed {
+            connections: c.connections,
+        },
+        duration: None,
+        count: Some(c.requests),
+        record: true,
+    }];
+    let mut observer = crate::monitoring::Labelled {
+        monitor,
+        inner: Saver {
+            state,
+            scenario: (usize::MAX, format!("check {}", c.name)),
+            slots: vec![None],
+            progress: ProgressLine::new(o.progress),
+            error: None,
+        },
+    };
+    // One thread: requests in order, as a client hitting a rate limiter would send them.
+    let ran = plan.workloads[&c.workload].backend.run(
+        &context(plan, &c.workload),
+        &engine(plan, 1),
+        &specs,
+        interrupt,
+        &mut observer,
+    )?;
+    if let Some(e) = observer.inner.error.take() {
+        return Err(e.into());
+    }
+    Ok(ran
+        .outcomes
+        .first()
+        .filter(|out| !out.interrupted)
+        .map(|out| {
+            let expect = c.expect.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            CheckVerdict::judge(&c.name, c.requests, expect, out.measurement().status)
+        }))
+}

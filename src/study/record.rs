@@ -1,0 +1,282 @@
+//! What a run has measured so far, saved after every measured phase, and the result it makes:
+//! a plan file's whole study, one command's single measurement, or a suite's phase per
+//! operation.
+
+use super::{Output, Slot};
+use crate::plan::{Plan, Scenario};
+use anyhow::Context as _;
+use perfbase_analysis::study::Study;
+use perfbase_analysis::sweep::Offered;
+use perfbase_core::result::{
+    merge_measurements, LoadConfig, Measurement, Model, PhaseResult, RunResult, Tool, SCHEMA,
+};
+use perfbase_core::Recorder;
+use perfbase_engine::{Load, PhaseOutcome};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// A scenario's side figures: what its driver reported, and a stream's consumer side.
+#[derive(Default)]
+pub(super) struct Side {
+    pub extras: BTreeMap<String, Value>,
+    pub consumed: Option<Measurement>,
+}
+
+/// What the run has measured so far.
+pub(super) struct Progressive<'a> {
+    pub plan: &'a Plan,
+    pub output: &'a Output,
+    pub started: SystemTime,
+    pub phases: Vec<PhaseResult>,
+    pub total: Recorder,
+    pub total_elapsed: Duration,
+    pub interrupted: bool,
+    pub monitor: Option<Value>,
+    /// Worker threads the engine ran with (the most any scenario used).
+    pub threads: usize,
+    /// The last measured phase of each scenario so far, by scenario index, with its start.
+    pub last: BTreeMap<usize, (Measurement, SystemTime)>,
+    /// Each finished scenario's side figures, by scenario index.
+    pub sides: BTreeMap<usize, Side>,
+}
+
+pub(super) fn model_of(load: &Load) -> Model {
+    match load {
+        Load::Open { .. } => Model::Open,
+        _ => Model::Closed,
+    }
+}
+
+impl Progressive<'_> {
+    pub fn add(&mut self, scenario: (usize, &str), slot: Option<Slot>, o: &PhaseOutcome) {
+        self.total.merge(&o.recorder);
+        self.total_elapsed += o.elapsed;
+        self.interrupted |= o.interrupted;
+        let (offered_rate, offered_connections) = match slot.map(|s| s.offered) {
+            Some(Offered::Rate(r)) => (Some(r), None),
+            Some(Offered::Concurrency(c)) => (None, Some(c)),
+            None => (None, None),
+        };
+        let measurement = o.measurement();
+        self.last
+            .insert(scenario.0, (measurement.clone(), o.started_at));
+        self.phases.push(PhaseResult {
+            name: o.spec.name.clone(),
+            model: model_of(&o.spec.load),
+            scenario: Some(scenario.1.to_string()),
+            step: slot.map(|s| s.step as u32),
+            repetition: slot.map(|s| s.rep),
+            offered_rate,
+            offered_connections,
+            measurement,
+        });
+    }
+
+    /// Where the result is saved after every phase, if anywhere.
+    pub fn path(&self) -> Option<PathBuf> {
+        match self.output {
+            Output::Study { dir } => Some(dir.join("result.json")),
+            Output::Single { json } | Output::Suite { json, .. } => json.clone(),
+        }
+    }
+
+    pub fn save(&self, study: Option<&Study>) -> anyhow::Result<RunResult> {
+        let r = self.result(study);
+        if let Some(path) = self.path() {
+            perfbase_report::json::write_atomic(&path, &r)
+                .with_context(|| format!("cannot write the result to {}", path.display()))?;
+        }
+        Ok(r)
+    }
+
+    pub fn result(&self, study: Option<&Study>) -> RunResult {
+        match self.output {
+            Output::Study { .. } => self.study_result(study),
+            Output::Single { .. } => self.single_result(),
+            Output::Suite { .. } => self.suite_result(),
+        }
+    }
+
+    fn base(&self, target: String, protocol: &str, model: Model, config: LoadConfig) -> RunResult {
+        RunResult {
+            schema: SCHEMA.into(),
+            tool: Tool {
+                name: "perfbase".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            started_at: crate::env::rfc3339(self.started),
+            target,
+            protocol: protocol.into(),
+            model,
+            config,
+            interrupted: self.interrupted,
+            measurement: Measurement::from_recorder(&Recorder::new(false), Duration::ZERO, None),
+            phases: Vec::new(),
+            study: None,
+            monitor: self.monitor.clone(),
+            env: crate::env::capture(),
+        }
+    }
+
+    /// A plan file's result: every measured phase, the total, and the study once analysed.
+    fn study_result(&self, study: Option<&Study>) -> RunResult {
+        let plan = self.plan;
+        let mut total = self.total.clone();
+        total.finish();
+        let model = self.phases.first().map_or(Model::Closed, |p| p.model);
+        let config = LoadConfig {
+            threads: self.threads as u32,
+            connections: None,
+            rate: None,
+            max_inflight: None,
+            duration_s: None,
+            count: None,
+            warmup_s: 0.0,
+            timeout_s: plan.timeout.as_secs_f64(),
+            pacing_granularity_s: None,
+            protocol: plan_settings(plan),
+        };
+        let target = format!("plan {} ({})", plan.name, plan.file);
+        let mut r = self.base(target, "http", model, config);
+        r.measurement = Measurement::from_recorder(&total, self.total_elapsed, None);
+        r.phases = self.phases.clone();
+        r.study = study.and_then(|s| serde_json::to_value(s).ok());
+        r
+    }
+
+    /// The scenario a command's result describes: the last one that measured something (the
+    /// first before any did).
+    fn current(&self) -> usize {
+        let scenarios = self.plan.scenarios.len();
+        self.last
+            .range(..scenarios)
+            .next_back()
+            .map_or(0, |(k, _)| *k)
+    }
+
+    /// The result of a command's scenario `k`: its measured phase at the top, no phases.
+    fn command_result(&self, k: usize) -> RunResult {
+        let s = &self.plan.scenarios[k];
+        let w = &self.plan.workloads[&s.workload];
+        let model = model_of(&s.steps[0].load);
+        let mut config = command_config(self.plan, s, self.threads);
+        config.protocol = w.backend.settings();
+        let side = self.sides.get(&k);
+        if let Some(side) = side {
+            config.protocol.extend(side.extras.clone());
+        }
+        let mut r = self.base(w.label.clone(), w.backend.protocol(), model, config);
+        match self.last.get(&k) {
+            Some((m, started)) => {
+                r.measurement = m.clone();
+                r.started_at = crate::env::rfc3339(*started);
+            }
+            None => {
+                let empty = Recorder::new(model == Model::Open);
+                r.measurement = Measurement::from_recorder(&empty, Duration::ZERO, None);
+                r.started_at = crate::env::rfc3339(SystemTime::now());
+            }
+        }
+        if let Some(consumed) = side.and_then(|s| s.consumed.as_ref()) {
+            // A stream: the publishers' side and the consumers' side, each a phase.
+            let phase = |name: &str, m: &Measurement| PhaseResult {
+                name: name.into(),
+                model: r.model,
+                scenario: Some("stream".into()),
+                step: None,
+                repetition: None,
+                offered_rate: r.config.rate,
+                offered_connections: r.config.connections,
+                measurement: m.clone(),
+            };
+            r.phases = vec![phase("publish", &r.measurement), phase("consume", consumed)];
+        }
+        r
+    }
+
+    fn single_result(&self) -> RunResult {
+        self.command_result(self.current())
+    }
+
+    /// A suite's result: the last operation's, with a phase per operation and their merge at
+    /// the top.
+    fn suite_result(&self) -> RunResult {
+        let mut r = self.command_result(self.current());
+        r.phases = self
+            .last
+            .range(..self.plan.scenarios.len())
+            .enumerate()
+            .map(|(i, (&k, (m, _)))| PhaseResult {
+                name: self.plan.scenarios[k].steps[0].name.clone(),
+                model: r.model,
+                scenario: Some("suite".into()),
+                step: Some(i as u32),
+                repetition: Some(1),
+                offered_rate: r.config.rate,
+                offered_connections: r.config.connections,
+                measurement: m.clone(),
+            })
+            .collect();
+        let parts: Vec<&Measurement> = r.phases.iter().map(|p| &p.measurement).collect();
+        if !parts.is_empty() {
+            r.measurement = merge_measurements(&parts);
+        }
+        r
+    }
+}
+
+/// The `config` of a command's run: the load its flags gave, as one step.
+fn command_config(plan: &Plan, s: &Scenario, threads: usize) -> LoadConfig {
+    let step = &s.steps[0];
+    let (connections, rate, max_inflight) = match step.load {
+        Load::Closed { connections } => (Some(connections), None, None),
+        Load::Open {
+            pacer,
+            max_inflight,
+        } => (None, Some(pacer.mean_rate()), Some(max_inflight)),
+        Load::Idle => (None, None, None),
+    };
+    LoadConfig {
+        threads: threads as u32,
+        connections,
+        rate,
+        max_inflight,
+        duration_s: step.duration.map(|d| d.as_secs_f64()),
+        count: step.count,
+        warmup_s: s.warmup.map_or(0.0, |d| d.as_secs_f64()),
+        timeout_s: plan.timeout.as_secs_f64(),
+        pacing_granularity_s: rate.map(|_| plan.pacing.as_secs_f64()),
+        protocol: BTreeMap::new(),
+    }
+}
+
+/// A plan's part of `config.protocol`: the file, scale, counts, headers as written, labels.
+fn plan_settings(plan: &Plan) -> BTreeMap<String, Value> {
+    let mut protocol = BTreeMap::new();
+    protocol.insert("plan".into(), plan.file.clone().into());
+    protocol.insert("scale".into(), plan.scale.into());
+    protocol.insert("scenarios".into(), plan.scenarios.len().into());
+    protocol.insert("checks".into(), plan.checks.len().into());
+    // Each workload's header lines as written: `${VAR}` unexpanded, secret values redacted.
+    let headers: BTreeMap<&str, &Vec<String>> = plan
+        .workloads
+        .iter()
+        .filter(|(_, w)| !w.shown_headers.is_empty())
+        .map(|(name, w)| (name.as_str(), &w.shown_headers))
+        .collect();
+    if !headers.is_empty() {
+        protocol.insert(
+            "headers".into(),
+            serde_json::to_value(headers).unwrap_or_default(),
+        );
+    }
+    if !plan.labels.is_empty() {
+        protocol.insert(
+            "labels".into(),
+            serde_json::to_value(&plan.labels).unwrap_or_default(),
+        );
+    }
+    protocol
+}
