@@ -159,21 +159,29 @@ impl Endpoint {
             name: l.name.clone(),
             requests,
             success_ratio: ratio(l.count(crate::Class::Ok), requests),
-            status: l
-                .status_counts()
-                .into_iter()
-                .map(|(c, n)| (c.to_string(), n))
-                .collect(),
-            errors: l
-                .class_counts()
-                .into_iter()
-                .filter(|(c, _)| c.is_error())
-                .map(|(c, n)| (c.name().to_string(), n))
-                .collect(),
+            status: status_map(l.status_counts()),
+            errors: error_map(l.class_counts()),
             latency_ms: LatencyMs::from_histogram(&l.response),
             histogram: encode_histogram(&l.response),
         }
     }
+}
+
+/// Status code → count, as results key them ("0" = no status).
+fn status_map(counts: impl IntoIterator<Item = (u16, u64)>) -> BTreeMap<String, u64> {
+    counts
+        .into_iter()
+        .map(|(c, n)| (c.to_string(), n))
+        .collect()
+}
+
+/// Error class → count, only the classes that are errors.
+fn error_map(counts: impl IntoIterator<Item = (crate::Class, u64)>) -> BTreeMap<String, u64> {
+    counts
+        .into_iter()
+        .filter(|(c, _)| c.is_error())
+        .map(|(c, n)| (c.name().to_string(), n))
+        .collect()
 }
 
 /// `ok` of `n` as a ratio, 1 when nothing ran.
@@ -282,17 +290,8 @@ impl Measurement {
             duration_s: secs,
             rps: per_s(requests),
             success_ratio: ratio(ok, requests),
-            status: rec
-                .status_counts()
-                .into_iter()
-                .map(|(c, n)| (c.to_string(), n))
-                .collect(),
-            errors: rec
-                .class_counts()
-                .into_iter()
-                .filter(|(c, _)| c.is_error())
-                .map(|(c, n)| (c.name().to_string(), n))
-                .collect(),
+            status: status_map(rec.status_counts()),
+            errors: error_map(rec.class_counts()),
             bytes_read: rec.bytes_in,
             bytes_written: rec.bytes_out,
             latency_ms: LatencyMs::from_histogram(&rec.response),
