@@ -14,8 +14,9 @@ use hyper::{Response, StatusCode};
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::task::JoinSet;
 
-use crate::service::{ok_text, response, RefBody};
-use crate::{Config, RateLimit, Stats};
+use crate::config::{Config, RateLimit};
+use crate::respond::{json, ok_text, response, RefBody};
+use crate::stats::Stats;
 
 /// Everything the service's connections share: the configuration, the capacity cap, the rate
 /// limiter and the counters.
@@ -43,14 +44,6 @@ impl Shared {
         // path.
         self.workers.as_ref()?.acquire().await.ok()
     }
-}
-
-fn json(status: StatusCode, body: String) -> Response<RefBody> {
-    response(
-        status,
-        "application/json",
-        RefBody::Once(Some(Bytes::from(body))),
-    )
 }
 
 /// The corpus index `key` names: `key-{i}` with `i` in canonical decimal (no sign, no leading

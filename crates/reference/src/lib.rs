@@ -50,7 +50,6 @@
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use hyper::service::service_fn;
@@ -61,48 +60,17 @@ use tokio::net::TcpListener;
 mod config;
 mod demo;
 pub mod faulty;
+mod respond;
 mod runner;
 mod service;
+mod stats;
 #[cfg(test)]
 mod testutil;
 pub mod tls;
 
 pub use config::{Config, RateLimit};
 use demo::Shared;
-
-#[derive(Default)]
-struct Counters {
-    connections: AtomicU64,
-    requests: AtomicU64,
-}
-
-/// Counters the tests read: connections accepted, requests answered.
-///
-/// Clones share the same counters.
-#[derive(Clone, Default)]
-pub struct Stats {
-    inner: Arc<Counters>,
-}
-
-impl Stats {
-    /// Connections accepted so far.
-    pub fn connections(&self) -> u64 {
-        self.inner.connections.load(Ordering::Relaxed)
-    }
-
-    /// Requests answered so far.
-    pub fn requests(&self) -> u64 {
-        self.inner.requests.load(Ordering::Relaxed)
-    }
-
-    fn count_connection(&self) {
-        self.inner.connections.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn count_request(&self) {
-        self.inner.requests.fetch_add(1, Ordering::Relaxed);
-    }
-}
+pub use stats::Stats;
 
 /// Serve the reference service with the default [`Config`] on `listener` until `shutdown`
 /// resolves. When it resolves, stop accepting AND drop every open connection at once

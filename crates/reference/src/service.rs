@@ -1,20 +1,19 @@
-//! The reference service's routes and its response body type.
+//! The reference service's routes: the plain ones here, the demo ones dispatched to `demo`.
 
 use std::convert::Infallible;
 use std::net::IpAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper::header::{HeaderValue, ALLOW, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, CONTENT_LENGTH};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::demo::{self, Shared};
+use crate::respond::{ok_text, response, RefBody, BYTES_FRAME};
 
 /// Longest accepted `/delay/{ms}`: ten minutes.
 pub(crate) const MAX_DELAY_MS: u64 = 600_000;
@@ -22,92 +21,6 @@ pub(crate) const MAX_DELAY_MS: u64 = 600_000;
 pub(crate) const MAX_BODY_BYTES: u64 = 64 * 1024 * 1024;
 /// Size of each frame (and so each HTTP chunk) of a `/chunked/{n}` body.
 pub(crate) const CHUNK_FRAME: usize = 1000;
-/// Size of each frame of a `/bytes/{n}` body.
-const BYTES_FRAME: usize = 64 * 1024;
-
-/// The filler that generated bodies are sliced from, so no request allocates its body.
-static FILL: [u8; BYTES_FRAME] = [b'x'; BYTES_FRAME];
-
-/// Response body of the reference service: a single buffer, or `remaining` filler bytes
-/// produced `frame` bytes at a time, with (`exact`) or without a known length. Without a known
-/// length hyper sends the body with `Transfer-Encoding: chunked`, one chunk per frame.
-pub(crate) enum RefBody {
-    Once(Option<Bytes>),
-    Fill {
-        remaining: u64,
-        frame: usize,
-        exact: bool,
-    },
-}
-
-impl RefBody {
-    fn text(s: &'static str) -> Self {
-        RefBody::Once(Some(Bytes::from_static(s.as_bytes())).filter(|b| !b.is_empty()))
-    }
-}
-
-impl Body for RefBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            RefBody::Once(data) => Poll::Ready(data.take().map(|b| Ok(Frame::data(b)))),
-            RefBody::Fill {
-                remaining, frame, ..
-            } => {
-                if *remaining == 0 {
-                    return Poll::Ready(None);
-                }
-                // `frame` is at most FILL.len(), so `n` fits in usize and in FILL.
-                let n = (*remaining).min(*frame as u64) as usize;
-                *remaining -= n as u64;
-                Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(&FILL[..n])))))
-            }
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            RefBody::Once(data) => data.is_none(),
-            RefBody::Fill { remaining, .. } => *remaining == 0,
-        }
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            RefBody::Once(data) => {
-                SizeHint::with_exact(data.as_ref().map_or(0, |b| b.len() as u64))
-            }
-            RefBody::Fill {
-                remaining,
-                exact: true,
-                ..
-            } => SizeHint::with_exact(*remaining),
-            RefBody::Fill { .. } => SizeHint::default(),
-        }
-    }
-}
-
-pub(crate) fn response(
-    status: StatusCode,
-    content_type: &'static str,
-    body: RefBody,
-) -> Response<RefBody> {
-    let mut resp = Response::new(body);
-    *resp.status_mut() = status;
-    resp.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    resp
-}
-
-pub(crate) fn ok_text() -> Response<RefBody> {
-    response(StatusCode::OK, "text/plain", RefBody::text("ok\n"))
-}
-
 fn bad_request() -> Response<RefBody> {
     response(
         StatusCode::BAD_REQUEST,
