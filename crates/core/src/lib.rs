@@ -10,6 +10,7 @@
 
 pub mod clock;
 pub mod driver;
+mod histogram;
 pub mod outcome;
 pub mod recorder;
 pub mod redact;

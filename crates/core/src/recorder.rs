@@ -2,19 +2,13 @@
 //! a phase. HDR histograms (hdrhistogram crate) keep every latency at 3 significant digits, so
 //! merging recorders gives the same percentiles as recording everything in one place.
 
+pub use crate::histogram::{new_histogram, HIGHEST_US, SIGFIG, UNIT_PER_S};
 use crate::outcome::{Class, Outcome};
 use crate::timeline::Timeline;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Latencies are recorded in microseconds: loopback round trips are tens of µs, and the
-/// range below reaches one hour, longer than any timeout perfbase accepts.
-pub const UNIT_PER_S: u64 = 1_000_000;
-/// The highest latency kept exactly (1 h in µs); longer ones are clamped to it.
-pub const HIGHEST_US: u64 = 3_600 * UNIT_PER_S;
-/// Significant digits kept by the main histograms.
-pub const SIGFIG: u8 = 3;
 /// How many distinct error messages are kept as samples.
 pub const MAX_ERROR_SAMPLES: usize = 16;
 /// The most kinds of operation (endpoints) a run reports apart. Each keeps its own full
@@ -22,12 +16,6 @@ pub const MAX_ERROR_SAMPLES: usize = 16;
 pub const MAX_LABELS: usize = 64;
 /// Status codes are counted in a flat array indexed by code; codes above this are folded into 0.
 const STATUS_SLOTS: usize = 600;
-
-/// A new, empty latency histogram with perfbase's range and precision.
-pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
-    // Valid constant bounds (1 ≤ low, high ≥ 2·low, sigfig ≤ 5): construction cannot fail.
-    Histogram::new_with_bounds(1, HIGHEST_US, sigfig).expect("constant histogram bounds are valid")
-}
 
 fn as_us(d: Duration) -> u64 {
     (d.as_micros() as u64).min(HIGHEST_US)

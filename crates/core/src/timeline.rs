@@ -5,7 +5,7 @@
 //! bytes) so long runs stay small. Merging workers deserialises and adds, so the merged
 //! per-second percentiles are exact at that precision.
 
-use crate::recorder::HIGHEST_US;
+use crate::histogram::new_histogram;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -49,8 +49,7 @@ impl Default for Timeline {
 }
 
 fn new_small() -> Histogram<u64> {
-    // Constant, valid bounds: cannot fail.
-    Histogram::new_with_bounds(1, HIGHEST_US, SIGFIG).expect("constant histogram bounds are valid")
+    new_histogram(SIGFIG)
 }
 
 fn encode(h: &Histogram<u64>) -> Vec<u8> {
