@@ -1,7 +1,7 @@
 //! The closed model: N sessions per worker, each sending its next op as soon as the previous
 //! one completes. Latency is measured from the actual send (there is no intended time).
 
-use crate::worker::{PhaseCtx, Shared};
+use crate::context::{PhaseCtx, Shared};
 use perfbase_core::Driver;
 use std::rc::Rc;
 use std::time::{Duration, Instant};

@@ -11,15 +11,18 @@
 //! report or store crate.
 
 mod closed;
+mod context;
 mod local;
+mod message;
 mod open;
 pub mod pacer;
+mod phase;
+mod progress;
 mod runtime;
 mod timer;
 mod worker;
 
 pub use pacer::Pacer;
-pub use runtime::{
-    run, EngineConfig, EngineError, Load, Observer, PhaseOutcome, PhaseSpec, Progress,
-    ProgressSnapshot, DEFAULT_PACING,
-};
+pub use phase::{EngineError, Load, PhaseOutcome, PhaseSpec};
+pub use progress::{Progress, ProgressSnapshot};
+pub use runtime::{run, EngineConfig, Observer, DEFAULT_PACING};

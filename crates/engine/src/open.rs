@@ -8,9 +8,9 @@
 //! at 20k/s against oha's 13), so the schedule is quantised to a pacing granularity (1 ms by
 //! default, as wrk2's and oha's timers are): see the comment in the dispatcher.
 
+use crate::context::{PhaseCtx, Shared};
 use crate::local::{Mailbox, Signal};
 use crate::pacer::Pacer;
-use crate::worker::{PhaseCtx, Shared};
 use perfbase_core::Driver;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

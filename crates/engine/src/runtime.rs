@@ -2,14 +2,15 @@
 //! of each phase, waits for their recorders and merges them. Only this file talks across
 //! threads, and only once per phase (plus relaxed atomics read once a second for progress).
 
-use crate::pacer::Pacer;
-use crate::worker::{self, Command, Report, WorkerReport};
+use crate::message::{Command, Report, Setup, WorkerReport};
+use crate::phase::{EngineError, Load, PhaseOutcome, PhaseSpec};
+use crate::progress::{Progress, ProgressSnapshot};
+use crate::worker;
 use perfbase_core::{Driver, Recorder};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-use thiserror::Error;
 
 /// The default open-model pacing granularity (see [`EngineConfig::pacing`]): 1 ms, the
 /// resolution of wrk2's and oha's timers; measured to cut the CPU per request at 20k/s from
@@ -28,129 +29,6 @@ pub struct EngineConfig {
     pub pacing: Duration,
 }
 
-/// The shape of the load in one phase.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Load {
-    /// Closed model: `connections` sessions, each starting its next op when the last completes.
-    Closed { connections: u64 },
-    /// Open model: ops start when the pacer says, on at most `max_inflight` sessions.
-    Open { pacer: Pacer, max_inflight: u64 },
-    /// No load for the phase's duration (a cool-down between steps); sessions stay open.
-    Idle,
-}
-
-impl Load {
-    /// The most sessions this load can use at once.
-    pub fn sessions(&self) -> u64 {
-        match self {
-            Load::Closed { connections } => *connections,
-            Load::Open { max_inflight, .. } => *max_inflight,
-            Load::Idle => 1,
-        }
-    }
-
-    /// How many workers can take part: a worker needs at least one session.
-    pub fn active_workers(&self, threads: usize) -> usize {
-        (threads as u64).min(self.sessions()).max(1) as usize
-    }
-}
-
-impl PhaseOutcome {
-    /// The measured block of this phase (open-model bookkeeping included).
-    pub fn measurement(&self) -> perfbase_core::result::Measurement {
-        let open = match self.spec.load {
-            Load::Open {
-                pacer,
-                max_inflight,
-            } => Some((pacer.mean_rate(), self.window, max_inflight)),
-            _ => None,
-        };
-        perfbase_core::result::Measurement::from_recorder(&self.recorder, self.elapsed, open)
-    }
-}
-
-/// One phase: a load, stopped by whichever of duration and count comes first.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PhaseSpec {
-    pub name: String,
-    pub load: Load,
-    pub duration: Option<Duration>,
-    pub count: Option<u64>,
-    /// False for warm-up: run the load, discard the measurements.
-    pub record: bool,
-}
-
-/// What a phase measured, merged over all workers.
-#[derive(Debug)]
-pub struct PhaseOutcome {
-    pub index: usize,
-    pub spec: PhaseSpec,
-    pub recorder: Recorder,
-    /// Wall-clock time of the phase start (a label only).
-    pub started_at: SystemTime,
-    /// From the phase start until the last operation finished.
-    pub elapsed: Duration,
-    /// Open model: the send window the achieved rate is computed over.
-    pub window: Duration,
-    pub interrupted: bool,
-}
-
-/// Live counters, published by each worker once a second.
-#[derive(Debug, Default)]
-pub struct Progress {
-    workers: Vec<WorkerProgress>,
-}
-
-#[derive(Debug, Default)]
-#[repr(align(64))] // one cache line per worker: no false sharing between workers
-pub(crate) struct WorkerProgress {
-    pub(crate) completed: AtomicU64,
-    pub(crate) errors: AtomicU64,
-    pub(crate) p99_us: AtomicU64,
-}
-
-/// A snapshot of [`Progress`].
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ProgressSnapshot {
-    pub completed: u64,
-    pub errors: u64,
-    /// The phase's p99 so far: the highest of the workers' p99s (each over all its
-    /// operations of the phase until its last publication, about once a second).
-    pub p99_ms: f64,
-}
-
-impl Progress {
-    fn new(workers: usize) -> Progress {
-        Progress {
-            workers: (0..workers).map(|_| WorkerProgress::default()).collect(),
-        }
-    }
-
-    pub(crate) fn worker(&self, id: usize) -> &WorkerProgress {
-        &self.workers[id]
-    }
-
-    fn reset(&self) {
-        for w in &self.workers {
-            w.completed.store(0, Ordering::Relaxed);
-            w.errors.store(0, Ordering::Relaxed);
-            w.p99_us.store(0, Ordering::Relaxed);
-        }
-    }
-
-    pub fn snapshot(&self) -> ProgressSnapshot {
-        let mut s = ProgressSnapshot::default();
-        for w in &self.workers {
-            s.completed += w.completed.load(Ordering::Relaxed);
-            s.errors += w.errors.load(Ordering::Relaxed);
-            s.p99_ms = s
-                .p99_ms
-                .max(w.p99_us.load(Ordering::Relaxed) as f64 / 1000.0);
-        }
-        s
-    }
-}
-
 /// Hooks the caller gets while the engine runs (progress lines, saving each phase at once).
 pub trait Observer {
     /// Just before a phase starts (a monitor labels its samples with the phase from here on).
@@ -162,23 +40,6 @@ pub trait Observer {
 }
 
 impl Observer for () {}
-
-/// Why the engine could not run at all.
-#[derive(Debug, Error)]
-pub enum EngineError {
-    /// The OS refused a thread, runtime or timer; lower `--threads` or check ulimits.
-    #[error(
-        "could not start worker {worker}: {source} (try fewer --threads, or raise `ulimit -n`)"
-    )]
-    Start {
-        worker: usize,
-        #[source]
-        source: std::io::Error,
-    },
-    /// A worker thread ended without reporting; this is a bug in perfbase.
-    #[error("worker {0} stopped unexpectedly; please report this as a perfbase bug")]
-    WorkerLost(usize),
-}
 
 /// Runs `phases` in order against `driver`. `interrupt` stops the run within about 50 ms
 /// (the current phase is returned with what it measured, marked interrupted).
@@ -196,7 +57,7 @@ pub fn run<D: Driver>(
     let mut handles = Vec::with_capacity(threads);
     for id in 0..threads {
         let (tx, rx) = mpsc::channel::<Command>();
-        let setup = worker::Setup {
+        let setup = Setup {
             id,
             driver: driver.clone(),
             timeout: cfg.timeout,
