@@ -3,7 +3,9 @@
 //! It holds what every other crate agrees on: the [`Outcome`] of one operation and its
 //! [`Class`], the [`Driver`]/[`Session`] traits that protocols implement, the [`Recorder`]
 //! that turns timed outcomes into HDR histograms and counters, unit parsing
-//! (`250ms`, `2k/s`), secret redaction, and the `perfbase.result/v1` schema types.
+//! (`250ms`, `2k/s`), secret redaction, and the `perfbase.result/v1` schema types — including
+//! the data of its `study` and `monitor` sections ([`study`], [`monitor`]), whose undefined
+//! figures go through the one NaN serde adapter, [`nan`].
 //!
 //! It must not depend on tokio or on any other perfbase crate: drivers, the engine and the
 //! reports all meet here, so it stays free of runtimes and I/O.
@@ -11,10 +13,13 @@
 pub mod clock;
 pub mod driver;
 mod histogram;
+pub mod monitor;
+pub mod nan;
 pub mod outcome;
 pub mod recorder;
 pub mod redact;
 pub mod result;
+pub mod study;
 pub mod timeline;
 pub mod units;
 

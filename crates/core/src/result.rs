@@ -487,11 +487,11 @@ pub struct RunResult {
     /// Phases of a plan, in order; empty for a single ad-hoc run.
     pub phases: Vec<PhaseResult>,
     /// A plan's findings (sweeps, knee, operating point, repetition statistics, verdicts);
-    /// see perfbase-analysis `study::Study`.
+    /// see [`crate::study::Study`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub study: Option<serde_json::Value>,
     /// CPU and memory of the monitored services and of perfbase itself, idle and per phase;
-    /// see perfbase-monitor `MonitorReport`.
+    /// see [`crate::monitor::MonitorReport`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitor: Option<serde_json::Value>,
     pub env: Env,

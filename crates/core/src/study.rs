@@ -1,0 +1,484 @@
+//! The `study` section of a result: the findings of a plan run — for each scenario its sweep
+//! table, knee, operating point, repetition statistics and threshold verdicts; for each check
+//! its verdict.
+//!
+//! Only the data lives here, so every crate that reads a result can type it; perfbase-analysis
+//! computes it (`step_row`, `find_knee`, `operating_point`, `describe`, `Threshold::check`) and
+//! re-exports these types under its own module paths. Figures that can be undefined (a
+//! latency with nothing completed, a share of an empty step) are NaN in memory and `null` in
+//! JSON, through [`crate::nan`].
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Everything a plan run found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Study {
+    pub plan: String,
+    #[serde(with = "crate::nan::f64")]
+    pub scale: f64,
+    /// The SLO thresholds as written (they decide operating points).
+    pub slo: Vec<String>,
+    pub knee_rule: KneeRule,
+    pub scenarios: Vec<ScenarioStudy>,
+    pub checks: Vec<CheckVerdict>,
+    /// Every threshold and check passed.
+    pub passed: bool,
+}
+
+/// The findings of one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioStudy {
+    pub name: String,
+    /// `constant`, `stages`, `rate ladder` or `concurrency ladder`.
+    pub kind: String,
+    pub workload: String,
+    pub target: String,
+    pub repetitions: u32,
+    /// One row per step, over all repetitions of that step merged (HDR merge is exact).
+    pub steps: Vec<StepRow>,
+    /// Ladders only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub knee: Option<Knee>,
+    /// Ladders with an SLO only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operating_point: Option<OperatingPoint>,
+    /// With more than one repetition: statistics of each step's per-run figures.
+    pub repetition_stats: Vec<RepetitionStats>,
+    pub thresholds: Vec<PhaseVerdict>,
+    pub passed: bool,
+}
+
+/// The load a step offered.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Offered {
+    /// Open model: arrival rate, operations per second.
+    Rate(#[serde(with = "crate::nan::f64")] f64),
+    /// Closed model: concurrent sessions.
+    Concurrency(u64),
+}
+
+impl Offered {
+    /// The offered amount as a number (per second, or sessions), for ordering and ratios.
+    pub fn amount(self) -> f64 {
+        match self {
+            Offered::Rate(r) => r,
+            Offered::Concurrency(c) => c as f64,
+        }
+    }
+}
+
+impl fmt::Display for Offered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Offered::Rate(r) => write!(f, "{}/s", fmt_amount(*r)),
+            Offered::Concurrency(c) => write!(f, "concurrency {c}"),
+        }
+    }
+}
+
+/// Formats a number without a trailing `.0`, keeping at most 3 decimals: 500, 12.5, 0.333.
+pub fn fmt_amount(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// One step of a rate or concurrency ladder: what was offered, what came back, and the
+/// latency shape. Built by perfbase-analysis's `sweep::step_row`; the input of its knee and
+/// operating-point searches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRow {
+    /// The phase name (e.g. `step-3` or `rate=500/s`).
+    pub name: String,
+    pub offered: Offered,
+    /// Completed operations per second of the step's wall time (`Measurement::rps`), errors
+    /// included.
+    #[serde(with = "crate::nan::f64")]
+    pub achieved_rps: f64,
+    /// Share of successful operations, 0..1.
+    #[serde(with = "crate::nan::f64")]
+    pub success_ratio: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub p50_ms: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub p90_ms: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub p95_ms: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub p99_ms: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub max_ms: f64,
+    /// (bucket ms, share of operations with response time < bucket), one per requested bucket,
+    /// in the order given. Shares are NaN when the step has no operations or its histogram
+    /// does not decode.
+    #[serde(with = "crate::nan::pairs")]
+    pub under_ms: Vec<(f64, f64)>,
+}
+
+/// The limits that make a ladder step "bad"; how they are applied is documented on
+/// perfbase-analysis's `knee::find_knee`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct KneeRule {
+    /// Rate steps: achieved < `min_throughput_ratio` × offered is bad (default 0.95).
+    #[serde(with = "crate::nan::f64")]
+    pub min_throughput_ratio: f64,
+    /// Any step after the first: p99 > `p99_factor` × the first (lowest-load) step's p99 is bad
+    /// (default 3.0).
+    #[serde(with = "crate::nan::f64")]
+    pub p99_factor: f64,
+    /// Any step: an error ratio (1 − success_ratio) above this is bad (default 0.01).
+    #[serde(with = "crate::nan::f64")]
+    pub max_error_ratio: f64,
+    /// Concurrency steps after the first: gaining less than this fraction of throughput over
+    /// the previous step is bad (default 0.05, i.e. 5 %).
+    #[serde(with = "crate::nan::f64")]
+    pub min_gain: f64,
+}
+
+impl Default for KneeRule {
+    fn default() -> Self {
+        KneeRule {
+            min_throughput_ratio: 0.95,
+            p99_factor: 3.0,
+            max_error_ratio: 0.01,
+            min_gain: 0.05,
+        }
+    }
+}
+
+/// The knee of a ladder, as indices into its rows (perfbase-analysis's `knee::find_knee`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Knee {
+    /// The step before the knee: the highest load the service handled well. None when the
+    /// first step is already bad, or when there is no knee.
+    pub last_good: Option<usize>,
+    /// The knee: the first bad step. None when every step is good (no saturation found).
+    pub first_bad: Option<usize>,
+    /// Why `first_bad` is bad, e.g. "achieved 412.0/s < 95 % of offered 500/s"; several broken
+    /// rules are joined with "; ". None when there is no knee.
+    pub reason: Option<String>,
+}
+
+/// The recommended operating point of a ladder (perfbase-analysis's `slo::operating_point`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OperatingPoint {
+    /// Index of the step into the rows given.
+    pub index: usize,
+    /// The load that step offered.
+    pub offered: Offered,
+    /// How far the knee lies above this step: the knee's (first bad step's) offered load
+    /// divided by this step's, minus 1 — 0.25 means the service saturates at 25 % more load.
+    /// None without a knee (or when this step offered 0). Zero or negative when the SLO
+    /// admits steps at or past the knee.
+    pub headroom: Option<f64>,
+}
+
+/// Statistics over the repetitions of one step: each field summarises that figure's value in
+/// every run (mean, sample variance, standard deviation, 95 % CI, min, max).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepetitionStats {
+    pub step: String,
+    pub runs: usize,
+    pub rps: Summary,
+    pub success_ratio: Summary,
+    pub min_ms: Summary,
+    pub mean_ms: Summary,
+    pub p50_ms: Summary,
+    pub p90_ms: Summary,
+    pub p99_ms: Summary,
+    pub max_ms: Summary,
+}
+
+/// Summary of a sample of values (e.g. one metric over repeated runs), as perfbase-analysis's
+/// `stats::describe` computes it. A NaN among the values makes mean, variance and CI NaN.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of values.
+    pub n: usize,
+    /// Arithmetic mean.
+    #[serde(with = "crate::nan::f64")]
+    pub mean: f64,
+    /// Sample variance (divisor n − 1); 0 when n < 2.
+    #[serde(with = "crate::nan::f64")]
+    pub variance: f64,
+    /// Sample standard deviation, √variance.
+    #[serde(with = "crate::nan::f64")]
+    pub stdev: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub min: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub max: f64,
+    /// 95 % confidence interval of the mean: mean ± t₀.₉₇₅,ₙ₋₁ · s / √n; (mean, mean) when n < 2.
+    #[serde(with = "crate::nan::pair")]
+    pub ci95: (f64, f64),
+}
+
+/// The outcome of checking one threshold against one measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The threshold's text as written.
+    pub threshold: String,
+    /// The measured value, in the threshold's unit (ms, ratio 0..1, or per second); NaN when
+    /// nothing was measured (latency of a phase with no completed operations).
+    #[serde(with = "crate::nan::f64")]
+    pub actual: f64,
+    pub passed: bool,
+}
+
+/// A threshold verdict on one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseVerdict {
+    pub phase: String,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// An exact check: expected and actual status counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckVerdict {
+    pub name: String,
+    pub requests: u64,
+    pub expect: BTreeMap<String, u64>,
+    pub actual: BTreeMap<String, u64>,
+    pub passed: bool,
+}
+
+impl CheckVerdict {
+    /// Compares `actual` status counts with `expect` exactly: the same codes, the same counts.
+    pub fn judge(
+        name: &str,
+        requests: u64,
+        expect: BTreeMap<String, u64>,
+        actual: BTreeMap<String, u64>,
+    ) -> CheckVerdict {
+        // A code expected 0 times is the same as a code that must not appear.
+        let wanted: BTreeMap<&String, &u64> = expect.iter().filter(|(_, n)| **n > 0).collect();
+        let got: BTreeMap<&String, &u64> = actual.iter().filter(|(_, n)| **n > 0).collect();
+        let passed = wanted == got;
+        CheckVerdict {
+            name: name.to_string(),
+            requests,
+            expect,
+            actual,
+            passed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(mean: f64) -> Summary {
+        Summary {
+            n: 3,
+            mean,
+            variance: 0.25,
+            stdev: 0.5,
+            min: mean - 1.0,
+            max: mean + 1.0,
+            ci95: (mean - 0.75, mean + 0.75),
+        }
+    }
+
+    fn row(name: &str, offered: Offered) -> StepRow {
+        StepRow {
+            name: name.into(),
+            offered,
+            achieved_rps: 99.5,
+            success_ratio: 1.0,
+            p50_ms: 1.25,
+            p90_ms: 2.0,
+            p95_ms: 3.0,
+            p99_ms: 4.5,
+            max_ms: 10.0,
+            under_ms: vec![(1.0, 0.5), (10.0, 1.0)],
+        }
+    }
+
+    fn scenario(name: &str, kind: &str) -> ScenarioStudy {
+        ScenarioStudy {
+            name: name.into(),
+            kind: kind.into(),
+            workload: "w".into(),
+            target: "t".into(),
+            repetitions: 1,
+            steps: vec![],
+            knee: None,
+            operating_point: None,
+            repetition_stats: vec![],
+            thresholds: vec![],
+            passed: false,
+        }
+    }
+
+    fn study() -> Study {
+        let ladder = ScenarioStudy {
+            target: "http://x".into(),
+            repetitions: 3,
+            steps: vec![
+                row("rate=100/s", Offered::Rate(100.0)),
+                row("c=4", Offered::Concurrency(4)),
+            ],
+            knee: Some(Knee {
+                last_good: Some(0),
+                first_bad: Some(1),
+                reason: Some("why".into()),
+            }),
+            operating_point: Some(OperatingPoint {
+                index: 0,
+                offered: Offered::Rate(100.0),
+                headroom: Some(0.25),
+            }),
+            repetition_stats: vec![RepetitionStats {
+                step: "rate=100/s".into(),
+                runs: 3,
+                rps: summary(100.0),
+                success_ratio: summary(1.0),
+                min_ms: summary(0.5),
+                mean_ms: summary(1.5),
+                p50_ms: summary(1.25),
+                p90_ms: summary(2.0),
+                p99_ms: summary(4.5),
+                max_ms: summary(10.0),
+            }],
+            thresholds: vec![PhaseVerdict {
+                phase: "rate=100/s".into(),
+                verdict: Verdict {
+                    threshold: "p99 < 20ms".into(),
+                    actual: 4.5,
+                    passed: true,
+                },
+            }],
+            passed: true,
+            ..scenario("s", "rate ladder")
+        };
+        Study {
+            plan: "plan.toml".into(),
+            scale: 1.0,
+            slo: vec!["p99 < 20ms".into()],
+            knee_rule: KneeRule::default(),
+            scenarios: vec![ladder, scenario("c", "constant")],
+            checks: vec![CheckVerdict::judge(
+                "chk",
+                10,
+                BTreeMap::from([("200".to_string(), 10)]),
+                BTreeMap::from([("200".to_string(), 9), ("500".to_string(), 1)]),
+            )],
+            passed: false,
+        }
+    }
+
+    /// The JSON of finite figures, as written before these types moved here (and before the
+    /// NaN adapter): same fields, same order, same numbers.
+    const FINITE_JSON: &str = r#"{"plan":"plan.toml","scale":1.0,"slo":["p99 < 20ms"],"knee_rule":{"min_throughput_ratio":0.95,"p99_factor":3.0,"max_error_ratio":0.01,"min_gain":0.05},"scenarios":[{"name":"s","kind":"rate ladder","workload":"w","target":"http://x","repetitions":3,"steps":[{"name":"rate=100/s","offered":{"rate":100.0},"achieved_rps":99.5,"success_ratio":1.0,"p50_ms":1.25,"p90_ms":2.0,"p95_ms":3.0,"p99_ms":4.5,"max_ms":10.0,"under_ms":[[1.0,0.5],[10.0,1.0]]},{"name":"c=4","offered":{"concurrency":4},"achieved_rps":99.5,"success_ratio":1.0,"p50_ms":1.25,"p90_ms":2.0,"p95_ms":3.0,"p99_ms":4.5,"max_ms":10.0,"under_ms":[[1.0,0.5],[10.0,1.0]]}],"knee":{"last_good":0,"first_bad":1,"reason":"why"},"operating_point":{"index":0,"offered":{"rate":100.0},"headroom":0.25},"repetition_stats":[{"step":"rate=100/s","runs":3,"rps":{"n":3,"mean":100.0,"variance":0.25,"stdev":0.5,"min":99.0,"max":101.0,"ci95":[99.25,100.75]},"success_ratio":{"n":3,"mean":1.0,"variance":0.25,"stdev":0.5,"min":0.0,"max":2.0,"ci95":[0.25,1.75]},"min_ms":{"n":3,"mean":0.5,"variance":0.25,"stdev":0.5,"min":-0.5,"max":1.5,"ci95":[-0.25,1.25]},"mean_ms":{"n":3,"mean":1.5,"variance":0.25,"stdev":0.5,"min":0.5,"max":2.5,"ci95":[0.75,2.25]},"p50_ms":{"n":3,"mean":1.25,"variance":0.25,"stdev":0.5,"min":0.25,"max":2.25,"ci95":[0.5,2.0]},"p90_ms":{"n":3,"mean":2.0,"variance":0.25,"stdev":0.5,"min":1.0,"max":3.0,"ci95":[1.25,2.75]},"p99_ms":{"n":3,"mean":4.5,"variance":0.25,"stdev":0.5,"min":3.5,"max":5.5,"ci95":[3.75,5.25]},"max_ms":{"n":3,"mean":10.0,"variance":0.25,"stdev":0.5,"min":9.0,"max":11.0,"ci95":[9.25,10.75]}}],"thresholds":[{"phase":"rate=100/s","threshold":"p99 < 20ms","actual":4.5,"passed":true}],"passed":true},{"name":"c","kind":"constant","workload":"w","target":"t","repetitions":1,"steps":[],"repetition_stats":[],"thresholds":[],"passed":false}],"checks":[{"name":"chk","requests":10,"expect":{"200":10},"actual":{"200":9,"500":1},"passed":false}],"passed":false}"#;
+
+    #[test]
+    fn finite_study_json_is_unchanged() {
+        let s = study();
+        assert_eq!(serde_json::to_string(&s).expect("serialises"), FINITE_JSON);
+        let back: Study = serde_json::from_str(FINITE_JSON).expect("reads");
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn a_study_with_nan_figures_reads_back() {
+        let mut s = study();
+        s.scale = f64::NAN;
+        s.knee_rule.min_gain = f64::NAN;
+        let ladder = &mut s.scenarios[0];
+        ladder.steps[0].offered = Offered::Rate(f64::NAN);
+        ladder.steps[0].p99_ms = f64::NAN;
+        ladder.steps[0].under_ms = vec![(10.0, f64::NAN)];
+        ladder.repetition_stats[0].p99_ms = Summary {
+            n: 2,
+            mean: f64::NAN,
+            variance: f64::NAN,
+            stdev: f64::NAN,
+            min: f64::NAN,
+            max: f64::NAN,
+            ci95: (f64::NAN, f64::NAN),
+        };
+        ladder.thresholds[0].verdict.actual = f64::NAN;
+        ladder.thresholds[0].verdict.passed = false;
+
+        // Through a Value, as the reports re-read the result's `study` section.
+        let value = serde_json::to_value(&s).expect("serialises");
+        assert_eq!(
+            value["scenarios"][0]["thresholds"][0]["actual"],
+            serde_json::Value::Null
+        );
+        assert_eq!(
+            value["scenarios"][0]["steps"][0]["under_ms"][0][1],
+            serde_json::Value::Null
+        );
+        let back: Study = serde_json::from_value(value).expect("a NaN no longer loses the study");
+        let b = &back.scenarios[0];
+        assert!(back.scale.is_nan() && back.knee_rule.min_gain.is_nan());
+        assert!(b.steps[0].offered.amount().is_nan());
+        assert!(b.steps[0].p99_ms.is_nan() && b.steps[0].under_ms[0].1.is_nan());
+        assert_eq!(b.steps[0].under_ms[0].0, 10.0);
+        let p99 = b.repetition_stats[0].p99_ms;
+        assert_eq!(p99.n, 2);
+        assert!(
+            p99.mean.is_nan() && p99.stdev.is_nan() && p99.ci95.0.is_nan() && p99.ci95.1.is_nan()
+        );
+        assert!(b.thresholds[0].verdict.actual.is_nan());
+        assert_eq!(b.thresholds[0].verdict.threshold, "p99 < 20ms");
+        // Everything finite is untouched.
+        assert_eq!(b.steps[1], s.scenarios[0].steps[1]);
+        assert_eq!(
+            b.repetition_stats[0].rps,
+            s.scenarios[0].repetition_stats[0].rps
+        );
+
+        // And through text.
+        let text = serde_json::to_string(&s).expect("serialises");
+        let back: Study = serde_json::from_str(&text).expect("reads");
+        assert!(back.scenarios[0].thresholds[0].verdict.actual.is_nan());
+    }
+
+    #[test]
+    fn offered_display_and_amount() {
+        assert_eq!(Offered::Rate(500.0).to_string(), "500/s");
+        assert_eq!(Offered::Rate(12.5).to_string(), "12.5/s");
+        assert_eq!(Offered::Concurrency(16).to_string(), "concurrency 16");
+        assert_eq!(Offered::Concurrency(16).amount(), 16.0);
+        assert_eq!(fmt_amount(0.95 * 100.0), "95");
+        assert_eq!(fmt_amount(1.0 / 3.0), "0.333");
+        assert_eq!(fmt_amount(-0.0001), "0");
+    }
+
+    #[test]
+    fn checks_compare_counts_exactly() {
+        let codes = |list: &[(&str, u64)]| {
+            list.iter()
+                .map(|&(c, n)| (c.to_string(), n))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let v = CheckVerdict::judge("a", 5, codes(&[("200", 5)]), codes(&[("200", 5)]));
+        assert!(v.passed);
+        // A code expected 0 times may be absent.
+        let v = CheckVerdict::judge(
+            "b",
+            5,
+            codes(&[("200", 5), ("500", 0)]),
+            codes(&[("200", 5)]),
+        );
+        assert!(v.passed && v.expect.len() == 2);
+        let v = CheckVerdict::judge(
+            "c",
+            5,
+            codes(&[("200", 5)]),
+            codes(&[("200", 4), ("500", 1)]),
+        );
+        assert!(!v.passed);
+    }
+}
