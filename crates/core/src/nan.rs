@@ -70,7 +70,7 @@ pub mod f64 {
 }
 
 /// A `(f64, f64)` pair, written as a two-element array as serde does, each element through
-/// [`f64`](self::f64). Use as `#[serde(with = "perfbase_core::nan::pair")]`.
+/// [`mod@f64`]. Use as `#[serde(with = "perfbase_core::nan::pair")]`.
 pub mod pair {
     use super::Figure;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
