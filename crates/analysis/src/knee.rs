@@ -2,46 +2,10 @@
 //! which throughput stops following the offered load, latency blows up, or errors appear.
 
 use crate::sweep::{fmt_amount, Offered, StepRow};
-use serde::{Deserialize, Serialize};
 
-/// The limits that make a ladder step "bad". See [`find_knee`] for how they are applied.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct KneeRule {
-    /// Rate steps: achieved < `min_throughput_ratio` × offered is bad (default 0.95).
-    pub min_throughput_ratio: f64,
-    /// Any step after the first: p99 > `p99_factor` × the first (lowest-load) step's p99 is bad
-    /// (default 3.0).
-    pub p99_factor: f64,
-    /// Any step: an error ratio (1 − success_ratio) above this is bad (default 0.01).
-    pub max_error_ratio: f64,
-    /// Concurrency steps after the first: gaining less than this fraction of throughput over
-    /// the previous step is bad (default 0.05, i.e. 5 %).
-    pub min_gain: f64,
-}
-
-impl Default for KneeRule {
-    fn default() -> Self {
-        KneeRule {
-            min_throughput_ratio: 0.95,
-            p99_factor: 3.0,
-            max_error_ratio: 0.01,
-            min_gain: 0.05,
-        }
-    }
-}
-
-/// The knee of a ladder, as indices into the rows given to [`find_knee`].
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Knee {
-    /// The step before the knee: the highest load the service handled well. None when the
-    /// first step is already bad, or when there is no knee.
-    pub last_good: Option<usize>,
-    /// The knee: the first bad step. None when every step is good (no saturation found).
-    pub first_bad: Option<usize>,
-    /// Why `first_bad` is bad, e.g. "achieved 412.0/s < 95 % of offered 500/s"; several broken
-    /// rules are joined with "; ". None when there is no knee.
-    pub reason: Option<String>,
-}
+// The knee and its rule are part of the result's `study` section, so they live in the
+// interface crate; re-exported here.
+pub use perfbase_core::study::{Knee, KneeRule};
 
 /// Finds the knee of a ladder: the first step where the service stops keeping up.
 ///

@@ -14,6 +14,9 @@
 //! The crate must not depend on tokio, on the drivers, the engine, the reports or the stores —
 //! only on `perfbase-core` (for the result schema and unit parsing), serde and thiserror.
 //! Callers (the CLI, the reports) render the structs returned here; this crate never prints.
+//! The structs that make up a result's `study` section (rows, knee, operating point,
+//! summaries, verdicts, the study itself) are defined in `perfbase_core::study`, so any reader
+//! of a result can type them, and re-exported here under the modules that compute them.
 //!
 //! Every formula carries a comment naming its source.
 

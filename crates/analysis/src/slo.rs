@@ -2,24 +2,12 @@
 //! offered load at which it, and every lighter step, met every SLO threshold.
 
 use crate::knee::{Knee, KneeRule};
-use crate::sweep::{Offered, StepRow};
+use crate::sweep::StepRow;
 use crate::threshold::Threshold;
 use perfbase_core::result::Measurement;
-use serde::{Deserialize, Serialize};
 
-/// The recommended operating point of a ladder.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct OperatingPoint {
-    /// Index of the step into the rows given.
-    pub index: usize,
-    /// The load that step offered.
-    pub offered: Offered,
-    /// How far the knee lies above this step: the knee's (first bad step's) offered load
-    /// divided by this step's, minus 1 — 0.25 means the service saturates at 25 % more load.
-    /// None without a knee (or when this step offered 0). Zero or negative when the SLO
-    /// admits steps at or past the knee.
-    pub headroom: Option<f64>,
-}
+// Part of the result's `study` section, so it lives in the interface crate; re-exported here.
+pub use perfbase_core::study::OperatingPoint;
 
 /// The operating point under the default [`KneeRule`]'s error limit (at most 1 % errors).
 /// See [`operating_point_with`].
@@ -83,7 +71,7 @@ mod tests {
     use super::*;
     use crate::fixtures::{measurement, step};
     use crate::knee::find_knee;
-    use crate::sweep::step_row;
+    use crate::sweep::{step_row, Offered};
     use crate::threshold::parse_threshold;
 
     /// A rate ladder 10..80/s against a capacity of 40/s, p99 rising with load.

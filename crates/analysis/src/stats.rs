@@ -5,25 +5,10 @@
 //! is evaluated with its continued fraction (modified Lentz) and a Lanczos log-gamma. All of it
 //! is implemented here so the crate needs no numeric dependency.
 
-use serde::{Deserialize, Serialize};
 use std::f64::consts::PI;
 
-/// Summary of a sample of values (e.g. one metric over repeated runs).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    /// Number of values.
-    pub n: usize,
-    /// Arithmetic mean.
-    pub mean: f64,
-    /// Sample variance (divisor n − 1); 0 when n < 2.
-    pub variance: f64,
-    /// Sample standard deviation, √variance.
-    pub stdev: f64,
-    pub min: f64,
-    pub max: f64,
-    /// 95 % confidence interval of the mean: mean ± t₀.₉₇₅,ₙ₋₁ · s / √n; (mean, mean) when n < 2.
-    pub ci95: (f64, f64),
-}
+// Part of the result's `study` section, so it lives in the interface crate; re-exported here.
+pub use perfbase_core::study::Summary;
 
 /// Summarises `values`; `None` when there are none.
 ///

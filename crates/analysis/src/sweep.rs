@@ -2,70 +2,11 @@
 //! latency shape — the input of [`crate::knee::find_knee`] and [`crate::slo::operating_point`].
 
 use perfbase_core::result::{decode_histogram, Measurement};
-use serde::{Deserialize, Serialize};
-use std::fmt;
 
-/// The load a step offered.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Offered {
-    /// Open model: arrival rate, operations per second.
-    Rate(f64),
-    /// Closed model: concurrent sessions.
-    Concurrency(u64),
-}
-
-impl Offered {
-    /// The offered amount as a number (per second, or sessions), for ordering and ratios.
-    pub fn amount(self) -> f64 {
-        match self {
-            Offered::Rate(r) => r,
-            Offered::Concurrency(c) => c as f64,
-        }
-    }
-}
-
-impl fmt::Display for Offered {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Offered::Rate(r) => write!(f, "{}/s", fmt_amount(*r)),
-            Offered::Concurrency(c) => write!(f, "concurrency {c}"),
-        }
-    }
-}
-
-/// Formats a number without a trailing `.0`, keeping at most 3 decimals: 500, 12.5, 0.333.
-pub(crate) fn fmt_amount(v: f64) -> String {
-    let s = format!("{v:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_string()
-    } else {
-        s.to_string()
-    }
-}
-
-/// One step of a ladder.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepRow {
-    /// The phase name (e.g. `step-3` or `rate=500/s`).
-    pub name: String,
-    pub offered: Offered,
-    /// Completed operations per second of the step's wall time (`Measurement::rps`), errors
-    /// included.
-    pub achieved_rps: f64,
-    /// Share of successful operations, 0..1.
-    pub success_ratio: f64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-    /// (bucket ms, share of operations with response time < bucket), one per requested bucket,
-    /// in the order given. Shares are NaN when the step has no operations or its histogram
-    /// does not decode.
-    pub under_ms: Vec<(f64, f64)>,
-}
+pub(crate) use perfbase_core::study::fmt_amount;
+// The row and offered-load types live in the interface crate, as part of the result's `study`
+// section; they are re-exported here, where they were first defined.
+pub use perfbase_core::study::{Offered, StepRow};
 
 /// Builds the row of one step from its measurement.
 ///

@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use thiserror::Error;
 
+// A verdict is part of the result's `study` section, so it lives in the interface crate;
+// re-exported here.
+pub use perfbase_core::study::Verdict;
+
 /// Every metric name a threshold accepts, for error messages and docs.
 pub const METRICS: &str =
     "min, mean, p50, p75, p90, p95, p99, p999, max (latency), error_rate, success_ratio, rps";
@@ -151,17 +155,6 @@ pub struct Threshold {
     pub value: f64,
     /// The threshold as the user wrote it (trimmed), for messages and reports.
     pub text: String,
-}
-
-/// The outcome of checking one threshold against one measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// The threshold's text as written.
-    pub threshold: String,
-    /// The measured value, in the threshold's unit (ms, ratio 0..1, or per second); NaN when
-    /// nothing was measured (latency of a phase with no completed operations).
-    pub actual: f64,
-    pub passed: bool,
 }
 
 /// A threshold that does not parse. Every message names the accepted metrics and forms.
