@@ -6,7 +6,9 @@
 //!
 //! This crate must not depend on the engine, the drivers or the reports: the CLI starts a
 //! [`Monitor`] beside the load, marks phases, and hands the [`MonitorReport`] to whatever
-//! renders it ([`render_table`] and [`render_markdown`] are here for that).
+//! renders it ([`render_table`] and [`render_markdown`] are here for that). The report's data
+//! types are defined in perfbase-core's `monitor` module (the result's `monitor` section) and
+//! re-exported here; perfbase-core is the only perfbase crate this one depends on.
 //!
 //! ```no_run
 //! use perfbase_monitor::{Monitor, MonitorConfig, render_table};

@@ -1,6 +1,8 @@
 //! The monitor's result: per target, min/mean/max per phase and the whole timeline.
 
-use serde::{Deserialize, Serialize};
+// The report's data types live in the interface crate, as the result's `monitor` section, so
+// every reader of a result can type it; this crate builds them.
+pub use perfbase_core::monitor::{MonitorReport, PhaseStats, Sample, Stat, TargetReport};
 
 /// Label of the target that is perfbase's own process.
 pub const SELF_LABEL: &str = "perfbase (self)";
@@ -9,124 +11,12 @@ pub const DEFAULT_PHASE: &str = "start";
 /// perfbase's own CPU, as a share of the cores it had, above which the run is flagged.
 pub const SATURATION_SHARE: f64 = 0.9;
 
-/// Everything the monitor saw.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct MonitorReport {
-    /// Sampling interval, seconds.
-    pub interval_s: f64,
-    /// Cores perfbase had (`available_parallelism`); `cpu_pct_machine` divides by this.
-    pub cores: u32,
-    /// The selected targets in selector order, then `perfbase (self)`.
-    pub targets: Vec<TargetReport>,
-    /// perfbase's own CPU averaged over some phase exceeded 90 % of its cores.
-    pub generator_saturated: bool,
-    pub warnings: Vec<String>,
-}
-
-/// One monitored target.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct TargetReport {
-    /// The selector text, or `perfbase (self)`.
-    pub label: String,
-    /// `process`, `cgroup` or `self`.
-    pub kind: String,
-    /// The root pids matched at start (for a cgroup: its processes at start).
-    pub pids: Vec<u32>,
-    /// Seconds after the monitor started at which the target was first seen gone.
-    pub exited_at_s: Option<f64>,
-    /// Phases in the order they were first marked; only phases with samples.
-    pub phases: Vec<PhaseStats>,
-    /// Every sample, in time order.
-    pub timeline: Vec<Sample>,
-}
-
-/// min/mean/max of each metric over the samples of one phase.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct PhaseStats {
-    pub name: String,
-    pub samples: usize,
-    /// CPU, % of one core (200 = two cores busy).
-    pub cpu_pct: Stat,
-    /// CPU, % of the cores perfbase had (`cpu_pct / cores`).
-    pub cpu_pct_machine: Stat,
-    pub rss_bytes: Stat,
-    pub vsz_bytes: Stat,
-    pub threads: Stat,
-    /// `None` when no sample could count them (permission denied).
-    pub fds: Option<Stat>,
-    pub ctx_switches_per_s: Stat,
-    /// cgroup targets only.
-    pub memory_current_bytes: Option<Stat>,
-    /// Processes in the target (root, descendants, or cgroup members).
-    pub processes: Stat,
-}
-
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
-pub struct Stat {
-    pub min: f64,
-    pub mean: f64,
-    pub max: f64,
-}
-
-impl Stat {
-    /// `None` for no values.
-    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Stat> {
-        let mut n = 0usize;
-        let (mut min, mut max, mut sum) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
-        for v in values {
-            n += 1;
-            min = min.min(v);
-            max = max.max(v);
-            sum += v;
-        }
-        (n > 0).then(|| Stat {
-            min,
-            mean: sum / n as f64,
-            max,
-        })
-    }
-
-    fn scaled(self, factor: f64) -> Stat {
-        Stat {
-            min: self.min * factor,
-            mean: self.mean * factor,
-            max: self.max * factor,
-        }
-    }
-}
-
-/// One sample: the interval that ended at `t_s`.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
-pub struct Sample {
-    /// Seconds after the monitor started.
-    pub t_s: f64,
-    pub phase: String,
-    /// % of one core over the interval.
-    pub cpu_pct: f64,
-    pub rss_bytes: u64,
-    pub vsz_bytes: u64,
-    pub threads: u64,
-    pub fds: Option<u64>,
-    pub ctx_switches_per_s: f64,
-    pub memory_current_bytes: Option<u64>,
-    pub processes: u32,
-}
-
-impl MonitorReport {
-    /// The target with this label (a selector's text, or [`SELF_LABEL`]).
-    pub fn target(&self, label: &str) -> Option<&TargetReport> {
-        self.targets.iter().find(|t| t.label == label)
-    }
-
-    /// perfbase's own process, always present.
-    pub fn generator(&self) -> Option<&TargetReport> {
-        self.targets.iter().find(|t| t.kind == "self")
-    }
-}
-
-impl TargetReport {
-    pub fn phase(&self, name: &str) -> Option<&PhaseStats> {
-        self.phases.iter().find(|p| p.name == name)
+/// `s` with min, mean and max multiplied by `factor`.
+fn scaled(s: Stat, factor: f64) -> Stat {
+    Stat {
+        min: s.min * factor,
+        mean: s.mean * factor,
+        max: s.max * factor,
     }
 }
 
@@ -149,7 +39,7 @@ pub(crate) fn phase_stats(name: &str, timeline: &[Sample], cores: u32) -> Option
         name: name.to_string(),
         samples: s.len(),
         cpu_pct,
-        cpu_pct_machine: cpu_pct.scaled(1.0 / f64::from(cores.max(1))),
+        cpu_pct_machine: scaled(cpu_pct, 1.0 / f64::from(cores.max(1))),
         rss_bytes: stat(&|x| x.rss_bytes as f64)?,
         vsz_bytes: stat(&|x| x.vsz_bytes as f64)?,
         threads: stat(&|x| x.threads as f64)?,
