@@ -1,4 +1,7 @@
 use super::*;
+use perfbase_drivers::http::HttpVersion;
+use perfbase_engine::{Load, Pacer};
+use std::time::Duration;
 
 fn plan(text: &str) -> Result<Plan, PlanError> {
     parse(text, "p.toml", Path::new("/nonexistent"), None)

@@ -1,0 +1,198 @@
+//! The workload fields of non-HTTP targets: databases, Redis and brokers.
+
+use super::context::Ctx;
+use super::file::{self, S};
+use super::model::*;
+use super::targets::Family;
+use crate::backend::{AmqpTarget, BrokerTarget};
+use perfbase_drivers::workload::{Corpus, Template};
+use std::sync::Arc;
+
+/// The mode and message options of a workload on an amqp://, nats:// or mqtt:// target, and
+/// what reports call it.
+pub(super) fn broker_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    family: Family,
+    url: &str,
+) -> Result<(Backend, String), PlanError> {
+    use perfbase_drivers::{amqp, mqtt, nats};
+    let size = |default: usize| match &w.size {
+        Some(v) => cx.positive(v, &format!("{field}.size")).map(|n| n as usize),
+        None => Ok(default),
+    };
+    let pick = |v: &Option<S<String>>, name: &str, choices: &[&str], default: &str| {
+        let Some(v) = v else {
+            return Ok(default.to_string());
+        };
+        let text = v.get_ref().to_ascii_lowercase();
+        if choices.contains(&text.as_str()) {
+            Ok(text)
+        } else {
+            Err(cx.err(
+                v,
+                format!("{field}.{name}"),
+                format!("'{}': use one of {}", v.get_ref(), choices.join(", ")),
+            ))
+        }
+    };
+    let flag = |v: &Option<S<bool>>| v.as_ref().is_some_and(|b| *b.get_ref());
+    let url = url.to_string();
+    Ok(match family {
+        Family::Amqp => {
+            let mode = pick(&w.mode, "mode", &["roundtrip", "publish"], "roundtrip")?;
+            let ack = pick(&w.ack, "ack", &["none", "auto", "manual"], "manual")?;
+            let options = amqp::AmqpOptions {
+                mode: if mode == "publish" {
+                    amqp::AmqpMode::Publish
+                } else {
+                    amqp::AmqpMode::RoundTrip
+                },
+                message_size: size(1024)?,
+                persistent: flag(&w.persistent),
+                confirms: flag(&w.confirms),
+                ack: match ack.as_str() {
+                    "none" => amqp::AckMode::None,
+                    "auto" => amqp::AckMode::Auto,
+                    _ => amqp::AckMode::Manual,
+                },
+                queue: None,
+            };
+            amqp::AmqpDriver::new(&url, options.clone())
+                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+            (
+                Backend::Amqp(AmqpTarget {
+                    url,
+                    options,
+                    stream: None,
+                }),
+                mode,
+            )
+        }
+        Family::Nats => {
+            let mode = pick(
+                &w.mode,
+                "mode",
+                &["pubsub", "request", "jetstream"],
+                "pubsub",
+            )?;
+            let options = nats::NatsOptions {
+                mode: match mode.as_str() {
+                    "request" => nats::NatsMode::Request,
+                    "jetstream" => nats::NatsMode::JetStream,
+                    _ => nats::NatsMode::PubSub,
+                },
+                message_size: size(128)?,
+            };
+            nats::NatsDriver::new(&url, options)
+                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+            (Backend::Nats(BrokerTarget { url, options }), mode)
+        }
+        _ => {
+            let qos = match &w.qos {
+                Some(q) if matches!(*q.get_ref(), 0 | 1) => *q.get_ref() as u8,
+                Some(q) => return Err(cx.err(q, format!("{field}.qos"), "use 0 or 1")),
+                None => 0,
+            };
+            let options = mqtt::MqttOptions {
+                qos,
+                message_size: size(128)?,
+            };
+            mqtt::MqttDriver::new(&url, options)
+                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+            (
+                Backend::Mqtt(BrokerTarget { url, options }),
+                format!("qos {qos}"),
+            )
+        }
+    })
+}
+
+/// The Redis command of a workload on a redis:// target, with its keyspace, value size,
+/// pipeline and prefill.
+pub(super) fn redis_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    url: &str,
+) -> Result<RedisTarget, PlanError> {
+    use perfbase_drivers::redis::{RedisOp, RedisOptions};
+    let names = || {
+        RedisOp::ALL
+            .iter()
+            .map(|o| o.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let op = match &w.command {
+        Some(c) => RedisOp::from_name(c.get_ref()).ok_or_else(|| {
+            cx.err(
+                c,
+                format!("{field}.command"),
+                format!(
+                    "unknown Redis command '{}'; use one of {}",
+                    c.get_ref(),
+                    names()
+                ),
+            )
+        })?,
+        None => {
+            return Err(cx.err(
+                &w.target,
+                format!("{field}.command"),
+                format!("a Redis workload needs `command`: one of {}", names()),
+            ))
+        }
+    };
+    let int = |v: &Option<S<i64>>, f: &str, default: u64| match v {
+        Some(v) => cx.positive(v, &format!("{field}.{f}")),
+        None => Ok(default),
+    };
+    Ok(RedisTarget {
+        url: url.to_string(),
+        op,
+        options: RedisOptions {
+            keyspace: int(&w.keyspace, "keyspace", 100_000)?,
+            value_size: int(&w.value_size, "value_size", 3)? as usize,
+            pipeline: int(&w.pipeline, "pipeline", 1)? as usize,
+        },
+        prefill: w.prefill.as_ref().is_some_and(|p| *p.get_ref()),
+    })
+}
+
+pub(super) fn sql_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    corpora: &[Arc<Corpus>],
+) -> Result<perfbase_drivers::sql::SqlWorkload, PlanError> {
+    use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
+    let scale = match &w.scale {
+        Some(s) => cx.positive(s, &format!("{field}.scale"))? as u32,
+        None => 1,
+    };
+    match (&w.sql, &w.builtin) {
+        (Some(sql), None) => {
+            let params = w
+                .params
+                .iter()
+                .map(|p| Template::parse(p.get_ref(), corpora).map_err(|e| cx.err(p, format!("{field}.params"), e)))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(SqlWorkload::Custom {
+                sql: sql.get_ref().clone(),
+                params,
+                corpora: corpora.to_vec(),
+            })
+        }
+        (None, Some(b)) => match b.get_ref().as_str() {
+            "tpcb" => Ok(SqlWorkload::TpcB { scale }),
+            "tpcb-function" => Ok(SqlWorkload::TpcBFunction { scale }),
+            other => SuiteOp::from_name(other).map(SqlWorkload::Suite).ok_or_else(|| {
+                cx.err(b, format!("{field}.builtin"), format!("'{other}': use tpcb, tpcb-function, insert, select-pk, scan, update, delete, transaction or join"))
+            }),
+        },
+        (Some(sql), Some(_)) => Err(cx.err(sql, field, "give either sql or builtin, not both")),
+        (None, None) => Err(cx.err(&w.target, field, "a database workload needs sql = \"…\" (with params) or builtin = \"tpcb\"")),
+    }
+}

@@ -1,0 +1,151 @@
+//! Where a plan's errors point: the file, the line of a value's span and the field; and the
+//! shared readers of durations, counts, thresholds and `${ENV}` values.
+
+use super::file::S;
+use super::model::{PlanError, Workload};
+use perfbase_analysis::threshold::{parse_threshold, Threshold};
+use perfbase_core::units::parse_duration;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub(super) struct Ctx<'a> {
+    pub text: &'a str,
+    pub file: String,
+    pub base: PathBuf,
+}
+
+impl Ctx<'_> {
+    pub fn line(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+
+    pub fn err<T>(
+        &self,
+        span: &S<T>,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> PlanError {
+        PlanError {
+            file: self.file.clone(),
+            line: self.line(span.span().start),
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn err_at(
+        &self,
+        line: usize,
+        field: impl Into<String>,
+        message: impl Into<String>,
+    ) -> PlanError {
+        PlanError {
+            file: self.file.clone(),
+            line,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn duration(&self, s: &S<String>, field: &str) -> Result<Duration, PlanError> {
+        parse_duration(s.get_ref()).map_err(|e| self.err(s, field, e.to_string()))
+    }
+
+    pub fn positive_duration(&self, s: &S<String>, field: &str) -> Result<Duration, PlanError> {
+        let d = self.duration(s, field)?;
+        if d.is_zero() {
+            return Err(self.err(s, field, "must be longer than zero"));
+        }
+        Ok(d)
+    }
+
+    pub fn positive(&self, s: &S<i64>, field: &str) -> Result<u64, PlanError> {
+        match *s.get_ref() {
+            n if n >= 1 => Ok(n as u64),
+            n => Err(self.err(s, field, format!("must be at least 1, not {n}"))),
+        }
+    }
+
+    pub fn threshold(&self, s: &S<String>, field: &str) -> Result<Threshold, PlanError> {
+        parse_threshold(s.get_ref()).map_err(|e| self.err(s, field, e.to_string()))
+    }
+
+    /// Expands `${ENV_VAR}` from the environment (secrets stay out of the plan file).
+    pub fn env(&self, s: &S<String>, field: &str) -> Result<String, PlanError> {
+        self.expand(s, field, |_| true)
+    }
+
+    /// A target URL as results and reports show it: a variable that holds a URL (`${BASE}` =
+    /// `http://10.0.0.5:8080`) says where the target is and is expanded, its password then
+    /// redacted; any other variable may hold a key or token and stays `${NAME}`.
+    pub fn shown_url(&self, s: &S<String>, field: &str) -> Result<String, PlanError> {
+        let shown = self.expand(s, field, |value| value.contains("://"))?;
+        Ok(perfbase_core::redact::url(&shown))
+    }
+
+    /// Expands the `${NAME}`s whose value `keep` accepts; the others stay as written.
+    pub fn expand(
+        &self,
+        s: &S<String>,
+        field: &str,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<String, PlanError> {
+        let mut out = String::new();
+        let mut rest = s.get_ref().as_str();
+        while let Some(i) = rest.find("${") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 2..];
+            let end = after.find('}').ok_or_else(|| {
+                self.err(
+                    s,
+                    field,
+                    "unclosed '${' (write ${NAME} for an environment variable)",
+                )
+            })?;
+            let name = &after[..end];
+            let value = std::env::var(name).map_err(|_| {
+                self.err(
+                    s,
+                    field,
+                    format!("environment variable {name} is not set (export it before the run)"),
+                )
+            })?;
+            if keep(&value) {
+                out.push_str(&value);
+            } else {
+                out.push_str(&rest[i..i + 2 + end + 1]);
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+}
+
+impl Ctx<'_> {
+    /// A reference to a workload by name, or an error listing the workloads there are.
+    pub fn workload_ref(
+        &self,
+        workloads: &BTreeMap<String, Workload>,
+        s: &S<String>,
+        field: String,
+    ) -> Result<String, PlanError> {
+        if workloads.contains_key(s.get_ref()) {
+            return Ok(s.get_ref().clone());
+        }
+        let known: Vec<&str> = workloads.keys().map(|k| k.as_str()).collect();
+        Err(self.err(
+            s,
+            field,
+            format!(
+                "no workload named '{}' (workloads: {})",
+                s.get_ref(),
+                known.join(", ")
+            ),
+        ))
+    }
+}

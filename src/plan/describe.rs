@@ -1,0 +1,68 @@
+//! What a plan would run, phase by phase: `perfbase run --dry-run`.
+
+use super::model::Plan;
+use std::time::Duration;
+
+/// What a plan would run, phase by phase (for `perfbase run --dry-run`).
+pub fn describe(plan: &Plan) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut total = Duration::ZERO;
+    let _ = writeln!(
+        out,
+        "plan {} ({}), scale {}",
+        plan.name, plan.file, plan.scale
+    );
+    for s in &plan.scenarios {
+        let _ = writeln!(
+            out,
+            "scenario {}: {} on {}, {} step(s) × {} repetition(s)",
+            s.name,
+            s.kind.name(),
+            plan.workloads[&s.workload].label,
+            s.steps.len(),
+            s.repetitions
+        );
+        if let Some(w) = s.warmup {
+            let _ = writeln!(
+                out,
+                "  warm-up {}",
+                perfbase_core::units::format_duration(w)
+            );
+            total += w;
+        }
+        for step in &s.steps {
+            let bound = match (step.duration, step.count) {
+                (Some(d), Some(n)) => format!(
+                    "{} or {n} requests",
+                    perfbase_core::units::format_duration(d)
+                ),
+                (Some(d), None) => perfbase_core::units::format_duration(d),
+                (None, Some(n)) => format!("{n} requests"),
+                (None, None) => String::new(),
+            };
+            let _ = writeln!(out, "  step {}: {bound}", step.name);
+            total += step.duration.unwrap_or_default() * s.repetitions;
+        }
+        if let Some(c) = s.cooldown {
+            total += c * (s.steps.len() as u32 * s.repetitions).saturating_sub(1);
+        }
+    }
+    for c in &plan.checks {
+        let expect: Vec<String> = c.expect.iter().map(|(k, v)| format!("{v} × {k}")).collect();
+        let _ = writeln!(
+            out,
+            "check {}: {} requests on {} connection(s), expect {}",
+            c.name,
+            c.requests,
+            c.connections,
+            expect.join(" + ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "at least {} of load",
+        perfbase_core::units::format_duration(Duration::from_secs(total.as_secs()))
+    );
+    out
+}

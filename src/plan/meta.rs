@@ -1,0 +1,110 @@
+//! The `[plan]` and `[slo]` sections: scale, threads, timeout, buckets, knee rule,
+//! thresholds, SLO and labels.
+
+use super::context::Ctx;
+use super::file::PlanFile;
+use super::model::PlanError;
+use perfbase_analysis::knee::KneeRule;
+use perfbase_analysis::threshold::Threshold;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// What the `[plan]` and `[slo]` sections set.
+pub(super) struct Settings {
+    pub scale: f64,
+    pub threads: Option<usize>,
+    pub timeout: Duration,
+    pub buckets_ms: Vec<f64>,
+    pub knee: KneeRule,
+    pub thresholds: Vec<Threshold>,
+    pub slo: Vec<Threshold>,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// Reads `[plan]` and `[slo]`; `scale` (from the command line) overrides `[plan] scale`.
+pub(super) fn settings(
+    cx: &Ctx<'_>,
+    raw: &PlanFile,
+    scale: Option<f64>,
+) -> Result<Settings, PlanError> {
+    let meta = &raw.plan;
+    let scale = match (scale, &meta.scale) {
+        (Some(s), _) => s,
+        (None, Some(s)) => *s.get_ref(),
+        (None, None) => 1.0,
+    };
+    if !(scale.is_finite() && scale > 0.0) {
+        let line = meta.scale.as_ref().map_or(0, |s| cx.line(s.span().start));
+        return Err(cx.err_at(
+            line,
+            "plan.scale",
+            format!("must be a positive number, not {scale}"),
+        ));
+    }
+    let threads = match &meta.threads {
+        Some(t) => Some(cx.positive(t, "plan.threads")? as usize),
+        None => None,
+    };
+    let timeout = match &meta.timeout {
+        Some(t) => {
+            let d = cx.positive_duration(t, "plan.timeout")?;
+            if d < Duration::from_millis(1) {
+                return Err(cx.err(
+                    t,
+                    "plan.timeout",
+                    "below 1ms, the resolution of request timeouts; use 1ms or more",
+                ));
+            }
+            d
+        }
+        None => Duration::from_secs(5),
+    };
+    let buckets_ms = match &meta.buckets {
+        Some(b) => b
+            .iter()
+            .map(|s| {
+                cx.positive_duration(s, "plan.buckets")
+                    .map(|d| d.as_secs_f64() * 1000.0)
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => vec![50.0, 100.0, 200.0],
+    };
+    let mut knee = KneeRule::default();
+    if let Some(k) = &meta.knee {
+        knee.min_throughput_ratio = k.throughput_ratio.unwrap_or(knee.min_throughput_ratio);
+        knee.p99_factor = k.p99_factor.unwrap_or(knee.p99_factor);
+        knee.max_error_ratio = k.error_ratio.unwrap_or(knee.max_error_ratio);
+        knee.min_gain = k.min_gain.unwrap_or(knee.min_gain);
+    }
+    let thresholds = meta
+        .thresholds
+        .iter()
+        .map(|t| cx.threshold(t, "plan.thresholds"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let slo = match &raw.slo {
+        Some(s) => s
+            .thresholds
+            .iter()
+            .map(|t| cx.threshold(t, "slo.thresholds"))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+    };
+
+    let mut labels = BTreeMap::new();
+    for (key, value) in &meta.labels {
+        // The store's own rule, checked before any load so a run is never left unsaved.
+        let (k, v) = perfbase_store::parse_label(&format!("{key}={}", value.get_ref()))
+            .map_err(|e| cx.err(value, format!("plan.labels.{key}"), e.to_string()))?;
+        labels.insert(k, v);
+    }
+    Ok(Settings {
+        scale,
+        threads,
+        timeout,
+        buckets_ms,
+        knee,
+        thresholds,
+        slo,
+        labels,
+    })
+}

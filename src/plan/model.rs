@@ -1,0 +1,127 @@
+//! The validated plan: what the sections of a plan file (or a command's flags) become.
+
+use crate::backend::HttpTarget;
+pub use crate::backend::{Backend, RedisTarget, SqlTarget};
+use perfbase_analysis::knee::KneeRule;
+use perfbase_analysis::sweep::Offered;
+use perfbase_analysis::threshold::Threshold;
+use perfbase_drivers::workload::Corpus;
+use perfbase_engine::Load;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+use thiserror::Error;
+
+/// A plan that cannot be used: file, line and field, and what to write instead.
+#[derive(Debug, Error)]
+#[error("{file}:{line}: {field}: {message}")]
+pub struct PlanError {
+    pub file: String,
+    pub line: usize,
+    pub field: String,
+    pub message: String,
+}
+
+/// A validated plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub file: String,
+    pub description: Option<String>,
+    pub threads: Option<usize>,
+    pub timeout: Duration,
+    /// Open model: the dispatcher's pacing granularity.
+    pub pacing: Duration,
+    pub scale: f64,
+    pub buckets_ms: Vec<f64>,
+    pub knee: KneeRule,
+    /// The SLO: decides the operating point of ladders.
+    pub slo: Vec<Threshold>,
+    /// Gates on every measured phase of scenarios that are not ladders (exit 1 on failure).
+    pub thresholds: Vec<Threshold>,
+    pub labels: BTreeMap<String, String>,
+    pub workloads: BTreeMap<String, Workload>,
+    pub scenarios: Vec<Scenario>,
+    pub checks: Vec<Check>,
+    /// Services to watch beside the load (perfbase itself is always watched).
+    pub monitor: crate::monitoring::MonitorOptions,
+}
+
+/// What a workload loads (`backend`) and how results show it.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub name: String,
+    /// What reports show: target URL (redacted) and the request templates as written.
+    pub label: String,
+    /// The plan's corpora (for `{{corpus}}` templates).
+    pub corpora: Vec<Arc<Corpus>>,
+    /// Header lines as written (`${ENV}` unexpanded, secrets redacted), for results.
+    pub shown_headers: Vec<String>,
+    pub backend: Backend,
+}
+
+impl Workload {
+    /// The HTTP requests and options of an HTTP workload.
+    pub fn http(&self) -> Option<&HttpTarget> {
+        match &self.backend {
+            Backend::Http(h) => Some(h),
+            _ => None,
+        }
+    }
+}
+
+/// The shape of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Constant,
+    Stages,
+    RateLadder,
+    ConcurrencyLadder,
+}
+
+impl Kind {
+    pub fn is_ladder(self) -> bool {
+        matches!(self, Kind::RateLadder | Kind::ConcurrencyLadder)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Constant => "constant",
+            Kind::Stages => "stages",
+            Kind::RateLadder => "rate ladder",
+            Kind::ConcurrencyLadder => "concurrency ladder",
+        }
+    }
+}
+
+/// One measured load level.
+#[derive(Debug, Clone)]
+pub struct Step {
+    pub name: String,
+    pub load: Load,
+    pub offered: Offered,
+    pub duration: Option<Duration>,
+    pub count: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub workload: String,
+    pub kind: Kind,
+    pub steps: Vec<Step>,
+    pub warmup: Option<Duration>,
+    pub cooldown: Option<Duration>,
+    pub repetitions: u32,
+    pub thresholds: Vec<Threshold>,
+}
+
+/// An exact expectation: `requests` sequential requests (over `connections`) give exactly
+/// these status counts.
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub name: String,
+    pub workload: String,
+    pub requests: u64,
+    pub connections: u64,
+    pub expect: BTreeMap<u16, u64>,
+}

@@ -1,0 +1,167 @@
+//! `[targets]`: each target's URL, checked by its protocol's driver, and its HTTP settings.
+
+use super::context::Ctx;
+use super::file::{self, PlanFile};
+use super::model::PlanError;
+use perfbase_drivers::http::HttpVersion;
+use std::collections::BTreeMap;
+use url::Url;
+
+/// A target as the workloads use it: as written, its protocol, its URL with `${ENV}`
+/// expanded, and that URL parsed (HTTP and SQL targets).
+pub(super) type TargetInfo<'r> = (&'r file::TargetDef, Family, String, Option<Url>);
+
+/// Every target of the plan, by name.
+pub(super) fn targets<'r>(
+    cx: &Ctx<'_>,
+    raw: &'r PlanFile,
+) -> Result<BTreeMap<String, TargetInfo<'r>>, PlanError> {
+    let mut targets = BTreeMap::new();
+    for (name, t) in &raw.targets {
+        let field = format!("targets.{name}.url");
+        let url_text = cx.env(&t.url, &field)?;
+        let scheme = url_text.split("://").next().unwrap_or_default();
+        let Some(family) = Family::of(scheme).filter(|_| url_text.contains("://")) else {
+            return Err(cx.err(
+                &t.url,
+                &field,
+                format!(
+                    "'{}': use an http://, https://, postgres://, mysql://, redis://, \
+                     redis+cluster://, amqp://, nats:// or mqtt:// URL",
+                    perfbase_core::redact::url(t.url.get_ref())
+                ),
+            ));
+        };
+        // Each protocol's driver checks its URL now, so a bad one is an error at this line
+        // (a cluster URL lists several host:port pairs, which is no URL to the url crate).
+        let url = match family {
+            Family::Redis => {
+                let probe = perfbase_drivers::redis::RedisOptions {
+                    keyspace: 1,
+                    value_size: 1,
+                    pipeline: 1,
+                };
+                perfbase_drivers::redis::RedisDriver::new(
+                    &url_text,
+                    perfbase_drivers::redis::RedisOp::Ping,
+                    probe,
+                )
+                .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Amqp => {
+                perfbase_drivers::amqp::AmqpDriver::new(&url_text, Default::default())
+                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Nats => {
+                perfbase_drivers::nats::NatsDriver::new(&url_text, Default::default())
+                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Mqtt => {
+                perfbase_drivers::mqtt::MqttDriver::new(&url_text, Default::default())
+                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Http | Family::Sql => Some(Url::parse(&url_text).map_err(|e| {
+                cx.err(
+                    &t.url,
+                    &field,
+                    format!(
+                        "invalid URL '{}': {e}",
+                        perfbase_core::redact::url(t.url.get_ref())
+                    ),
+                )
+            })?),
+        };
+        if family != Family::Http {
+            let http_only = [
+                ("keepalive", t.keepalive.is_some()),
+                ("insecure", t.insecure.is_some()),
+                ("cacert", t.cacert.is_some()),
+                ("http2", t.http2.is_some()),
+                ("streams", t.streams.is_some()),
+            ];
+            if let Some((f, _)) = http_only.iter().find(|(_, set)| *set) {
+                return Err(cx.err(
+                    &t.url,
+                    format!("targets.{name}.{f}"),
+                    "applies to http:// and https:// targets only",
+                ));
+            }
+        }
+        targets.insert(name.clone(), (t, family, url_text, url));
+    }
+    Ok(targets)
+}
+
+/// The kind of protocol a target speaks, from its URL's scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Family {
+    Http,
+    Sql,
+    Redis,
+    Amqp,
+    Nats,
+    Mqtt,
+}
+
+impl Family {
+    pub fn of(scheme: &str) -> Option<Family> {
+        Some(match scheme {
+            "http" | "https" => Family::Http,
+            "postgres" | "postgresql" | "mysql" | "mariadb" => Family::Sql,
+            "redis" | "redis+cluster" => Family::Redis,
+            "amqp" => Family::Amqp,
+            "nats" => Family::Nats,
+            "mqtt" => Family::Mqtt,
+            _ => return None,
+        })
+    }
+
+    /// The targets a workload field is for, in words.
+    pub fn describe(families: &[Family]) -> String {
+        let names: Vec<&str> = families
+            .iter()
+            .map(|f| match f {
+                Family::Http => "http(s)://",
+                Family::Sql => "postgres:// and mysql://",
+                Family::Redis => "redis://",
+                Family::Amqp => "amqp://",
+                Family::Nats => "nats://",
+                Family::Mqtt => "mqtt://",
+            })
+            .collect();
+        names.join(", ")
+    }
+}
+
+/// A target's HTTP version: `http2 = true` with `streams` per connection (1 by default).
+pub(super) fn http_version(
+    cx: &Ctx,
+    tdef: &file::TargetDef,
+    target: &str,
+) -> Result<HttpVersion, PlanError> {
+    let field = |f: &str| format!("targets.{target}.{f}");
+    let http2 = tdef.http2.as_ref().is_some_and(|b| *b.get_ref());
+    match (&tdef.streams, http2) {
+        (Some(s), false) => Err(cx.err(
+            s,
+            field("streams"),
+            "applies to HTTP/2 only: add http2 = true",
+        )),
+        (_, true) if tdef.keepalive == Some(false) => Err(cx.err(
+            tdef.http2.as_ref().expect("set"),
+            field("http2"),
+            "HTTP/2 keeps its connections: remove keepalive = false",
+        )),
+        (streams, true) => Ok(HttpVersion::Http2 {
+            streams: match streams {
+                Some(s) => cx.positive(s, &field("streams"))? as usize,
+                None => 1,
+            },
+        }),
+        (None, false) => Ok(HttpVersion::Http1),
+    }
+}

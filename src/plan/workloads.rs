@@ -1,0 +1,417 @@
+//! `[workloads]`: what each workload sends to its target. HTTP workloads are a request or a
+//! weighted mix of templates; the others take their protocol's fields (backends.rs).
+
+use super::backends::{broker_workload, redis_workload, sql_workload};
+use super::context::Ctx;
+use super::file::{self, PlanFile, RequestDef, S};
+use super::model::*;
+use super::targets::{http_version, Family, TargetInfo};
+use crate::backend::{Dialect, HttpRequests, HttpTarget};
+use perfbase_drivers::http::{BodySpec, HttpOptions, RequestSpec};
+use perfbase_drivers::workload::{Corpus, Template};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Every workload of the plan, by name.
+pub(super) fn workloads(
+    cx: &Ctx<'_>,
+    raw: &PlanFile,
+    targets: &BTreeMap<String, TargetInfo<'_>>,
+    corpora: &[Arc<Corpus>],
+) -> Result<BTreeMap<String, Workload>, PlanError> {
+    let mut workloads = BTreeMap::new();
+    for (name, w) in &raw.workloads {
+        let field = format!("workloads.{name}");
+        let target = targets.get(w.target.get_ref()).ok_or_else(|| {
+            let known: Vec<&str> = targets.keys().map(|s| s.as_str()).collect();
+            cx.err(
+                &w.target,
+                format!("{field}.target"),
+                format!(
+                    "no target named '{}' (targets: {})",
+                    w.target.get_ref(),
+                    known.join(", ")
+                ),
+            )
+        })?;
+        let (tdef, family, url_text, _) = target;
+        fields_fit(cx, &field, w, *family)?;
+        // Labels reach results and reports: a `${VAR}` that may hold a secret stays a name.
+        let shown_url = cx.shown_url(&tdef.url, &format!("targets.{}.url", w.target.get_ref()))?;
+        let workload = if *family == Family::Http {
+            http_workload(cx, (name, &field, w), target, &shown_url, corpora)?
+        } else {
+            let (backend, what) = backend_of(cx, &field, w, *family, url_text, corpora)?;
+            Workload {
+                name: name.clone(),
+                label: format!("{shown_url} ({what})"),
+                corpora: corpora.to_vec(),
+                shown_headers: Vec::new(),
+                backend,
+            }
+        };
+        workloads.insert(name.clone(), workload);
+    }
+    Ok(workloads)
+}
+
+/// The backend of a workload on a database, Redis or broker target, and what reports call it.
+fn backend_of(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    family: Family,
+    url_text: &str,
+    corpora: &[Arc<Corpus>],
+) -> Result<(Backend, String), PlanError> {
+    Ok(match family {
+        Family::Sql => {
+            let sql = sql_workload(cx, field, w, corpora)?;
+            let what = w.sql.as_ref().map_or_else(
+                || {
+                    w.builtin
+                        .as_ref()
+                        .map_or(String::new(), |b| b.get_ref().clone())
+                },
+                |s| s.get_ref().clone(),
+            );
+            let dialect = Dialect::of_url(url_text).unwrap_or(Dialect::Mysql);
+            let pipeline = match &w.pipeline {
+                Some(p) if dialect == Dialect::Mysql => {
+                    return Err(cx.err(
+                        p,
+                        format!("{field}.pipeline"),
+                        "PostgreSQL only (the MySQL protocol answers one statement at a \
+                         time); raise the concurrency for more statements in flight",
+                    ))
+                }
+                Some(p) => cx.positive(p, &format!("{field}.pipeline"))? as usize,
+                None => 1,
+            };
+            let target = SqlTarget {
+                dialect,
+                url: url_text.to_string(),
+                workload: sql,
+                shown: what.clone(),
+                pipeline,
+                scale_given: w
+                    .scale
+                    .as_ref()
+                    .map(|s| (*s.get_ref()).clamp(1, u32::MAX as i64) as u32),
+            };
+            (Backend::Sql(target), what)
+        }
+        Family::Redis => {
+            let redis = redis_workload(cx, field, w, url_text)?;
+            let what = redis.op.name().to_string();
+            (Backend::Redis(redis), what)
+        }
+        _ => broker_workload(cx, field, w, family, url_text)?,
+    })
+}
+
+/// The requests of an HTTP workload as written: its `mix`, or its one request.
+fn items<'w>(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &'w file::WorkloadDef,
+    single: &'w RequestDef,
+) -> Result<Vec<&'w RequestDef>, PlanError> {
+    let Some(mix) = &w.mix else {
+        return Ok(vec![single]);
+    };
+    if w.path.is_some() || w.method.is_some() || w.body.is_some() || w.body_file.is_some() {
+        return Err(cx.err(
+            &w.target,
+            field,
+            "give either `mix = [...]` or method/path/body, not both",
+        ));
+    }
+    if mix.is_empty() {
+        return Err(cx.err(
+            &w.target,
+            format!("{field}.mix"),
+            "a mix needs at least one request",
+        ));
+    }
+    Ok(mix.iter().collect())
+}
+
+/// An HTTP workload: its requests over the target's URL, with the target's settings.
+fn http_workload(
+    cx: &Ctx<'_>,
+    (name, field, w): (&str, &str, &file::WorkloadDef),
+    (tdef, _, _, url): &TargetInfo<'_>,
+    shown_url: &str,
+    corpora: &[Arc<Corpus>],
+) -> Result<Workload, PlanError> {
+    let url = url.as_ref().expect("http targets are parsed URLs");
+    let single = w.request();
+    let mut specs = Vec::new();
+    let mut shown_headers = Vec::new();
+    for (i, r) in items(cx, field, w, &single)?.into_iter().enumerate() {
+        let f = if w.mix.is_some() {
+            format!("{field}.mix[{i}]")
+        } else {
+            field.to_string()
+        };
+        let (headers, shown) = headers_of(cx, &f, r, tdef, w.target.get_ref(), corpora)?;
+        if i == 0 {
+            shown_headers = shown;
+        }
+        specs.push(request_spec(cx, &f, r, url, headers, corpora)?);
+    }
+    if specs.iter().all(|s| s.weight == 0) {
+        return Err(cx.err(
+            &w.target,
+            format!("{field}.mix"),
+            "at least one request needs a weight above 0",
+        ));
+    }
+    let label = format!(
+        "{}{}",
+        shown_url.trim_end_matches('/'),
+        if specs.len() == 1 {
+            specs[0].path.clone()
+        } else {
+            format!(" (mix of {})", specs.len())
+        }
+    );
+    let options = HttpOptions {
+        version: http_version(cx, tdef, w.target.get_ref())?,
+        keepalive: tdef.keepalive.unwrap_or(true),
+        tls: perfbase_drivers::http::TlsOptions {
+            insecure: tdef.insecure.unwrap_or(false),
+            ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
+        },
+        ok_status: ok_status_of(cx, field, w)?,
+        ..HttpOptions::default()
+    };
+    Ok(Workload {
+        name: name.to_string(),
+        label,
+        corpora: corpora.to_vec(),
+        shown_headers,
+        backend: Backend::Http(HttpTarget {
+            requests: HttpRequests::Mix {
+                specs,
+                corpora: corpora.to_vec(),
+            },
+            options,
+        }),
+    })
+}
+
+/// Header names and values, in order.
+type Headers = Vec<(String, String)>;
+
+/// A request's headers (`${ENV}` expanded) and how results show them (as written, secrets
+/// redacted). The target's headers come first; the request's own override them; each error
+/// names the table the header was written in.
+fn headers_of(
+    cx: &Ctx<'_>,
+    f: &str,
+    r: &RequestDef,
+    tdef: &file::TargetDef,
+    target: &str,
+    corpora: &[Arc<Corpus>],
+) -> Result<(Headers, Vec<String>), PlanError> {
+    let mut all: BTreeMap<String, (&S<String>, String)> = tdef
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), (v, format!("targets.{target}.headers.{k}"))))
+        .collect();
+    for (k, v) in &r.headers {
+        all.insert(k.clone(), (v, format!("{f}.headers.{k}")));
+    }
+    let (mut headers, mut shown) = (Vec::new(), Vec::new());
+    for (k, (v, hf)) in all {
+        let value = cx.env(v, &hf)?;
+        Template::parse(&value, corpora).map_err(|e| cx.err(v, &hf, e))?;
+        shown.push(perfbase_core::redact::header_line(&k, v.get_ref()));
+        headers.push((k, value));
+    }
+    Ok((headers, shown))
+}
+
+/// One request template of an HTTP workload.
+fn request_spec(
+    cx: &Ctx<'_>,
+    f: &str,
+    r: &RequestDef,
+    url: &url::Url,
+    headers: Vec<(String, String)>,
+    corpora: &[Arc<Corpus>],
+) -> Result<RequestSpec, PlanError> {
+    let path = match &r.path {
+        Some(p) => {
+            Template::parse(p.get_ref(), corpora).map_err(|e| cx.err(p, format!("{f}.path"), e))?;
+            p.get_ref().clone()
+        }
+        None => "/".to_string(),
+    };
+    let body = match (&r.body, &r.body_file) {
+        (Some(b), None) => {
+            Template::parse(b.get_ref(), corpora).map_err(|e| cx.err(b, format!("{f}.body"), e))?;
+            Some(BodySpec::Text(b.get_ref().clone()))
+        }
+        (None, Some(bf)) => {
+            let p = cx.base.join(bf.get_ref());
+            let bytes = std::fs::read(&p).map_err(|e| {
+                cx.err(
+                    bf,
+                    format!("{f}.body_file"),
+                    format!("cannot read '{}': {e}", p.display()),
+                )
+            })?;
+            Some(BodySpec::Bytes(bytes.into()))
+        }
+        (Some(b), Some(_)) => return Err(cx.err(b, f, "give either body or body_file, not both")),
+        (None, None) => None,
+    };
+    let weight = match &r.weight {
+        Some(wt) if *wt.get_ref() >= 0 => *wt.get_ref() as u64,
+        Some(wt) => return Err(cx.err(wt, format!("{f}.weight"), "must be 0 or more")),
+        None => 1,
+    };
+    let method = r
+        .method
+        .as_ref()
+        .map_or("GET".to_string(), |m| m.get_ref().to_ascii_uppercase());
+    let name = match &r.name {
+        Some(n) if n.get_ref().trim().is_empty() => {
+            return Err(cx.err(n, format!("{f}.name"), "must not be empty"))
+        }
+        n => n.as_ref().map(|n| n.get_ref().trim().to_string()),
+    };
+    Ok(RequestSpec {
+        method,
+        base: url.clone(),
+        path,
+        headers,
+        body,
+        weight,
+        name,
+    })
+}
+
+/// The statuses a workload counts as success besides 2xx/3xx.
+fn ok_status_of(cx: &Ctx<'_>, field: &str, w: &file::WorkloadDef) -> Result<Vec<u16>, PlanError> {
+    let Some(codes) = &w.ok_status else {
+        return Ok(Vec::new());
+    };
+    codes
+        .get_ref()
+        .iter()
+        .map(|&c| {
+            u16::try_from(c)
+                .ok()
+                .filter(|c| (100..=599).contains(c))
+                .ok_or_else(|| {
+                    cx.err(
+                        codes,
+                        format!("{field}.ok_status"),
+                        format!("{c} is no HTTP status (100–599)"),
+                    )
+                })
+        })
+        .collect()
+}
+
+/// Each workload field that is set, the targets it is for, and where it was written (a byte
+/// offset, for the error's line).
+fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], usize)> {
+    use Family::*;
+    let at = |s: &std::ops::Range<usize>| s.start;
+    let target = at(&w.target.span());
+    let mut set = Vec::new();
+    let mut add = |name, families, offset: Option<usize>| {
+        if let Some(o) = offset {
+            set.push((name, families, o));
+        }
+    };
+    const HTTP: &[Family] = &[Http];
+    const SQL: &[Family] = &[Sql];
+    const REDIS: &[Family] = &[Redis];
+    const AMQP: &[Family] = &[Amqp];
+    add("method", HTTP, w.method.as_ref().map(|v| at(&v.span())));
+    add("path", HTTP, w.path.as_ref().map(|v| at(&v.span())));
+    add("headers", HTTP, (!w.headers.is_empty()).then_some(target));
+    add("body", HTTP, w.body.as_ref().map(|v| at(&v.span())));
+    add(
+        "body_file",
+        HTTP,
+        w.body_file.as_ref().map(|v| at(&v.span())),
+    );
+    add("mix", HTTP, w.mix.as_ref().map(|_| target));
+    add(
+        "ok_status",
+        HTTP,
+        w.ok_status.as_ref().map(|v| at(&v.span())),
+    );
+    add("sql", SQL, w.sql.as_ref().map(|v| at(&v.span())));
+    add("params", SQL, w.params.first().map(|v| at(&v.span())));
+    add("builtin", SQL, w.builtin.as_ref().map(|v| at(&v.span())));
+    add("scale", SQL, w.scale.as_ref().map(|v| at(&v.span())));
+    add(
+        "pipeline",
+        &[Sql, Redis],
+        w.pipeline.as_ref().map(|v| at(&v.span())),
+    );
+    add("command", REDIS, w.command.as_ref().map(|v| at(&v.span())));
+    add(
+        "keyspace",
+        REDIS,
+        w.keyspace.as_ref().map(|v| at(&v.span())),
+    );
+    add(
+        "value_size",
+        REDIS,
+        w.value_size.as_ref().map(|v| at(&v.span())),
+    );
+    add("prefill", REDIS, w.prefill.as_ref().map(|v| at(&v.span())));
+    add(
+        "mode",
+        &[Amqp, Nats],
+        w.mode.as_ref().map(|v| at(&v.span())),
+    );
+    add(
+        "size",
+        &[Amqp, Nats, Mqtt],
+        w.size.as_ref().map(|v| at(&v.span())),
+    );
+    add(
+        "persistent",
+        AMQP,
+        w.persistent.as_ref().map(|v| at(&v.span())),
+    );
+    add("confirms", AMQP, w.confirms.as_ref().map(|v| at(&v.span())));
+    add("ack", AMQP, w.ack.as_ref().map(|v| at(&v.span())));
+    add("qos", &[Mqtt], w.qos.as_ref().map(|v| at(&v.span())));
+    set
+}
+
+/// Every field set in `w` applies to a target of `family`; the first that does not is an
+/// error at its line naming the targets it is for.
+fn fields_fit(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    family: Family,
+) -> Result<(), PlanError> {
+    match fields_set(w)
+        .into_iter()
+        .find(|(_, families, _)| !families.contains(&family))
+    {
+        Some((name, families, offset)) => Err(cx.err_at(
+            cx.line(offset),
+            format!("{field}.{name}"),
+            format!(
+                "applies to {} targets, not to target '{}'",
+                Family::describe(families),
+                w.target.get_ref()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
