@@ -21,8 +21,10 @@ fn main() {
     std::process::exit(code);
 }
 
-/// One line on stderr. Not eprintln!: a closed stderr must not turn an error into a panic.
+/// One line on stderr, every URL in it redacted (a message may quote what the user wrote).
+/// Not eprintln!: a closed stderr must not turn an error into a panic.
 fn fail(msg: &str, exit: Exit) -> i32 {
+    let msg = perfbase_core::redact::text(msg);
     let _ = writeln!(std::io::stderr().lock(), "perfbase: error: {msg}");
     exit.code()
 }

@@ -685,6 +685,35 @@ fn secrets_never_reach_any_output() {
         .contains("token=[redacted]&x=1"));
 }
 
+#[test]
+fn urls_in_error_messages_are_redacted() {
+    let dir = tmp();
+    let targets = dir.path().join("t.txt");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["ftp://alice:PW0@127.0.0.1/?token=T0".into()],
+            "unsupported scheme",
+        ),
+        (
+            vec!["--targets".into(), targets.display().to_string()],
+            "expected 'METHOD URL'",
+        ),
+    ];
+    std::fs::write(&targets, "GET http://a:PW1@127.0.0.1/?token=T1 extra\n").unwrap();
+    for (args, what) in cases {
+        let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+        all.extend(["-n", "1"]);
+        let r = perfbase(&all, dir.path());
+        assert_eq!(r.code(), 2, "{}", r.stderr());
+        let text = r.stderr();
+        assert!(text.contains(what), "{text}");
+        assert!(text.contains("[redacted]"), "{text}");
+        for secret in ["PW0", "T0", "PW1", "T1"] {
+            assert!(!text.contains(secret), "{secret} leaked into: {text}");
+        }
+    }
+}
+
 /// Starts `perfbase serve --port 0 EXTRA…`; returns it and the first line it printed.
 /// It then hangs up on the server's stdout, as `perfbase serve | head -1` would: the server
 /// must go on serving and exit 0 on Ctrl-C all the same.

@@ -81,6 +81,32 @@ pub fn url(raw: &str) -> String {
     out
 }
 
+/// Free text (an error message) with every URL in it redacted as [`url`] does: the last
+/// line of defence for messages that quote what the user wrote. A URL starts at its scheme
+/// and runs to the next whitespace or quote.
+pub fn text(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(sep) = rest.find("://") {
+        let scheme_start = rest[..sep]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        let end = rest[sep..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`'))
+            .map_or(rest.len(), |i| sep + i);
+        out.push_str(&rest[..scheme_start]);
+        if scheme_start == sep {
+            // "://" with no scheme before it: not a URL.
+            out.push_str(&rest[sep..end]);
+        } else {
+            out.push_str(&url(&rest[scheme_start..end]));
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn lone_name_is_secret(scheme: &str) -> bool {
     let s = scheme.to_ascii_lowercase();
     s.starts_with("redis") || s.starts_with("nats") || s == "tls"
@@ -114,6 +140,21 @@ mod tests {
         assert_eq!(header_line("X-Api-Key", "k"), "X-Api-Key: [redacted]");
         assert_eq!(header_line("X-Auth-Token", "t"), "X-Auth-Token: [redacted]");
         assert_eq!(header_line("Accept", "*/*"), "Accept: */*");
+    }
+
+    #[test]
+    fn urls_in_text() {
+        assert_eq!(
+            text("'ftp://alice:PW@127.0.0.1/?token=T': unsupported scheme 'ftp'"),
+            "'ftp://alice:[redacted]@127.0.0.1/?token=[redacted]': unsupported scheme 'ftp'"
+        );
+        assert_eq!(
+            text("found 'GET http://a:PW@127.0.0.1/ extra' and redis://pw@h:1 too"),
+            "found 'GET http://a:[redacted]@127.0.0.1/ extra' and redis://[redacted]@h:1 too"
+        );
+        assert_eq!(text("no url here: a://"), "no url here: a://");
+        assert_eq!(text("://x"), "://x");
+        assert_eq!(text("plain"), "plain");
     }
 
     #[test]
