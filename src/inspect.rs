@@ -58,14 +58,10 @@ pub fn history(a: HistoryArgs, o: &StoreOptions) -> Result<Exit, AppError> {
 }
 
 fn print_result(r: &RunResult) {
-    match r
-        .study
-        .as_ref()
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-    {
+    match &r.study {
         Some(study) => out!(
             "{}",
-            perfbase_report::terminal::render_study(r, &study, false)
+            perfbase_report::terminal::render_study(r, study, false)
         ),
         None => out!("{}", perfbase_report::terminal::render(r)),
     }

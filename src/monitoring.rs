@@ -48,11 +48,9 @@ pub fn start(o: &MonitorOptions, interrupt: &AtomicBool) -> Result<Monitor, AppE
     Ok(monitor)
 }
 
-/// Stops the monitor; the report as JSON for the result, plus the warnings to show.
-pub fn finish(monitor: Monitor) -> (MonitorReport, Option<serde_json::Value>) {
-    let report = monitor.stop();
-    let value = serde_json::to_value(&report).ok();
-    (report, value)
+/// Stops the monitor; its report, for the result.
+pub fn finish(monitor: Monitor) -> MonitorReport {
+    monitor.stop()
 }
 
 /// Wraps another observer and labels the monitor's samples with each phase.

@@ -5,14 +5,10 @@ use perfbase_core::result::RunResult;
 
 /// The monitor's table (services watched) or its warnings (perfbase alone).
 pub fn print_monitor(result: &RunResult) {
-    if let Some(report) = result
-        .monitor
-        .as_ref()
-        .and_then(|v| serde_json::from_value::<perfbase_monitor::MonitorReport>(v.clone()).ok())
-    {
+    if let Some(report) = &result.monitor {
         out!(
             "{}",
-            crate::monitoring::render(&report, report.targets.len() > 1)
+            crate::monitoring::render(report, report.targets.len() > 1)
         );
     }
 }

@@ -280,7 +280,7 @@ pub fn run(
             interrupt.clone(),
         )?);
     }
-    state.monitor = crate::monitoring::finish(monitor).1;
+    state.monitor = Some(crate::monitoring::finish(monitor));
     let passed =
         scenario_studies.iter().all(|s| s.passed) && checks.iter().all(|c: &CheckVerdict| c.passed);
     let study = Study {

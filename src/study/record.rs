@@ -33,7 +33,7 @@ pub(super) struct Progressive<'a> {
     pub total: Recorder,
     pub total_elapsed: Duration,
     pub interrupted: bool,
-    pub monitor: Option<Value>,
+    pub monitor: Option<perfbase_monitor::MonitorReport>,
     /// Worker threads the engine ran with (the most any scenario used).
     pub threads: usize,
     /// The last measured phase of each scenario so far, by scenario index, with its start.
@@ -142,7 +142,7 @@ impl Progressive<'_> {
         let mut r = self.base(target, "http", model, config);
         r.measurement = Measurement::from_recorder(&total, self.total_elapsed, None);
         r.phases = self.phases.clone();
-        r.study = study.and_then(|s| serde_json::to_value(s).ok());
+        r.study = study.cloned();
         r
     }
 

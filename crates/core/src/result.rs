@@ -239,6 +239,19 @@ fn finish_endpoints(merged: Vec<(Endpoint, Histogram<u64>)>) -> Vec<Endpoint> {
         .collect()
 }
 
+/// Reads an optional section (`study`, `monitor`) of a stored result. NaN figures read back
+/// through [`crate::nan`]; a section that does not fit its type at all (written by hand, or by
+/// a version that shaped it otherwise) reads as absent, so the run's measurements stay
+/// readable rather than the whole result being refused.
+fn section<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(v.and_then(|v| serde_json::from_value(v).ok()))
+}
+
 /// The measured block: shared by a whole run and by each phase of a plan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
@@ -488,12 +501,20 @@ pub struct RunResult {
     pub phases: Vec<PhaseResult>,
     /// A plan's findings (sweeps, knee, operating point, repetition statistics, verdicts);
     /// see [`crate::study::Study`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub study: Option<serde_json::Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "section"
+    )]
+    pub study: Option<crate::study::Study>,
     /// CPU and memory of the monitored services and of perfbase itself, idle and per phase;
     /// see [`crate::monitor::MonitorReport`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub monitor: Option<serde_json::Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "section"
+    )]
+    pub monitor: Option<crate::monitor::MonitorReport>,
     pub env: Env,
 }
 

@@ -51,7 +51,6 @@ use perfbase_analysis::threshold::{parse_threshold, Metric};
 use perfbase_core::result::{decode_histogram, Endpoint, LatencyMs, Measurement, Model, RunResult};
 use perfbase_core::timeline::TimelinePoint;
 use perfbase_monitor::MonitorReport;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -225,13 +224,13 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
         let _ = writeln!(out, "<h1>{}</h1>", escape(&r.target));
         ("h2", "h3", "h4")
     };
-    let study = r.study.as_ref().map(parse_study);
-    header(out, r, study.as_ref().and_then(|s| s.as_ref().ok()));
+    let study = r.study.as_ref();
+    header(out, r, study);
 
     let _ = writeln!(out, "<{h_sec}>Summary</{h_sec}>");
     summary(out, &r.measurement);
 
-    if let Some(Ok(st)) = &study {
+    if let Some(st) = study {
         let _ = writeln!(out, "<{h_sec}>Findings</{h_sec}>\n<ul class=\"findings\">");
         for s in &st.scenarios {
             for f in findings(s, st) {
@@ -247,12 +246,6 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
             );
         }
         out.push_str("</ul>\n");
-    } else if let Some(Err(e)) = &study {
-        let _ = writeln!(
-            out,
-            "<p class=\"banner warn\">The plan's findings (<code>study</code>) could not be read: {}</p>",
-            escape(e)
-        );
     }
 
     let dist = curve(&r.measurement.histogram.response);
@@ -286,7 +279,7 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
 
     let boxplots = boxplots(r);
     let mut boxplots_shown = Vec::new();
-    if let Some(Ok(st)) = &study {
+    if let Some(st) = study {
         for s in &st.scenarios {
             let endpoints = crate::scenario_endpoints(r, s);
             scenario_section(out, st, s, &boxplots, &endpoints, h_sec, h_sub);
@@ -333,16 +326,7 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
             out,
             "<{h_sec}>Resources: CPU and memory, idle and under load</{h_sec}>"
         );
-        match serde_json::from_value::<MonitorReport>(m.clone()) {
-            Ok(m) => monitor_section(out, &m, h_part),
-            Err(e) => {
-                let _ = writeln!(
-                    out,
-                    "<p class=\"banner warn\">The monitor section could not be read: {}</p>",
-                    escape(&e.to_string())
-                );
-            }
-        }
+        monitor_section(out, m, h_part);
     }
     out.push_str("</section>\n");
 }
@@ -1517,129 +1501,6 @@ fn actual(threshold: &str, v: f64) -> String {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Reading the study back. JSON has no NaN: serde_json writes NaN figures (empty steps, a
-// threshold on a phase with no operations) as null, which a plain f64 will not read back. The
-// fields that can be NaN get a sentinel before parsing and NaN again after.
-
-const NAN_SENTINEL: f64 = -1.0e300;
-
-fn parse_study(v: &Value) -> Result<Study, String> {
-    let mut v = v.clone();
-    if let Some(scenarios) = v.get_mut("scenarios").and_then(Value::as_array_mut) {
-        for s in scenarios {
-            fill_scenario_nulls(s);
-        }
-    }
-    let mut study: Study = serde_json::from_value(v).map_err(|e| e.to_string())?;
-    for s in &mut study.scenarios {
-        for row in &mut s.steps {
-            for x in [
-                &mut row.achieved_rps,
-                &mut row.success_ratio,
-                &mut row.p50_ms,
-                &mut row.p90_ms,
-                &mut row.p95_ms,
-                &mut row.p99_ms,
-                &mut row.max_ms,
-            ] {
-                restore(x);
-            }
-            for (b, share) in &mut row.under_ms {
-                restore(b);
-                restore(share);
-            }
-        }
-        for t in &mut s.thresholds {
-            restore(&mut t.verdict.actual);
-        }
-        for r in &mut s.repetition_stats {
-            for sm in [
-                &mut r.rps,
-                &mut r.success_ratio,
-                &mut r.min_ms,
-                &mut r.mean_ms,
-                &mut r.p50_ms,
-                &mut r.p90_ms,
-                &mut r.p99_ms,
-                &mut r.max_ms,
-            ] {
-                for x in [
-                    &mut sm.mean,
-                    &mut sm.variance,
-                    &mut sm.stdev,
-                    &mut sm.min,
-                    &mut sm.max,
-                    &mut sm.ci95.0,
-                    &mut sm.ci95.1,
-                ] {
-                    restore(x);
-                }
-            }
-        }
-    }
-    Ok(study)
-}
-
-fn restore(x: &mut f64) {
-    if *x == NAN_SENTINEL {
-        *x = f64::NAN;
-    }
-}
-
-fn fill(v: &mut Value) {
-    if v.is_null() {
-        *v = Value::from(NAN_SENTINEL);
-    }
-}
-
-fn fill_fields(v: &mut Value, keys: &[&str]) {
-    for k in keys {
-        if let Some(x) = v.get_mut(*k) {
-            fill(x);
-        }
-    }
-}
-
-fn fill_scenario_nulls(s: &mut Value) {
-    if let Some(steps) = s.get_mut("steps").and_then(Value::as_array_mut) {
-        for row in steps {
-            fill_fields(
-                row,
-                &[
-                    "achieved_rps",
-                    "success_ratio",
-                    "p50_ms",
-                    "p90_ms",
-                    "p95_ms",
-                    "p99_ms",
-                    "max_ms",
-                ],
-            );
-            if let Some(pairs) = row.get_mut("under_ms").and_then(Value::as_array_mut) {
-                for pair in pairs.iter_mut().filter_map(Value::as_array_mut) {
-                    pair.iter_mut().for_each(fill);
-                }
-            }
-        }
-    }
-    if let Some(ts) = s.get_mut("thresholds").and_then(Value::as_array_mut) {
-        for t in ts {
-            fill_fields(t, &["actual"]);
-        }
-    }
-    if let Some(rs) = s.get_mut("repetition_stats").and_then(Value::as_array_mut) {
-        for r in rs.iter_mut().filter_map(Value::as_object_mut) {
-            for sm in r.values_mut().filter(|v| v.is_object()) {
-                fill_fields(sm, &["mean", "variance", "stdev", "min", "max"]);
-                if let Some(ci) = sm.get_mut("ci95").and_then(Value::as_array_mut) {
-                    ci.iter_mut().for_each(fill);
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1664,7 +1525,7 @@ mod tests {
         Measurement::from_recorder(&rec, Duration::from_secs(secs), None)
     }
 
-    fn run(measurement: Measurement, phases: Vec<PhaseResult>, study: Option<Value>) -> RunResult {
+    fn run(measurement: Measurement, phases: Vec<PhaseResult>, study: Option<Study>) -> RunResult {
         RunResult {
             schema: SCHEMA.into(),
             tool: Tool {
@@ -1734,11 +1595,7 @@ mod tests {
             checks: Vec::new(),
             passed: true,
         };
-        let r = run(
-            measurement(100, 5, 2),
-            Vec::new(),
-            Some(serde_json::to_value(&study).unwrap()),
-        );
+        let r = run(measurement(100, 5, 2), Vec::new(), Some(study));
         let html = render(&[r]);
         assert_eq!(html.matches(r#"class="chart""#).count(), 4);
         assert_eq!(charts(&html, "latency-vs-rate"), 1);
@@ -1751,18 +1608,6 @@ mod tests {
             !html.contains("SLO error_rate"),
             "only latency SLOs are lines"
         );
-    }
-
-    #[test]
-    fn unreadable_study_is_reported_and_draws_nothing() {
-        let r = run(
-            measurement(50, 2, 1),
-            Vec::new(),
-            Some(serde_json::json!({"plan": 3})),
-        );
-        let html = render(&[r]);
-        assert!(html.contains("could not be read"));
-        assert_eq!(html.matches(r#"class="chart""#).count(), 2);
     }
 
     #[test]
@@ -1814,7 +1659,7 @@ mod tests {
     }
 
     #[test]
-    fn study_with_null_figures_reads_back_as_nan() {
+    fn study_with_null_figures_reads_back_as_nan_and_renders() {
         let v = serde_json::json!({
             "plan": "p", "scale": 1.0, "slo": [],
             "knee_rule": {"min_throughput_ratio": 0.95, "p99_factor": 3.0, "max_error_ratio": 0.01, "min_gain": 0.05},
@@ -1829,9 +1674,18 @@ mod tests {
             }],
             "checks": [], "passed": false
         });
-        let s = parse_study(&v).expect("parses");
+        let s: Study = serde_json::from_value(v).expect("parses");
         assert!(s.scenarios[0].steps[0].under_ms[0].1.is_nan());
         assert!(s.scenarios[0].thresholds[0].verdict.actual.is_nan());
-        assert!(parse_study(&serde_json::json!({"plan": 1})).is_err());
+        assert!(serde_json::from_value::<Study>(serde_json::json!({"plan": 1})).is_err());
+        // A whole result with such a study reads back, and every renderer shows the study.
+        let r = run(measurement(50, 2, 1), Vec::new(), Some(s));
+        let back: RunResult =
+            serde_json::from_str(&serde_json::to_string(&r).unwrap()).expect("reads back");
+        let study = back.study.as_ref().expect("the study is kept");
+        assert!(study.scenarios[0].thresholds[0].verdict.actual.is_nan());
+        assert!(render(std::slice::from_ref(&back)).contains("Findings"));
+        assert!(crate::markdown::render_any(&back).contains("# Performance study: p"));
+        assert!(crate::junit::render(&[("r".into(), &back)]).contains("p99 &lt; 5ms"));
     }
 }

@@ -2,7 +2,6 @@
 //! per run; a test case per threshold verdict, per check, and one saying whether any request
 //! succeeded.
 
-use perfbase_analysis::study::Study;
 use perfbase_core::result::RunResult;
 use std::fmt::Write;
 
@@ -41,11 +40,7 @@ pub fn render(runs: &[(String, &RunResult)]) -> String {
                 failure: Some("the run was interrupted; the result is partial".into()),
             });
         }
-        if let Some(study) = r
-            .study
-            .as_ref()
-            .and_then(|v| serde_json::from_value::<Study>(v.clone()).ok())
-        {
+        if let Some(study) = &r.study {
             for s in &study.scenarios {
                 for t in &s.thresholds {
                     cases.push(Case {

@@ -72,12 +72,8 @@ fn summary_row(out: &mut String, step: &str, name: &str, s: &Summary, fmt: &dyn 
 
 /// Renders any result: a plan's study report, or a single run's.
 pub fn render_any(r: &RunResult) -> String {
-    match r
-        .study
-        .as_ref()
-        .and_then(|v| serde_json::from_value::<Study>(v.clone()).ok())
-    {
-        Some(study) => render(r, &study),
+    match &r.study {
+        Some(study) => render(r, study),
         None => render_run(r),
     }
 }
@@ -102,13 +98,9 @@ fn environment(out: &mut String, r: &RunResult) {
 }
 
 fn monitor(out: &mut String, r: &RunResult) {
-    if let Some(m) = r
-        .monitor
-        .as_ref()
-        .and_then(|v| serde_json::from_value::<perfbase_monitor::MonitorReport>(v.clone()).ok())
-    {
+    if let Some(m) = &r.monitor {
         let _ = writeln!(out, "\n## Resources: CPU and memory, idle and under load\n");
-        out.push_str(&perfbase_monitor::render_markdown(&m));
+        out.push_str(&perfbase_monitor::render_markdown(m));
     }
 }
 

@@ -353,8 +353,8 @@ fn plan_run() -> RunResult {
         interrupted: false,
         measurement: Measurement::from_recorder(&total, total_elapsed, None),
         phases,
-        study: Some(serde_json::to_value(&study).unwrap()),
-        monitor: Some(monitor(&monitor_phases)),
+        study: Some(study),
+        monitor: Some(serde_json::from_value(monitor(&monitor_phases)).expect("a monitor report")),
         env: env(),
     }
 }

@@ -9,8 +9,7 @@ use perfbase_report::{markdown, terminal};
 fn fixture() -> (RunResult, Study) {
     let text = include_str!("fixtures/failed_study.json");
     let r: RunResult = serde_json::from_str(text).expect("the fixture is a result");
-    let study: Study =
-        serde_json::from_value(r.study.clone().expect("a plan run")).expect("its study parses");
+    let study: Study = r.study.clone().expect("a plan run with its study");
     (r, study)
 }
 

@@ -87,12 +87,20 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             offered_connections: None,
             measurement: m,
         }],
-        study: Some(serde_json::json!({
-            "plan": "checkout",
-            "ratio": 0.1 + 0.2,
-            "tiny": 1e-300,
-            "values": [1.0 / 3.0, 123_456.789, -0.0],
-        })),
+        study: Some(perfbase_core::study::Study {
+            plan: "checkout".into(),
+            scale: 0.1 + 0.2,
+            slo: vec!["p99 < 250ms".into()],
+            knee_rule: perfbase_core::study::KneeRule {
+                min_throughput_ratio: 1.0 / 3.0,
+                p99_factor: 123_456.789,
+                max_error_ratio: 1e-300,
+                min_gain: -0.0,
+            },
+            scenarios: Vec::new(),
+            checks: Vec::new(),
+            passed: true,
+        }),
         monitor: None,
         env: Env {
             cpu_model: "Test CPU @ 3.0GHz".into(),
