@@ -5,7 +5,7 @@
 use crate::study_text::{counts, findings, ms, offered};
 use crate::{bytes, status_text, thousands, thousands_f};
 use perfbase_analysis::stats::Summary;
-use perfbase_analysis::study::Study;
+use perfbase_analysis::study::{ScenarioStudy, Study};
 use perfbase_core::result::{Endpoint, RunResult};
 use std::fmt::Write;
 
@@ -241,125 +241,147 @@ pub fn render(r: &RunResult, study: &Study) -> String {
     }
     let _ = writeln!(out);
     for s in &study.scenarios {
-        let _ = writeln!(out, "## Scenario {}\n", s.name);
-        let _ = writeln!(
-            out,
-            "{} on `{}` (workload `{}`){}.\n",
-            s.kind,
-            s.target,
-            s.workload,
-            if s.repetitions > 1 {
-                format!(", {} repetitions (rows merge them)", s.repetitions)
-            } else {
-                String::new()
-            }
-        );
-        let buckets: Vec<String> = s
-            .steps
-            .first()
-            .map(|row| {
-                row.under_ms
-                    .iter()
-                    .map(|(b, _)| format!("< {b} ms"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "| step | offered | achieved/s | success | p50 ms | p90 ms | p95 ms | p99 ms | max ms |{}\n|---|---|---|---|---|---|---|---|---|{}",
-            buckets.iter().map(|b| format!(" {b} |")).collect::<String>(),
-            "---|".repeat(buckets.len())
-        );
-        for (i, row) in s.steps.iter().enumerate() {
-            let mark = match &s.knee {
-                Some(k) if k.first_bad == Some(i) => " (knee)",
-                _ => "",
-            };
-            let op = match &s.operating_point {
-                Some(p) if p.index == i => " (operating point)",
-                _ => "",
-            };
+        scenario(&mut out, r, s, study);
+    }
+    checks(&mut out, study);
+    phases(&mut out, r);
+    monitor(&mut out, r);
+    out
+}
+
+/// One scenario's section: what ran, its sweep table, findings, endpoints, repetitions and
+/// thresholds.
+fn scenario(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study) {
+    let _ = writeln!(out, "## Scenario {}\n", s.name);
+    let _ = writeln!(
+        out,
+        "{} on `{}` (workload `{}`){}.\n",
+        s.kind,
+        s.target,
+        s.workload,
+        if s.repetitions > 1 {
+            format!(", {} repetitions (rows merge them)", s.repetitions)
+        } else {
+            String::new()
+        }
+    );
+    sweep_table(out, s);
+    let _ = writeln!(out);
+    for f in findings(s, study) {
+        let _ = writeln!(out, "- {f}");
+    }
+    if let Some(k) = &s.knee {
+        if k.first_bad.is_some() {
+            let rule = &study.knee_rule;
             let _ = writeln!(
                 out,
-                "| {}{mark}{op} | {} | {} | {:.2} % | {} | {} | {} | {} | {} |{}",
-                row.name,
-                offered(&row.offered),
-                thousands_f(row.achieved_rps),
-                row.success_ratio * 100.0,
-                ms(row.p50_ms),
-                ms(row.p90_ms),
-                ms(row.p95_ms),
-                ms(row.p99_ms),
-                ms(row.max_ms),
-                row.under_ms
-                    .iter()
-                    .map(|(_, share)| format!(" {:.1} % |", share * 100.0))
-                    .collect::<String>()
+                "- knee rule: a step is bad when achieved < {:.0} % of the offered rate, or a concurrency step gains < {:.0} % throughput, or p99 > {} × the first step's p99, or more than {:.1} % of requests fail",
+                rule.min_throughput_ratio * 100.0,
+                rule.min_gain * 100.0,
+                rule.p99_factor,
+                rule.max_error_ratio * 100.0
             );
-        }
-        let _ = writeln!(out);
-        for f in findings(s, study) {
-            let _ = writeln!(out, "- {f}");
-        }
-        if let Some(k) = &s.knee {
-            if k.first_bad.is_some() {
-                let rule = &study.knee_rule;
-                let _ = writeln!(
-                    out,
-                    "- knee rule: a step is bad when achieved < {:.0} % of the offered rate, or a concurrency step gains < {:.0} % throughput, or p99 > {} × the first step's p99, or more than {:.1} % of requests fail",
-                    rule.min_throughput_ratio * 100.0,
-                    rule.min_gain * 100.0,
-                    rule.p99_factor,
-                    rule.max_error_ratio * 100.0
-                );
-            }
-        }
-        let _ = writeln!(out);
-        let per_step = crate::scenario_endpoints(r, s);
-        if !per_step.is_empty() {
-            let _ = writeln!(out, "### Per endpoint\n");
-            let rows: Vec<(String, &[Endpoint])> =
-                per_step.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
-            endpoints_table(&mut out, true, &rows);
-        }
-        if !s.repetition_stats.is_empty() {
-            let _ = writeln!(
-                out,
-                "### Repetitions\n\nEach statistic over the {} runs: mean, sample variance, standard deviation, 95 % confidence interval of the mean (Student t), min and max.\n",
-                s.repetitions
-            );
-            let _ = writeln!(out, "| step | statistic | mean | variance | stdev | 95 % CI | min | max |\n|---|---|---|---|---|---|---|---|");
-            for st in &s.repetition_stats {
-                summary_row(&mut out, &st.step, "requests/s", &st.rps, &|v| {
-                    format!("{v:.1}")
-                });
-                summary_row(&mut out, &st.step, "min ms", &st.min_ms, &ms);
-                summary_row(&mut out, &st.step, "mean ms", &st.mean_ms, &ms);
-                summary_row(&mut out, &st.step, "p50 ms", &st.p50_ms, &ms);
-                summary_row(&mut out, &st.step, "p90 ms", &st.p90_ms, &ms);
-                summary_row(&mut out, &st.step, "p99 ms", &st.p99_ms, &ms);
-                summary_row(&mut out, &st.step, "max ms", &st.max_ms, &ms);
-            }
-            let _ = writeln!(out);
-        }
-        if !s.thresholds.is_empty() {
-            let _ = writeln!(
-                out,
-                "### Thresholds\n\n| phase | threshold | actual | verdict |\n|---|---|---|---|"
-            );
-            for t in &s.thresholds {
-                let _ = writeln!(
-                    out,
-                    "| {} | `{}` | {:.4} | {} |",
-                    t.phase,
-                    t.verdict.threshold,
-                    t.verdict.actual,
-                    verdict(t.verdict.passed)
-                );
-            }
-            let _ = writeln!(out);
         }
     }
+    let _ = writeln!(out);
+    let per_step = crate::scenario_endpoints(r, s);
+    if !per_step.is_empty() {
+        let _ = writeln!(out, "### Per endpoint\n");
+        let rows: Vec<(String, &[Endpoint])> =
+            per_step.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
+        endpoints_table(out, true, &rows);
+    }
+    repetitions(out, s);
+    if !s.thresholds.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Thresholds\n\n| phase | threshold | actual | verdict |\n|---|---|---|---|"
+        );
+        for t in &s.thresholds {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | {:.4} | {} |",
+                t.phase,
+                t.verdict.threshold,
+                t.verdict.actual,
+                verdict(t.verdict.passed)
+            );
+        }
+        let _ = writeln!(out);
+    }
+}
+
+/// The sweep table: one row per step, its latency and the share under each bucket.
+fn sweep_table(out: &mut String, s: &ScenarioStudy) {
+    let buckets: Vec<String> = s
+        .steps
+        .first()
+        .map(|row| {
+            row.under_ms
+                .iter()
+                .map(|(b, _)| format!("< {b} ms"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "| step | offered | achieved/s | success | p50 ms | p90 ms | p95 ms | p99 ms | max ms |{}\n|---|---|---|---|---|---|---|---|---|{}",
+        buckets.iter().map(|b| format!(" {b} |")).collect::<String>(),
+        "---|".repeat(buckets.len())
+    );
+    for (i, row) in s.steps.iter().enumerate() {
+        let mark = match &s.knee {
+            Some(k) if k.first_bad == Some(i) => " (knee)",
+            _ => "",
+        };
+        let op = match &s.operating_point {
+            Some(p) if p.index == i => " (operating point)",
+            _ => "",
+        };
+        let _ = writeln!(
+            out,
+            "| {}{mark}{op} | {} | {} | {:.2} % | {} | {} | {} | {} | {} |{}",
+            row.name,
+            offered(&row.offered),
+            thousands_f(row.achieved_rps),
+            row.success_ratio * 100.0,
+            ms(row.p50_ms),
+            ms(row.p90_ms),
+            ms(row.p95_ms),
+            ms(row.p99_ms),
+            ms(row.max_ms),
+            row.under_ms
+                .iter()
+                .map(|(_, share)| format!(" {:.1} % |", share * 100.0))
+                .collect::<String>()
+        );
+    }
+}
+
+/// Statistics of each step over its repetitions.
+fn repetitions(out: &mut String, s: &ScenarioStudy) {
+    if !s.repetition_stats.is_empty() {
+        let _ = writeln!(
+            out,
+            "### Repetitions\n\nEach statistic over the {} runs: mean, sample variance, standard deviation, 95 % confidence interval of the mean (Student t), min and max.\n",
+            s.repetitions
+        );
+        let _ = writeln!(out, "| step | statistic | mean | variance | stdev | 95 % CI | min | max |\n|---|---|---|---|---|---|---|---|");
+        for st in &s.repetition_stats {
+            summary_row(out, &st.step, "requests/s", &st.rps, &|v| format!("{v:.1}"));
+            summary_row(out, &st.step, "min ms", &st.min_ms, &ms);
+            summary_row(out, &st.step, "mean ms", &st.mean_ms, &ms);
+            summary_row(out, &st.step, "p50 ms", &st.p50_ms, &ms);
+            summary_row(out, &st.step, "p90 ms", &st.p90_ms, &ms);
+            summary_row(out, &st.step, "p99 ms", &st.p99_ms, &ms);
+            summary_row(out, &st.step, "max ms", &st.max_ms, &ms);
+        }
+        let _ = writeln!(out);
+    }
+}
+
+/// The checks' expected and actual status counts.
+fn checks(out: &mut String, study: &Study) {
     if !study.checks.is_empty() {
         let _ = writeln!(out, "## Checks\n\n| check | requests | expected | actual | verdict |\n|---|---|---|---|---|");
         for c in &study.checks {
@@ -375,6 +397,10 @@ pub fn render(r: &RunResult, study: &Study) -> String {
         }
         let _ = writeln!(out);
     }
+}
+
+/// Every measured phase, one row each.
+fn phases(out: &mut String, r: &RunResult) {
     let _ = writeln!(out, "## Phases\n\n| phase | model | requests | duration s | req/s | success | p50 ms | p95 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|---|---|");
     for p in &r.phases {
         let m = &p.measurement;
@@ -393,6 +419,4 @@ pub fn render(r: &RunResult, study: &Study) -> String {
             ms(m.latency_ms.max)
         );
     }
-    monitor(&mut out, r);
-    out
 }
