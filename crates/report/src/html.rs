@@ -1118,9 +1118,21 @@ fn ladder_charts(s: &ScenarioStudy, study: &Study) -> Option<(String, String)> {
     } else {
         "offered load, concurrent connections"
     };
-    let xs: Vec<f64> = s.steps.iter().map(|r| r.offered.amount()).collect();
-    let xmax = xs.iter().copied().fold(0.0, f64::max);
+    let xmax = s
+        .steps
+        .iter()
+        .map(|r| r.offered.amount())
+        .fold(0.0, f64::max);
+    let vmarks = ladder_marks(s);
+    let mut lat = latency_chart(s, study, Axis::linear(x_label, 0.0, xmax, 8));
+    lat.vmarks = vmarks.clone();
+    let mut thr = achieved_chart(s, is_rate, xmax, Axis::linear(x_label, 0.0, xmax, 8));
+    thr.vmarks = vmarks;
+    Some((lat.render(), thr.render()))
+}
 
+/// p50, p95 and p99 against the offered load, with the SLO's latency limits.
+fn latency_chart(s: &ScenarioStudy, study: &Study, x: Axis) -> Chart {
     // Latency vs offered load.
     let slo: Vec<(f64, String)> = study
         .slo
@@ -1142,7 +1154,7 @@ fn ladder_charts(s: &ScenarioStudy, study: &Study) -> Option<(String, String)> {
     let mut lat = Chart::new(
         "latency-vs-rate",
         format!("{}: latency vs offered load", s.name),
-        Axis::linear(x_label, 0.0, xmax, 8),
+        x,
         Axis::latency("latency, ms", lo, hi),
     );
     type Pick = fn(&perfbase_analysis::sweep::StepRow) -> f64;
@@ -1176,6 +1188,20 @@ fn ladder_charts(s: &ScenarioStudy, study: &Study) -> Option<(String, String)> {
             ..Series::default()
         });
     }
+    lat.hmarks = slo
+        .iter()
+        .map(|(v, label)| Mark {
+            at: *v,
+            label: label.clone(),
+            color: GOOD,
+            dash: "8 4",
+        })
+        .collect();
+    lat
+}
+
+/// The operating point and the knee, as vertical marks in load order.
+fn ladder_marks(s: &ScenarioStudy) -> Vec<Mark> {
     let mut vmarks = Vec::new();
     if let Some(op) = &s.operating_point {
         vmarks.push(Mark {
@@ -1199,17 +1225,11 @@ fn ladder_charts(s: &ScenarioStudy, study: &Study) -> Option<(String, String)> {
         });
     }
     vmarks.sort_by(|a, b| a.at.total_cmp(&b.at));
-    lat.vmarks = vmarks.clone();
-    lat.hmarks = slo
-        .iter()
-        .map(|(v, label)| Mark {
-            at: *v,
-            label: label.clone(),
-            color: GOOD,
-            dash: "8 4",
-        })
-        .collect();
+    vmarks
+}
 
+/// Achieved against offered load, beside the ideal (or linear scaling for concurrency).
+fn achieved_chart(s: &ScenarioStudy, is_rate: bool, xmax: f64, x: Axis) -> Chart {
     // Achieved vs offered.
     let achieved_max = s.steps.iter().map(|r| r.achieved_rps).fold(0.0, f64::max);
     let y = Axis::linear(
@@ -1226,7 +1246,7 @@ fn ladder_charts(s: &ScenarioStudy, study: &Study) -> Option<(String, String)> {
     let mut thr = Chart::new(
         "achieved-vs-offered",
         format!("{}: achieved vs offered load", s.name),
-        Axis::linear(x_label, 0.0, xmax, 8),
+        x,
         y,
     );
     let ideal = if is_rate {
@@ -1279,8 +1299,7 @@ fn ladder_charts(s: &ScenarioStudy, study: &Study) -> Option<(String, String)> {
             .collect(),
         ..Series::default()
     });
-    thr.vmarks = vmarks;
-    Some((lat.render(), thr.render()))
+    thr
 }
 
 /// One box plot per scenario whose phases include a repetition > 1, in the order the
