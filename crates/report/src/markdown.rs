@@ -340,16 +340,12 @@ fn sweep_table(out: &mut String, s: &ScenarioStudy) {
         };
         let _ = writeln!(
             out,
-            "| {}{mark}{op} | {} | {} | {:.2} % | {} | {} | {} | {} | {} |{}",
+            "| {}{mark}{op} | {} | {} | {:.2} % | {} |{}",
             row.name,
             offered(&row.offered),
             thousands_f(row.achieved_rps),
             row.success_ratio * 100.0,
-            ms(row.p50_ms),
-            ms(row.p90_ms),
-            ms(row.p95_ms),
-            ms(row.p99_ms),
-            ms(row.max_ms),
+            crate::study_text::latency_cells(row).join(" | "),
             row.under_ms
                 .iter()
                 .map(|(_, share)| format!(" {:.1} % |", share * 100.0))

@@ -13,6 +13,11 @@ pub fn offered(o: &Offered) -> String {
 }
 
 /// Latency in ms with sensible precision.
+/// A sweep row's latency columns, p50, p90, p95, p99 and max, as every report prints them.
+pub fn latency_cells(row: &perfbase_analysis::sweep::StepRow) -> [String; 5] {
+    [row.p50_ms, row.p90_ms, row.p95_ms, row.p99_ms, row.max_ms].map(ms)
+}
+
 pub fn ms(v: f64) -> String {
     if v.is_nan() {
         "-".into()

@@ -252,7 +252,7 @@ pub fn render(r: &RunResult) -> String {
 
 /// Renders a plan run's findings for the terminal; `color` marks failures in red.
 pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, color: bool) -> String {
-    use crate::study_text::{counts, findings, ms, offered};
+    use crate::study_text::{counts, findings, offered};
     let red = |s: &str| {
         if color {
             format!("\x1b[31m{s}\x1b[0m")
@@ -318,16 +318,14 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
             };
             let _ = writeln!(
                 out,
-                "  {:<16} {:>10} {:>11} {:>7.2}% {:>8} {:>8} {:>8} {:>8} {:>8}{}{mark}",
+                "  {:<16} {:>10} {:>11} {:>7.2}% {}{}{mark}",
                 row.name.chars().take(16).collect::<String>(),
                 offered(&row.offered),
                 thousands_f(row.achieved_rps),
                 row.success_ratio * 100.0,
-                ms(row.p50_ms),
-                ms(row.p90_ms),
-                ms(row.p95_ms),
-                ms(row.p99_ms),
-                ms(row.max_ms),
+                crate::study_text::latency_cells(row)
+                    .map(|c| format!("{c:>8}"))
+                    .join(" "),
                 row.under_ms
                     .iter()
                     .map(|(_, share)| format!(" {:>6.1}%", share * 100.0))

@@ -292,6 +292,11 @@ fn resolve(hostport: &str, default_port: u16) -> Result<SocketAddr, RedisError> 
     if host.is_empty() {
         return Err(RedisError::Url("the URL has no host".into()));
     }
+    lookup(host, port)
+}
+
+/// The first address `host:port` resolves to.
+fn lookup(host: &str, port: u16) -> Result<SocketAddr, RedisError> {
     (host, port)
         .to_socket_addrs()
         .map_err(|source| RedisError::Resolve {
@@ -873,17 +878,7 @@ impl Cluster {
 
 fn resolve_node(host: &str, port: i64) -> Result<SocketAddr, RedisError> {
     let port = u16::try_from(port).map_err(|_| RedisError::Url(format!("bad node port {port}")))?;
-    (host, port)
-        .to_socket_addrs()
-        .map_err(|source| RedisError::Resolve {
-            host: host.to_string(),
-            source,
-        })?
-        .next()
-        .ok_or_else(|| RedisError::Resolve {
-            host: host.to_string(),
-            source: io::ErrorKind::NotFound.into(),
-        })
+    lookup(host, port)
 }
 
 /// The decimal digits of `n`, written into `buf`.
