@@ -235,7 +235,7 @@ async fn subscribe(
     settings: &ConsumerSettings,
     index: usize,
 ) -> Result<Subscribed, AmqpError> {
-    let target = super::redacted(url);
+    let target = perfbase_core::redact::url(url);
     let err = |what: &str, e: &lapin::Error| {
         AmqpError::Broker(format!(
             "consumer {index}: {what} {target}: {}",

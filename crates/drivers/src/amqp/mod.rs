@@ -136,22 +136,6 @@ pub enum AmqpError {
     Broker(String),
 }
 
-/// `url` with its password replaced by `***`.
-pub fn redacted(url: &str) -> String {
-    if let Some(scheme_end) = url.find("://") {
-        let (scheme, rest) = url.split_at(scheme_end + 3);
-        let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        // The user info ends at the last '@' before the path.
-        if let Some(at) = rest[..auth_end].rfind('@') {
-            let userinfo = &rest[..at];
-            if let Some(colon) = userinfo.find(':') {
-                return format!("{scheme}{}:***{}", &userinfo[..colon], &rest[at..]);
-            }
-        }
-    }
-    url.to_string()
-}
-
 /// The AMQP name of a reply code.
 fn reply_name(code: u16) -> &'static str {
     match code {
@@ -189,7 +173,7 @@ fn describe(e: &lapin::Error, url: Option<&str>) -> String {
         _ => e.to_string(),
     };
     match url {
-        Some(u) if !u.is_empty() => text.replace(u, &redacted(u)),
+        Some(u) if !u.is_empty() => text.replace(u, &perfbase_core::redact::url(u)),
         _ => text,
     }
 }
@@ -224,13 +208,13 @@ impl AmqpDriver {
     /// in `open`.
     pub fn new(url: &str, options: AmqpOptions) -> Result<AmqpDriver, AmqpError> {
         let parsed: lapin::uri::AMQPUri = url.parse().map_err(|reason: String| AmqpError::Url {
-            url: redacted(url),
-            reason: reason.replace(url, &redacted(url)),
+            url: perfbase_core::redact::url(url),
+            reason: reason.replace(url, &perfbase_core::redact::url(url)),
         })?;
         if parsed.scheme != lapin::uri::AMQPScheme::AMQP {
             return Err(AmqpError::Unsupported(format!(
                 "'{}': this build has no TLS, use amqp:// (plain TCP)",
-                redacted(url)
+                perfbase_core::redact::url(url)
             )));
         }
         if options.message_size < HEADER {
@@ -254,7 +238,7 @@ impl AmqpDriver {
         }
         Ok(AmqpDriver {
             url: url.to_string(),
-            target: redacted(url),
+            target: perfbase_core::redact::url(url),
             options,
         })
     }

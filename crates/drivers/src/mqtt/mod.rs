@@ -77,22 +77,6 @@ pub enum MqttError {
     Unsupported(String),
 }
 
-/// `url` with its password replaced by `***`, for messages.
-pub fn redacted(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let (scheme, rest) = url.split_at(scheme_end + 3);
-    // The user info ends at the last '@' (a raw '@' may sit in the password).
-    let Some(at) = rest.rfind('@') else {
-        return url.to_string();
-    };
-    match rest[..at].find(':') {
-        Some(colon) => format!("{scheme}{}:***{}", &rest[..colon], &rest[at..]),
-        None => url.to_string(),
-    }
-}
-
 use crate::userinfo::percent_decode;
 
 struct Shared {
@@ -114,7 +98,7 @@ impl MqttDriver {
     /// Checks the URL and the options; connects only in `open`.
     pub fn new(url: &str, options: MqttOptions) -> Result<MqttDriver, MqttError> {
         let bad = |reason: &str| MqttError::Url {
-            url: redacted(url),
+            url: perfbase_core::redact::url(url),
             reason: reason.to_string(),
         };
         let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
@@ -123,7 +107,7 @@ impl MqttDriver {
             "mqtts" | "ssl" | "ws" | "wss" => {
                 return Err(MqttError::Unsupported(format!(
                     "{}: this build speaks plain TCP only (no TLS, no websockets); use mqtt://",
-                    redacted(url)
+                    perfbase_core::redact::url(url)
                 )))
             }
             other => return Err(bad(&format!("unknown scheme '{other}'"))),
@@ -420,7 +404,10 @@ mod tests {
         );
         let d = MqttDriver::new("mqtt://h", MqttOptions::default()).unwrap();
         assert_eq!(d.target(), "mqtt://h:1883");
-        assert_eq!(redacted("mqtt://u:p@ss@h:1"), "mqtt://u:***@h:1");
+        assert_eq!(
+            perfbase_core::redact::url("mqtt://u:p@ss@h:1"),
+            "mqtt://u:[redacted]@h:1"
+        );
         for bad in [
             "http://u:s3cret@h",
             "mqtt://u:s3cret@h:x",

@@ -109,23 +109,6 @@ pub enum NatsError {
     JetStream { target: String, reason: String },
 }
 
-/// `url` with its password (or token) replaced by `***`, for messages.
-pub fn redacted(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let (scheme, rest) = url.split_at(scheme_end + 3);
-    // The user info ends at the last '@' (a raw '@' may sit in the password).
-    let Some(at) = rest.rfind('@') else {
-        return url.to_string();
-    };
-    let userinfo = &rest[..at];
-    match userinfo.find(':') {
-        Some(colon) => format!("{scheme}{}:***{}", &userinfo[..colon], &rest[at..]),
-        None => format!("{scheme}***{}", &rest[at..]),
-    }
-}
-
 /// The connection settings from a `nats://` URL.
 struct Target {
     /// `nats://host:port`, without credentials: what async-nats connects to.
@@ -138,7 +121,7 @@ struct Target {
 
 fn parse_url(url: &str) -> Result<Target, NatsError> {
     let bad = |reason: &str| NatsError::Url {
-        url: redacted(url),
+        url: perfbase_core::redact::url(url),
         reason: reason.to_string(),
     };
     let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
@@ -147,7 +130,7 @@ fn parse_url(url: &str) -> Result<Target, NatsError> {
         "tls" | "nats+tls" | "wss" | "ws" => {
             return Err(NatsError::Unsupported(format!(
                 "{}: this build speaks plain TCP only (no TLS, no websockets); use nats://",
-                redacted(url)
+                perfbase_core::redact::url(url)
             )))
         }
         other => return Err(bad(&format!("unknown scheme '{other}'"))),
@@ -168,7 +151,7 @@ fn parse_url(url: &str) -> Result<Target, NatsError> {
     };
     let display = match (&user, &password) {
         (Some(u), Some(_)) => format!("nats://{u}@{host}:{port}"),
-        (Some(_), None) => format!("nats://***@{host}:{port}"),
+        (Some(_), None) => format!("nats://{}@{host}:{port}", perfbase_core::redact::REDACTED),
         _ => format!("nats://{host}:{port}"),
     };
     Ok(Target {
@@ -645,10 +628,16 @@ mod tests {
         assert_eq!(t.display, "nats://u@127.0.0.1:4333");
         let t = parse_url("nats://tok@h").unwrap();
         assert_eq!(t.address, "nats://h:4222");
-        assert_eq!(t.display, "nats://***@h:4222");
-        assert_eq!(redacted("nats://u:p@ss@h:1"), "nats://u:***@h:1");
-        assert_eq!(redacted("nats://tok@h:1"), "nats://***@h:1");
-        assert_eq!(redacted("nats://h:1"), "nats://h:1");
+        assert_eq!(t.display, "nats://[redacted]@h:4222");
+        assert_eq!(
+            perfbase_core::redact::url("nats://u:p@ss@h:1"),
+            "nats://u:[redacted]@h:1"
+        );
+        assert_eq!(
+            perfbase_core::redact::url("nats://tok@h:1"),
+            "nats://[redacted]@h:1"
+        );
+        assert_eq!(perfbase_core::redact::url("nats://h:1"), "nats://h:1");
         assert_eq!(percent_decode("a%40b%2"), Some("a@b%2".to_string()));
         assert_eq!(
             parse_url("nats://u:p%2Bq%40@h")

@@ -55,25 +55,17 @@ pub struct InitReport {
     pub elapsed: Duration,
 }
 
-/// `url` with its password replaced by `***`, for messages (URL or `key=value` form).
+/// `url` without its password, for messages: a URL through [`perfbase_core::redact::url`]
+/// (user info and a `password=` parameter), libpq's `key=value` form here.
 pub fn redacted(url: &str) -> String {
-    if let Some(scheme_end) = url.find("://") {
-        let (scheme, rest) = url.split_at(scheme_end + 3);
-        // The user info ends at the last '@' (a raw '@' or '/' may sit in the password).
-        if let Some(at) = rest.rfind('@') {
-            let userinfo = &rest[..at];
-            if let Some(colon) = userinfo.find(':') {
-                return format!("{scheme}{}:***{}", &userinfo[..colon], &rest[at..]);
-            }
-        }
-        // A password can also be given as a query parameter.
-        return redact_keyword(url, "password=", true);
+    if url.contains("://") {
+        return perfbase_core::redact::url(url);
     }
     redact_keyword(url, "password", false)
 }
 
 /// Replaces the value after each `key` (`password=` in a URL query, or `password = value` /
-/// `password='…'` in a libpq key-value string) with `***`.
+/// `password='…'` in a libpq key-value string) with the redaction marker.
 pub(super) fn redact_keyword(s: &str, key: &str, query: bool) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -92,7 +84,7 @@ pub(super) fn redact_keyword(s: &str, key: &str, query: bool) -> String {
             out.push_str(&eq[..eq.len() - value.len()]);
             after = value;
         }
-        out.push_str("***");
+        out.push_str(perfbase_core::redact::REDACTED);
         let end = if query {
             after.find('&').unwrap_or(after.len())
         } else if let Some(quoted) = after.strip_prefix('\'') {

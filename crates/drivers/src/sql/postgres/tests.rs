@@ -7,24 +7,24 @@ use super::*;
 fn redaction_hides_passwords() {
     assert_eq!(
         redacted("postgres://u:s3cret@h:5432/db"),
-        "postgres://u:***@h:5432/db"
+        "postgres://u:[redacted]@h:5432/db"
     );
     assert_eq!(
         redacted("postgres://u:p@ss/w@rd@h/db"),
-        "postgres://u:***@h/db"
+        "postgres://u:[redacted]@h/db"
     );
     assert_eq!(redacted("postgres://u@h/db"), "postgres://u@h/db");
     assert_eq!(
         redacted("postgres://u@h/db?password=s3cret&sslmode=disable"),
-        "postgres://u@h/db?password=***&sslmode=disable"
+        "postgres://u@h/db?password=[redacted]&sslmode=disable"
     );
     assert_eq!(
         redacted("host=h user=u password=s3cret dbname=d"),
-        "host=h user=u password=*** dbname=d"
+        "host=h user=u password=[redacted] dbname=d"
     );
     assert_eq!(
         redacted("host=h password = 'a b\\' c' dbname=d"),
-        "host=h password = *** dbname=d"
+        "host=h password = [redacted] dbname=d"
     );
 }
 
