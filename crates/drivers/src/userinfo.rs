@@ -1,7 +1,13 @@
-//! URL user-info helpers shared by the broker drivers.
+//! URL user-info helpers: the one percent-decoding of passwords every driver uses.
 
 /// Decodes `%XX` escapes (a URL's user info); `None` when the result is not UTF-8.
 pub(crate) fn percent_decode(s: &str) -> Option<String> {
+    String::from_utf8(percent_decode_bytes(s)).ok()
+}
+
+/// The drivers' one percent-decoding rule: each `%XX` with two hex digits is that byte; a `%`
+/// not followed by two hex digits stays as written (`a%2` is `a%2`, `%zz` is `%zz`).
+pub(crate) fn percent_decode_bytes(s: &str) -> Vec<u8> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -17,7 +23,7 @@ pub(crate) fn percent_decode(s: &str) -> Option<String> {
         out.push(bytes[i]);
         i += 1;
     }
-    String::from_utf8(out).ok()
+    out
 }
 
 #[cfg(test)]

@@ -234,26 +234,10 @@ pub struct RedisDriver {
     shared: Arc<Shared>,
 }
 
-/// Decodes `%XX` escapes (user names and passwords in URLs).
+/// Percent-decodes user info by the drivers' one rule; not UTF-8 is a URL error.
 fn percent_decode(s: &str) -> Result<String, RedisError> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes
-                .get(i + 1..i + 3)
-                .and_then(|h| std::str::from_utf8(h).ok())
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| RedisError::Url("a bad %-escape in the user or password".into()))?;
-            out.push(hex);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).map_err(|_| RedisError::Url("the password is not UTF-8".into()))
+    crate::userinfo::percent_decode(s)
+        .ok_or_else(|| RedisError::Url("the password is not UTF-8".into()))
 }
 
 /// Splits `[user][:password]@` off the front of `rest`.

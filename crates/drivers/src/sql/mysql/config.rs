@@ -176,24 +176,10 @@ pub(super) fn io_text(e: &mysql_async::Error) -> String {
     }
 }
 
-/// Decodes `%XX` escapes (a URL's password); invalid escapes stay as they are.
+/// A password as MySQL gets it: percent-decoded by the drivers' one rule; bytes that are not
+/// UTF-8 are kept as replacement characters (the server then refuses the login, and says so).
 pub(super) fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8_lossy(&crate::userinfo::percent_decode_bytes(s)).into_owned()
 }
 
 /// The first words of a statement, to name it in messages.
