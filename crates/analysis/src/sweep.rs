@@ -115,14 +115,4 @@ mod tests {
                 .is_nan()
         );
     }
-
-    #[test]
-    fn offered_display_and_amount() {
-        assert_eq!(Offered::Rate(500.0).to_string(), "500/s");
-        assert_eq!(Offered::Rate(12.5).to_string(), "12.5/s");
-        assert_eq!(Offered::Concurrency(16).to_string(), "concurrency 16");
-        assert_eq!(Offered::Concurrency(16).amount(), 16.0);
-        assert_eq!(fmt_amount(0.95 * 100.0), "95");
-        assert_eq!(fmt_amount(1.0 / 3.0), "0.333");
-    }
 }

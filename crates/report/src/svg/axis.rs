@@ -329,3 +329,15 @@ pub(crate) fn path_of(points: impl Iterator<Item = Option<(f64, f64)>>) -> Strin
     }
     d.trim_start().to_string()
 }
+
+/// The plot area's left (y) and bottom (x) axis lines.
+pub(crate) fn axis_lines(out: &mut String, left: f64, top: f64, pw: f64, ph: f64) {
+    let _ = write!(
+        out,
+        r#"<line class="axis" x1="{left:.1}" y1="{top:.1}" x2="{left:.1}" y2="{:.1}"/><line class="axis" x1="{left:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/>"#,
+        top + ph,
+        top + ph,
+        left + pw,
+        top + ph
+    );
+}

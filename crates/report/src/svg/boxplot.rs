@@ -118,14 +118,7 @@ impl BoxPlot {
                 escape(&g.label)
             );
         }
-        let _ = write!(
-            out,
-            r#"<line class="axis" x1="{left:.1}" y1="{top:.1}" x2="{left:.1}" y2="{:.1}"/><line class="axis" x1="{left:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/>"#,
-            top + ph,
-            top + ph,
-            left + pw,
-            top + ph
-        );
+        axis_lines(&mut out, left, top, pw, ph);
         let _ = write!(
             out,
             r#"<text class="label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text class="label" transform="translate(20 {:.1}) rotate(-90)" text-anchor="middle">{}{}</text>"#,

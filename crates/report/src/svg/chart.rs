@@ -219,14 +219,7 @@ impl Chart {
             left, top, pw, ph, ..
         } = *p;
         // Axes and their labels.
-        let _ = write!(
-            out,
-            r#"<line class="axis" x1="{left:.1}" y1="{top:.1}" x2="{left:.1}" y2="{:.1}"/><line class="axis" x1="{left:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/>"#,
-            top + ph,
-            top + ph,
-            left + pw,
-            top + ph
-        );
+        axis_lines(out, left, top, pw, ph);
         let _ = write!(
             out,
             r#"<text class="label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
