@@ -76,6 +76,14 @@ pub struct HttpArgs {
 }
 
 fn parse_header(h: &str) -> Result<(String, String), AppError> {
+    if h.contains(['\r', '\n']) {
+        // A line break would end the header early and smuggle the rest in as another header
+        // or the body; the value may be a secret, so only the name is shown.
+        return Err(bad_input(format!(
+            "--header '{}': the header has a line break (CR or LF); give one 'Name: value' per -H",
+            h.split([':', '\r', '\n']).next().unwrap_or("").trim()
+        )));
+    }
     match h.split_once(':') {
         Some((n, v)) if !n.trim().is_empty() && !n.trim().contains(char::is_whitespace) => {
             Ok((n.trim().to_string(), v.trim().to_string()))

@@ -1,6 +1,6 @@
 //! `[[checks]]` (exact status counts) and `[monitor]` (services watched beside the load).
 
-use super::context::Ctx;
+use super::context::{Ctx, MAX_REQUESTS};
 use super::file::PlanFile;
 use super::model::*;
 use std::collections::BTreeMap;
@@ -38,7 +38,12 @@ pub(super) fn checks(
             }
             expect.insert(code, *v as u64);
         }
-        let requests = cx.positive(&c.requests, &format!("{field}.requests"))?;
+        let requests = cx.count(
+            &c.requests,
+            &format!("{field}.requests"),
+            MAX_REQUESTS,
+            "requests a check may send",
+        )?;
         let total: u64 = expect.values().sum();
         if total != requests {
             return Err(cx.err(

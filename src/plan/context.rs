@@ -9,6 +9,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The longest duration a plan may give (a step, warm-up, cool-down, timeout): 7 days.
+pub const MAX_DURATION: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The most repetitions of a scenario.
+pub const MAX_REPETITIONS: u64 = 10_000;
+/// The most requests a step or check may be bounded by: 10^12.
+pub const MAX_REQUESTS: u64 = 1_000_000_000_000;
+
 pub(super) struct Ctx<'a> {
     pub text: &'a str,
     pub file: String,
@@ -60,7 +67,35 @@ impl Ctx<'_> {
         if d.is_zero() {
             return Err(self.err(s, field, "must be longer than zero"));
         }
+        if d > MAX_DURATION {
+            return Err(self.err(s, field, "is longer than 7 days, the longest a plan's step, warm-up, cool-down or timeout may be"));
+        }
         Ok(d)
+    }
+
+    /// A count of at least 1 and at most `max` (`what` names the limit in the error).
+    pub fn count(&self, s: &S<i64>, field: &str, max: u64, what: &str) -> Result<u64, PlanError> {
+        let n = self.positive(s, field)?;
+        if n > max {
+            return Err(self.err(s, field, format!("{n} is more than {max}, the most {what}")));
+        }
+        Ok(n)
+    }
+
+    /// A finite number within `range` (`what` says the range in words).
+    pub fn number(
+        &self,
+        s: &S<f64>,
+        field: &str,
+        range: std::ops::RangeInclusive<f64>,
+        what: &str,
+    ) -> Result<f64, PlanError> {
+        let v = *s.get_ref();
+        if v.is_finite() && range.contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.err(s, field, format!("{v} is out of range: {what}")))
+        }
     }
 
     pub fn positive(&self, s: &S<i64>, field: &str) -> Result<u64, PlanError> {

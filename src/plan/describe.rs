@@ -29,7 +29,7 @@ pub fn describe(plan: &Plan) -> String {
                 "  warm-up {}",
                 perfbase_core::units::format_duration(w)
             );
-            total += w;
+            total = total.saturating_add(w);
         }
         for step in &s.steps {
             let bound = match (step.duration, step.count) {
@@ -42,10 +42,17 @@ pub fn describe(plan: &Plan) -> String {
                 (None, None) => String::new(),
             };
             let _ = writeln!(out, "  step {}: {bound}", step.name);
-            total += step.duration.unwrap_or_default() * s.repetitions;
+            total = total.saturating_add(
+                step.duration
+                    .unwrap_or_default()
+                    .saturating_mul(s.repetitions),
+            );
         }
         if let Some(c) = s.cooldown {
-            total += c * (s.steps.len() as u32 * s.repetitions).saturating_sub(1);
+            let gaps = (s.steps.len() as u32)
+                .saturating_mul(s.repetitions)
+                .saturating_sub(1);
+            total = total.saturating_add(c.saturating_mul(gaps));
         }
     }
     for c in &plan.checks {

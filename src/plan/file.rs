@@ -55,10 +55,10 @@ pub(crate) struct Meta {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct KneeDef {
-    pub throughput_ratio: Option<f64>,
-    pub p99_factor: Option<f64>,
-    pub error_ratio: Option<f64>,
-    pub min_gain: Option<f64>,
+    pub throughput_ratio: Option<S<f64>>,
+    pub p99_factor: Option<S<f64>>,
+    pub error_ratio: Option<S<f64>>,
+    pub min_gain: Option<S<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -71,10 +71,46 @@ pub(super) fn settings(
     };
     let mut knee = KneeRule::default();
     if let Some(k) = &meta.knee {
-        knee.min_throughput_ratio = k.throughput_ratio.unwrap_or(knee.min_throughput_ratio);
-        knee.p99_factor = k.p99_factor.unwrap_or(knee.p99_factor);
-        knee.max_error_ratio = k.error_ratio.unwrap_or(knee.max_error_ratio);
-        knee.min_gain = k.min_gain.unwrap_or(knee.min_gain);
+        // Each limit must make sense: a NaN or an infinity would make every step good (or bad).
+        let ratio = "a ratio between 0 and 1";
+        let set = |v: &Option<toml::Spanned<f64>>,
+                   f: &str,
+                   range: std::ops::RangeInclusive<f64>,
+                   what: &str,
+                   into: &mut f64| {
+            if let Some(v) = v {
+                *into = cx.number(v, &format!("plan.knee.{f}"), range, what)?;
+            }
+            Ok::<(), PlanError>(())
+        };
+        set(
+            &k.throughput_ratio,
+            "throughput_ratio",
+            0.0..=1.0,
+            ratio,
+            &mut knee.min_throughput_ratio,
+        )?;
+        set(
+            &k.p99_factor,
+            "p99_factor",
+            1.0..=1e6,
+            "a factor of 1 or more",
+            &mut knee.p99_factor,
+        )?;
+        set(
+            &k.error_ratio,
+            "error_ratio",
+            0.0..=1.0,
+            ratio,
+            &mut knee.max_error_ratio,
+        )?;
+        set(
+            &k.min_gain,
+            "min_gain",
+            0.0..=1.0,
+            ratio,
+            &mut knee.min_gain,
+        )?;
     }
     let thresholds = meta
         .thresholds

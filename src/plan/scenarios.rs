@@ -1,7 +1,7 @@
 //! `[[scenarios]]`: constant loads, stages, rate and concurrency ladders, with their
 //! warm-up, cool-down, repetitions and thresholds, scaled by `[plan] scale`.
 
-use super::context::Ctx;
+use super::context::{Ctx, MAX_REPETITIONS, MAX_REQUESTS};
 use super::file::{self, NumOrText, OneOrMany, PlanFile, S};
 use super::model::*;
 use perfbase_analysis::sweep::Offered;
@@ -166,7 +166,10 @@ fn scenario(
         repetitions: sd
             .repetitions
             .as_ref()
-            .map(|r| cx.positive(r, &format!("{field}.repetitions")))
+            .map(|r| {
+                let f = format!("{field}.repetitions");
+                cx.count(r, &f, MAX_REPETITIONS, "repetitions a scenario may have")
+            })
             .transpose()?
             .map_or(1, |r| r as u32),
         thresholds: sd
@@ -182,7 +185,10 @@ fn bounds(cx: &Ctx<'_>, field: &str, sd: &file::ScenarioDef) -> Result<Bounds, P
     let count = sd
         .requests
         .as_ref()
-        .map(|r| cx.positive(r, &format!("{field}.requests")))
+        .map(|r| {
+            let f = format!("{field}.requests");
+            cx.count(r, &f, MAX_REQUESTS, "requests a step may be bounded by")
+        })
         .transpose()?;
     let duration = match (&sd.duration, count) {
         (Some(d), _) => Some(cx.positive_duration(d, &format!("{field}.duration"))?),

@@ -435,3 +435,58 @@ fn specs(w: &Workload) -> &[perfbase_drivers::http::RequestSpec] {
 fn http_options(w: &Workload) -> &perfbase_drivers::http::HttpOptions {
     &w.http().expect("an HTTP workload").options
 }
+
+#[test]
+fn absurd_numbers_are_refused_with_their_line_and_limit() {
+    let err = |text: &str| plan(text).unwrap_err().to_string();
+    let base = "[targets.t]\nurl = \"http://127.0.0.1:1/\"\n[workloads.w]\ntarget = \"t\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 10\n";
+    // A duration and repetitions whose product overflowed a Duration (a panic before).
+    let e = err(&format!(
+        "{base}duration = \"100000000000h\"\nrepetitions = 4000000000\n"
+    ));
+    assert_eq!(
+        e,
+        "p.toml:9: scenarios[0].duration: is longer than 7 days, the longest a plan's step, warm-up, cool-down or timeout may be"
+    );
+    // 2^32 repetitions used to wrap to 0.
+    assert_eq!(
+        err(&format!("{base}repetitions = 4294967296\n")),
+        "p.toml:9: scenarios[0].repetitions: 4294967296 is more than 10000, the most repetitions a scenario may have"
+    );
+    assert!(err(&format!("{base}requests = 1000000000001\n"))
+        .starts_with("p.toml:9: scenarios[0].requests: 1000000000001 is more than"));
+    // Knee limits must be finite and in range; each names its field.
+    for (knee, field) in [
+        ("throughput_ratio = nan", "throughput_ratio"),
+        ("p99_factor = -1.0", "p99_factor"),
+        ("error_ratio = 2.0", "error_ratio"),
+        ("min_gain = inf", "min_gain"),
+    ] {
+        let e = err(&format!("[plan]\nknee = {{ {knee} }}\n{base}"));
+        assert!(
+            e.starts_with(&format!("p.toml:2: plan.knee.{field}: ")),
+            "{e}"
+        );
+    }
+    // The largest allowed values still describe without overflow.
+    let p = plan(&format!(
+        "{base}duration = \"168h\"\nrepetitions = 10000\ncooldown = \"168h\"\n"
+    ))
+    .unwrap();
+    assert!(describe(&p).contains("of load"));
+}
+
+#[test]
+fn a_header_with_a_line_break_is_refused_after_expansion_without_its_value() {
+    std::env::set_var("PERFBASE_TEST_CRLF_TOKEN", "Bearer s3cr\r\nX-Injected: 1");
+    let e = plan(
+        "[targets.t]\nurl = \"http://127.0.0.1:1/\"\nheaders = { Authorization = \"${PERFBASE_TEST_CRLF_TOKEN}\" }\n[workloads.w]\ntarget = \"t\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 1\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "p.toml:3: targets.t.headers.Authorization: the value has a line break (CR or LF), which would end the header early"
+    );
+    assert!(!e.contains("s3cr"));
+}

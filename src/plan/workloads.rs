@@ -227,6 +227,14 @@ fn headers_of(
     let (mut headers, mut shown) = (Vec::new(), Vec::new());
     for (k, (v, hf)) in all {
         let value = cx.env(v, &hf)?;
+        if value.contains(['\r', '\n']) {
+            // Checked after `${VAR}` expansion: a secret from the environment may carry one.
+            return Err(cx.err(
+                v,
+                &hf,
+                "the value has a line break (CR or LF), which would end the header early",
+            ));
+        }
         Template::parse(&value, corpora).map_err(|e| cx.err(v, &hf, e))?;
         shown.push(perfbase_core::redact::header_line(&k, v.get_ref()));
         headers.push((k, value));

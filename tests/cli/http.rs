@@ -714,6 +714,28 @@ fn urls_in_error_messages_are_redacted() {
     }
 }
 
+#[test]
+fn a_header_with_a_line_break_is_bad_input_without_its_value() {
+    let dir = tmp();
+    let r = perfbase(
+        &[
+            "http://127.0.0.1:1/",
+            "-n",
+            "1",
+            "-H",
+            "Authorization: Bearer s3cr3t\r\nX-Injected: 1",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    let text = r.stderr();
+    assert!(
+        text.contains("--header 'Authorization': the header has a line break"),
+        "{text}"
+    );
+    assert!(!text.contains("s3cr3t") && !text.contains('\r'), "{text:?}");
+}
+
 /// Starts `perfbase serve --port 0 EXTRA…`; returns it and the first line it printed.
 /// It then hangs up on the server's stdout, as `perfbase serve | head -1` would: the server
 /// must go on serving and exit 0 on Ctrl-C all the same.
