@@ -6,6 +6,11 @@ use super::model::PlanError;
 use perfbase_drivers::workload::{Corpus, Pick};
 use std::sync::Arc;
 
+/// The most entries a generated corpus may have: it is built in memory before the run.
+const MAX_ENTRIES: u64 = 10_000_000;
+/// The most bytes a generated corpus's random strings may take together: 256 MiB.
+const MAX_BYTES: u64 = 256 << 20;
+
 /// Every corpus of the plan.
 pub(super) fn corpora(cx: &Ctx<'_>, raw: &PlanFile) -> Result<Vec<Arc<Corpus>>, PlanError> {
     let mut corpora = Vec::new();
@@ -49,7 +54,12 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
     let values: Vec<String> = if let Some(v) = &def.values {
         v.clone()
     } else if let Some(g) = &def.generate {
-        let count = cx.positive(&g.count, &format!("{field}.generate.count"))?;
+        let count = cx.count(
+            &g.count,
+            &format!("{field}.generate.count"),
+            MAX_ENTRIES,
+            "entries a generated corpus may have (it is built in memory)",
+        )?;
         match (&g.pattern, &g.length) {
             (Some(pattern), None) => {
                 if !pattern.get_ref().contains("{n}") {
@@ -61,12 +71,21 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
                 }
                 let start = g.start.unwrap_or(0);
                 (0..count as i64)
-                    .map(|i| pattern.get_ref().replace("{n}", &(start + i).to_string()))
+                    .map(|i| {
+                        let n = start.saturating_add(i);
+                        pattern.get_ref().replace("{n}", &n.to_string())
+                    })
                     .collect()
             }
             (None, Some(length)) => {
-                let len = cx.positive(length, &format!("{field}.generate.length"))? as usize;
-                random_strings(name, count, len)
+                let f = format!("{field}.generate.length");
+                let len = cx.count(
+                    length,
+                    &f,
+                    MAX_BYTES / count,
+                    "characters per entry that keep the corpus within 256 MiB",
+                )?;
+                random_strings(name, count, len as usize)
             }
             _ => {
                 return Err(cx.err(

@@ -490,3 +490,22 @@ fn a_header_with_a_line_break_is_refused_after_expansion_without_its_value() {
     );
     assert!(!e.contains("s3cr"));
 }
+
+#[test]
+fn generated_corpora_have_a_documented_size_limit() {
+    let err = |generate: &str| {
+        plan(&format!(
+            "[corpora.big]\ngenerate = {{ {generate} }}\n[targets.t]\nurl = \"http://127.0.0.1:1/\"\n[workloads.w]\ntarget = \"t\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 1\n"
+        ))
+        .unwrap_err()
+        .to_string()
+    };
+    // 10^12 entries aborted on a 24 TB allocation, even under --dry-run.
+    assert_eq!(
+        err("pattern = \"k-{n}\", count = 1000000000000"),
+        "p.toml:2: corpora.big.generate.count: 1000000000000 is more than 10000000, the most entries a generated corpus may have (it is built in memory)"
+    );
+    // 100 strings of 10^8 characters ran for minutes building ~10 GB.
+    assert!(err("length = 100000000, count = 100")
+        .starts_with("p.toml:2: corpora.big.generate.length: 100000000 is more than 2684354,"));
+}
