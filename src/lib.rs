@@ -7,7 +7,7 @@
 //! workspace crates.
 
 #[macro_use]
-mod out;
+pub mod out;
 
 pub mod app;
 pub mod backend;

@@ -5,20 +5,44 @@
 //! result is saved, so every line perfbase prints goes through these macros instead: a write
 //! that fails is dropped, and the run goes on to save what it measured.
 
+//!
+//! When a result goes to standard output (`--json -`), stdout carries data only: the text
+//! that would go there goes to stderr instead ([`give_stdout_to_data`]).
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_IS_DATA: AtomicBool = AtomicBool::new(false);
+
+/// From now on, human-readable text goes to stderr, so stdout holds only the data.
+pub fn give_stdout_to_data() {
+    STDOUT_IS_DATA.store(true, Ordering::Relaxed);
+}
+
+/// Writes text to stdout (or stderr once stdout carries data), ignoring a failing stream.
+pub fn print(args: std::fmt::Arguments<'_>) {
+    let _ = if STDOUT_IS_DATA.load(Ordering::Relaxed) {
+        std::io::stderr().lock().write_fmt(args)
+    } else {
+        std::io::stdout().lock().write_fmt(args)
+    };
+}
+
 /// `print!` that ignores a closed or failing stdout.
 macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = write!(std::io::stdout().lock(), $($arg)*);
-    }};
+    ($($arg:tt)*) => {
+        $crate::out::print(format_args!($($arg)*))
+    };
 }
 
 /// `println!` that ignores a closed or failing stdout.
 macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
-    }};
+    () => {
+        $crate::out::print(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::out::print(format_args!("{}\n", format_args!($($arg)*)))
+    };
 }
 
 /// `eprintln!` that ignores a closed or failing stderr.

@@ -96,14 +96,24 @@ pub fn load(
     reference: &str,
 ) -> Result<(String, RunResult), AppError> {
     let path = Path::new(reference);
-    if path.is_file() {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| bad_input(format!("{reference}: cannot read: {e}")))?;
+    // `-` is standard input; a FIFO or `/dev/fd/N` (`<(…)`) is read like a file.
+    let readable = path.metadata().is_ok_and(|m| !m.is_dir());
+    if reference == "-" || readable {
+        let text = if reference == "-" {
+            perfbase_drivers::input::read_from(std::io::stdin().lock())
+                .and_then(perfbase_drivers::input::text)
+        } else {
+            perfbase_drivers::input::read_text(path)
+        }
+        .map_err(|e| bad_input(format!("{reference}: cannot read: {e}")))?;
         let r: RunResult = serde_json::from_str(&text)
             .map_err(|e| bad_input(format!("{reference}: not a perfbase result: {e}")))?;
-        let name = path
-            .file_stem()
-            .map_or(reference.to_string(), |s| s.to_string_lossy().into_owned());
+        let name = match reference {
+            "-" => "stdin".to_string(),
+            _ => path
+                .file_stem()
+                .map_or(reference.to_string(), |s| s.to_string_lossy().into_owned()),
+        };
         return Ok((name, r));
     }
     // Looks like a file (a path or a .json name) but is none: say so, not "invalid run id".

@@ -85,9 +85,14 @@ impl LoadArgs {
         }
     }
 
-    /// `--json`'s folder exists and it names a file, before any load.
+    /// `--json`'s folder exists and it names a file, before any load. `--json -` writes the
+    /// result to stdout, so the run's text goes to stderr.
     pub fn check_json(&self) -> Result<(), AppError> {
         match &self.json {
+            Some(j) if j.as_os_str() == "-" => {
+                crate::out::give_stdout_to_data();
+                Ok(())
+            }
             Some(j) => crate::limits::check_output_path(j, "--json").map_err(bad_input),
             None => Ok(()),
         }

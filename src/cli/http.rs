@@ -112,7 +112,7 @@ impl HttpArgs {
                     .map_err(|e| bad_input(format!("URL '{}': {e}", redact::url(raw))))?;
                 let body: Vec<u8> = match (&self.body, &self.body_file) {
                     (Some(b), _) => b.clone().into_bytes(),
-                    (None, Some(f)) => std::fs::read(f).map_err(|e| {
+                    (None, Some(f)) => perfbase_drivers::input::read(f).map_err(|e| {
                         bad_input(format!("--body-file {}: cannot read: {e}", f.display()))
                     })?,
                     (None, None) => Vec::new(),

@@ -98,7 +98,7 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
     } else {
         let f = def.file.as_ref().expect("one source is set");
         let path = cx.base.join(f.get_ref());
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = perfbase_drivers::input::read_text(&path).map_err(|e| {
             cx.err(
                 f,
                 format!("{field}.file"),

@@ -28,7 +28,7 @@ use std::path::Path;
 /// Reads and validates a plan file. `scale` overrides `[plan] scale`.
 pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan, PlanError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+    let text = perfbase_drivers::input::read_text(path).map_err(|e| PlanError {
         file: file.clone(),
         line: 0,
         field: "file".into(),

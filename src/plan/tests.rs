@@ -509,3 +509,19 @@ fn generated_corpora_have_a_documented_size_limit() {
     assert!(err("length = 100000000, count = 100")
         .starts_with("p.toml:2: corpora.big.generate.length: 100000000 is more than 2684354,"));
 }
+
+#[test]
+fn an_endless_input_file_is_refused_with_its_field() {
+    for (section, field) in [
+        ("[corpora.z]\nfile = \"/dev/zero\"\n", "corpora.z.file"),
+        (
+            "[workloads.z]\ntarget = \"api\"\nbody_file = \"/dev/zero\"\n",
+            "workloads.z.body_file",
+        ),
+    ] {
+        let started = std::time::Instant::now();
+        let e = plan(&format!("{BASE}{section}")).unwrap_err().to_string();
+        assert!(e.contains(field) && e.contains("256 MiB limit"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{e}");
+    }
+}

@@ -265,7 +265,7 @@ fn request_spec(
         }
         (None, Some(bf)) => {
             let p = cx.base.join(bf.get_ref());
-            let bytes = std::fs::read(&p).map_err(|e| {
+            let bytes = perfbase_drivers::input::read(&p).map_err(|e| {
                 cx.err(
                     bf,
                     format!("{f}.body_file"),

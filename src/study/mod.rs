@@ -103,7 +103,7 @@ impl Observer for Saver<'_, '_> {
         let slot = self.slots.get(phase.index).copied().flatten();
         self.state
             .add((self.scenario.0, &self.scenario.1), slot, phase);
-        if let Err(e) = self.state.save(None) {
+        if let Err(e) = self.state.save_progress() {
             self.error.get_or_insert(e);
         }
     }

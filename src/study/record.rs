@@ -82,6 +82,15 @@ impl Progressive<'_> {
         }
     }
 
+    /// Saves the result so far after a phase, so Ctrl-C or a crash loses nothing; skipped
+    /// for a stream (stdout, a FIFO), which gets only the final result.
+    pub fn save_progress(&self) -> anyhow::Result<()> {
+        match self.path() {
+            Some(path) if !perfbase_report::json::is_stream(&path) => self.save(None).map(drop),
+            _ => Ok(()),
+        }
+    }
+
     pub fn save(&self, study: Option<&Study>) -> anyhow::Result<RunResult> {
         let r = self.result(study);
         if let Some(path) = self.path() {

@@ -7,6 +7,7 @@
 pub mod amqp;
 #[cfg(feature = "http")]
 pub mod http;
+pub mod input;
 #[cfg(feature = "mqtt")]
 pub mod mqtt;
 #[cfg(feature = "nats")]

@@ -4,7 +4,7 @@
 
 use perfbase_core::result::RunResult;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Pretty JSON of a result.
 pub fn render(result: &RunResult) -> String {
@@ -18,9 +18,57 @@ pub fn write_atomic(path: &Path, result: &RunResult) -> std::io::Result<()> {
     write_text_atomic(path, &format!("{}\n", render(result)))
 }
 
-/// Writes `text` to a temporary file beside `path`, syncs it and renames it over `path`, so
-/// a reader (or a crash) sees the old file or the new one, never half of one.
+/// Writes `text` where `path` says, without ever destroying what the path points to:
+/// - `-` is standard output;
+/// - a FIFO, a character device (`/dev/null`, `/dev/stdout`) or `/dev/fd/N` (`>(…)`) is
+///   written directly, since replacing it would cut off its reader or, run as root, replace a
+///   system file;
+/// - a symbolic link is followed, and its target is replaced atomically;
+/// - a regular file (or a new one) is replaced atomically: a temporary file beside it,
+///   synced, then renamed over it, so a reader (or a crash) sees the old file or the new one,
+///   never half of one.
 pub fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        return out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    }
+    if is_stream(path) {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        return f.write_all(text.as_bytes()).and_then(|_| f.flush());
+    }
+    replace_atomically(&resolve_links(path)?, text)
+}
+
+/// Whether `path` is standard output (`-`), a FIFO, a device or a `/dev/fd/N`: written once
+/// and directly, so a result is sent there only when it is final (a reader of a FIFO stops
+/// at the first writer's end).
+pub fn is_stream(path: &Path) -> bool {
+    path.as_os_str() == "-" || std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// The file a chain of symbolic links ends at (which may not exist yet), or `path` itself.
+fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    // Linux gives up after 40 links (ELOOP); so does this.
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&at)?;
+                at = match at.parent() {
+                    Some(dir) if target.is_relative() => dir.join(target),
+                    _ => target,
+                };
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{}: too many levels of symbolic links",
+        path.display()
+    )))
+}
+
+fn replace_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

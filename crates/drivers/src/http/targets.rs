@@ -49,7 +49,7 @@ fn is_method(word: &str) -> bool {
 /// Reads and parses a targets file.
 pub fn read_targets(path: &Path) -> Result<Vec<Target>, TargetsError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TargetsError::Read {
+    let text = crate::input::read_text(path).map_err(|source| TargetsError::Read {
         file: file.clone(),
         source,
     })?;
@@ -85,7 +85,7 @@ pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>,
                 ));
             }
             let p = base.join(path.trim());
-            let body = std::fs::read(&p).map_err(|e| {
+            let body = crate::input::read(&p).map_err(|e| {
                 err(
                     line_no,
                     format!("cannot read body file '{}': {e}", p.display()),

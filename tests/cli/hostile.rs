@@ -1,0 +1,134 @@
+//! Hostile or unusual inputs and outputs: endless input files, and result paths that are
+//! symbolic links, FIFOs, devices or standard output.
+
+use crate::common::*;
+use assert_cmd::Command;
+use std::time::{Duration, Instant};
+
+fn perfbase_cmd(dir: &std::path::Path) -> Command {
+    let mut cmd = Command::cargo_bin("perfbase").expect("binary built");
+    cmd.current_dir(dir)
+        .env("PERFBASE_STORE", dir.join("results.db"))
+        .timeout(Duration::from_secs(60));
+    cmd
+}
+
+#[test]
+fn endless_body_and_targets_files_are_refused_quickly() {
+    let dir = tmp();
+    let targets = dir.path().join("t.txt");
+    std::fs::write(&targets, "POST http://127.0.0.1:9/\n@/dev/zero\n").unwrap();
+    for args in [
+        vec![
+            "http",
+            "http://127.0.0.1:9/",
+            "--body-file",
+            "/dev/zero",
+            "-n",
+            "1",
+        ],
+        vec!["http", "--targets", targets.to_str().unwrap(), "-n", "1"],
+    ] {
+        let started = Instant::now();
+        let out = perfbase_cmd(dir.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("256 MiB limit"), "{args:?}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{args:?}");
+    }
+    // The targets file names its line.
+    let out = perfbase_cmd(dir.path())
+        .args(["http", "--targets", targets.to_str().unwrap(), "-n", "1"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("t.txt:2"));
+}
+
+/// Runs five requests against `server` writing the result to `json`; returns stdout, stderr.
+fn run_to(dir: &std::path::Path, addr: std::net::SocketAddr, json: &str) -> (String, String) {
+    let out = perfbase_cmd(dir)
+        .args([
+            "http",
+            &format!("http://{addr}/"),
+            "-n",
+            "5",
+            "-c",
+            "1",
+            "--json",
+            json,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{json}");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn result_paths_never_destroy_what_they_point_to() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let d = dir.path();
+
+    // A symbolic link stays a link; its target gets the result.
+    std::fs::write(d.join("target.json"), "old").unwrap();
+    std::os::unix::fs::symlink("target.json", d.join("lnk.json")).unwrap();
+    run_to(d, server.addr, "lnk.json");
+    assert!(std::fs::symlink_metadata(d.join("lnk.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let text = std::fs::read_to_string(d.join("target.json")).unwrap();
+    assert!(text.contains("perfbase.result/v1"), "{text}");
+
+    // A FIFO stays a FIFO, and its reader gets the whole result once.
+    let fifo = d.join("ff");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    run_to(d, server.addr, "ff");
+    let got = reader.join().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&got).expect("one whole JSON document");
+    assert_eq!(v["requests"], 5);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+
+    // A device is written, not replaced.
+    run_to(d, server.addr, "/dev/null");
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+
+    // `-` is standard output, which then carries only the JSON; the text goes to stderr.
+    let (stdout, stderr) = run_to(d, server.addr, "-");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is the JSON");
+    assert_eq!(v["requests"], 5);
+    assert!(stderr.contains("Requests"), "{stderr}");
+
+    // `report -` and `show -` read standard input.
+    for cmd in ["report", "show"] {
+        let out = perfbase_cmd(d)
+            .args([cmd, "-"])
+            .write_stdin(stdout.clone())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains(&server.addr.to_string()), "{cmd}: {text}");
+    }
+}
