@@ -114,6 +114,13 @@ impl Ctx<'_> {
         self.expand(s, field, |_| true)
     }
 
+    /// A target URL with its `${ENV}`s substituted so none can change where the load goes
+    /// (see [`super::url_vars`]).
+    pub fn url(&self, s: &S<String>, field: &str) -> Result<String, PlanError> {
+        super::url_vars::expand_url(s.get_ref(), |name| std::env::var(name).ok())
+            .map_err(|e| self.err(s, field, e))
+    }
+
     /// A target URL as results and reports show it: a variable that holds a URL (`${BASE}` =
     /// `http://10.0.0.5:8080`) says where the target is and is expanded, its password then
     /// redacted; any other variable may hold a key or token and stays `${NAME}`.

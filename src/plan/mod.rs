@@ -17,6 +17,7 @@ mod meta;
 mod model;
 mod scenarios;
 mod targets;
+mod url_vars;
 mod workloads;
 
 use context::Ctx;

@@ -19,7 +19,7 @@ pub(super) fn targets<'r>(
     let mut targets = BTreeMap::new();
     for (name, t) in &raw.targets {
         let field = format!("targets.{name}.url");
-        let url_text = cx.env(&t.url, &field)?;
+        let url_text = cx.url(&t.url, &field)?;
         let scheme = url_text.split("://").next().unwrap_or_default();
         let Some(family) = Family::of(scheme).filter(|_| url_text.contains("://")) else {
             return Err(cx.err(

@@ -525,3 +525,33 @@ fn an_endless_input_file_is_refused_with_its_field() {
         assert!(started.elapsed() < Duration::from_secs(5), "{e}");
     }
 }
+
+#[test]
+fn a_url_variable_cannot_change_where_the_load_goes() {
+    std::env::set_var("PERFBASE_TEST_AT_PW", "pw@127.0.0.1:1/x");
+    std::env::set_var("PERFBASE_TEST_BAD_HOST", "127.0.0.1:1/x");
+    let text = r#"
+[targets.api]
+url = "http://bob:${PERFBASE_TEST_AT_PW}@127.0.0.1:8080/"
+[workloads.w]
+target = "api"
+[[scenarios]]
+name = "s"
+workload = "w"
+rate = 1
+"#;
+    let p = plan(text).unwrap();
+    let base = &specs(&p.workloads["w"])[0].base;
+    assert_eq!(
+        (base.host_str(), base.port()),
+        (Some("127.0.0.1"), Some(8080))
+    );
+    assert_eq!(base.password(), Some("pw%40127.0.0.1%3A1%2Fx"));
+    let e = plan(&text.replace(
+        "bob:${PERFBASE_TEST_AT_PW}@127.0.0.1:8080",
+        "${PERFBASE_TEST_BAD_HOST}",
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("p.toml:3: targets.api.url: ${PERFBASE_TEST_BAD_HOST} stands in the URL's scheme, host or port"), "{e}");
+}
