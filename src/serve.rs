@@ -25,6 +25,31 @@ async fn until(flag: Arc<AtomicBool>) {
     }
 }
 
+/// The reference service has no authentication and is made to be loaded: it listens only on
+/// loopback unless `--allow-remote` says otherwise, and then with a warning.
+fn check_host(host: &str, allow_remote: bool) -> Result<(), AppError> {
+    let loopback = host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    match (loopback, allow_remote) {
+        (true, _) => Ok(()),
+        (false, true) => {
+            errln!(
+                "perfbase: warning: serving on {host}, reachable from other machines; the \
+                 reference service has no authentication"
+            );
+            Ok(())
+        }
+        (false, false) => Err(bad_input(format!(
+            "--host {host}: not a loopback address; the reference service has no \
+             authentication, so give --allow-remote to serve other machines"
+        ))),
+    }
+}
+
 pub fn serve(args: ServeArgs) -> Result<Exit, AppError> {
     let interrupt = crate::interrupt::install();
     let config = perfbase_reference::Config {
@@ -37,8 +62,10 @@ pub fn serve(args: ServeArgs) -> Result<Exit, AppError> {
             limit: args.rate_limit,
             window: Duration::from_secs(60),
         }),
+        api_token: args.api_token.clone().unwrap_or_default(),
         ..perfbase_reference::Config::default()
     };
+    check_host(&args.host, args.allow_remote)?;
     let tls = match &args.tls_cert {
         Some(path) => {
             crate::limits::check_output_path(path, "--tls-cert").map_err(bad_input)?;

@@ -7,9 +7,24 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on
+    /// Address to listen on: a loopback address unless --allow-remote is given
     #[arg(long, default_value = "127.0.0.1")]
     pub host: String,
+
+    /// Allow --host to be an address other machines can reach (the service has no
+    /// authentication and is made to be loaded)
+    #[arg(long)]
+    pub allow_remote: bool,
+
+    /// Requests with `Authorization: Bearer TOKEN` bypass /limited/'s rate limit (default:
+    /// none do)
+    #[arg(
+        long,
+        env = "PERFBASE_API_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub api_token: Option<String>,
 
     /// Port to listen on (0 picks a free one; the address is printed on the first line)
     #[arg(long, default_value_t = 8080)]

@@ -184,3 +184,28 @@ pub fn run_plan_with(dir: &Path, plan: &str, setup: impl FnOnce(&mut Command)) -
         .map(|t| serde_json::from_str(&t).expect("result JSON parses"));
     Run { out, json }
 }
+
+/// Starts `perfbase serve --port 0 EXTRA…`; returns it and the first line it printed.
+/// It then hangs up on the server's stdout, as `perfbase serve | head -1` would: the server
+/// must go on serving and exit 0 on Ctrl-C all the same.
+pub fn serve(extra: &[&std::ffi::OsStr]) -> (std::process::Child, String) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args(["serve", "--port", "0"])
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line)
+}
+
+/// Stops a `perfbase serve` with Ctrl-C and checks that it exits 0.
+pub fn interrupt(mut child: std::process::Child) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

@@ -132,3 +132,52 @@ fn result_paths_never_destroy_what_they_point_to() {
         assert!(text.contains(&server.addr.to_string()), "{cmd}: {text}");
     }
 }
+
+#[test]
+fn serve_stays_on_loopback_unless_told() {
+    let dir = tmp();
+    let out = perfbase_cmd(dir.path())
+        .args(["serve", "--host", "0.0.0.0", "--port", "0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--allow-remote"), "{err}");
+}
+
+/// Peak resident memory of process `pid`, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn large_bodies_are_streamed_not_buffered_per_connection() {
+    let _g = serial();
+    let (child, line) = serve(&[]);
+    let addr = line.trim().rsplit("http://").next().unwrap().to_string();
+    let dir = tmp();
+    // 8 connections at once, each fetching 64 MiB: buffered whole, that is 512 MiB.
+    let out = perfbase_cmd(dir.path())
+        .args([
+            "http",
+            &format!("http://{addr}/bytes/67108864"),
+            "-c",
+            "8",
+            "-n",
+            "16",
+        ])
+        .arg("--no-store")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let peak = peak_rss_kib(child.id());
+    interrupt(child);
+    assert!(peak < 64 * 1024, "the server peaked at {peak} KiB");
+}

@@ -736,31 +736,6 @@ fn a_header_with_a_line_break_is_bad_input_without_its_value() {
     assert!(!text.contains("s3cr3t") && !text.contains('\r'), "{text:?}");
 }
 
-/// Starts `perfbase serve --port 0 EXTRA…`; returns it and the first line it printed.
-/// It then hangs up on the server's stdout, as `perfbase serve | head -1` would: the server
-/// must go on serving and exit 0 on Ctrl-C all the same.
-fn serve(extra: &[&std::ffi::OsStr]) -> (std::process::Child, String) {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
-        .args(["serve", "--port", "0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    use std::io::BufRead;
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    (child, line)
-}
-
-/// Stops a `perfbase serve` with Ctrl-C and checks that it exits 0.
-fn interrupt(mut child: std::process::Child) {
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert_eq!(child.wait().unwrap().code(), Some(0));
-}
-
 #[test]
 fn serve_prints_its_address_first_and_answers() {
     let (child, line) = serve(&[]);

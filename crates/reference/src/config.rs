@@ -36,8 +36,8 @@ pub struct Config {
     /// Requests with header `Authorization: Bearer <api_token>` are not limited.
     /// `None` = no limit. Default: 120 requests per 60 s.
     pub rate_limit: Option<RateLimit>,
-    /// Token that bypasses the rate limit (default `demo-token`). An empty token bypasses
-    /// nothing.
+    /// Token that bypasses the rate limit. Empty (the default) bypasses nothing: a fixed
+    /// default would let anyone who read the docs past the limit.
     pub api_token: String,
 }
 
@@ -63,7 +63,7 @@ impl Default for Config {
                 limit: 120,
                 window: Duration::from_secs(60),
             }),
-            api_token: "demo-token".to_owned(),
+            api_token: String::new(),
         }
     }
 }

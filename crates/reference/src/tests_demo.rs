@@ -44,7 +44,10 @@ fn default_config_matches_the_documented_defaults() {
             window: Duration::from_secs(60)
         })
     );
-    assert_eq!(c.api_token, "demo-token");
+    assert_eq!(
+        c.api_token, "",
+        "no token bypasses the limit unless one is set"
+    );
 }
 
 #[tokio::test]
@@ -439,14 +442,35 @@ async fn rate_limit_allows_exactly_the_limit_per_window() {
 
 #[tokio::test]
 async fn api_token_bypasses_the_rate_limit() {
-    let server = spawn(0).unwrap();
+    let server = spawn_with(
+        0,
+        Config {
+            api_token: "t0ken".to_owned(),
+            ..config()
+        },
+    )
+    .unwrap();
     let mut c = Client::connect(server.addr).await;
     for _ in 0..130 {
-        let r = get_with(&mut c, "/limited/x", &["Authorization: Bearer demo-token"]).await;
+        let r = get_with(&mut c, "/limited/x", &["Authorization: Bearer t0ken"]).await;
         assert_eq!(r.status, 200);
     }
     // Token requests did not use up the window.
     assert_eq!(c.get("/limited/x").await.status, 200);
+
+    // Without a configured token, the once-documented default gets no pass.
+    let server = spawn(0).unwrap();
+    let mut c = Client::connect(server.addr).await;
+    let old = ["Authorization: Bearer demo-token", "Authorization: Bearer "];
+    let statuses: Vec<u16> = {
+        let mut v = Vec::new();
+        for _ in 0..121 {
+            v.push(get_with(&mut c, "/limited/x", &old).await.status);
+        }
+        v
+    };
+    assert_eq!(statuses.iter().filter(|&&s| s == 200).count(), 120);
+    assert_eq!(statuses[120], 429);
 
     let server = spawn_with(
         0,
