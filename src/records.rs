@@ -77,6 +77,9 @@ pub fn save(
 fn fallback_path(location: &str) -> PathBuf {
     let dir = if location.contains("://") {
         PathBuf::from(".perfbase")
+    } else if Path::new(location).is_dir() {
+        // `--store` named a folder (no SQLite file): the unsaved run goes into it.
+        PathBuf::from(location)
     } else {
         Path::new(location)
             .parent()

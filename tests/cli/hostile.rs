@@ -181,3 +181,60 @@ fn large_bodies_are_streamed_not_buffered_per_connection() {
     interrupt(child);
     assert!(peak < 64 * 1024, "the server peaked at {peak} KiB");
 }
+
+#[test]
+fn an_unreadable_cacert_is_an_error_even_for_http() {
+    let dir = tmp();
+    let out = perfbase_cmd(dir.path())
+        .args([
+            "http",
+            "http://127.0.0.1:9/",
+            "--cacert",
+            "/nonexistent",
+            "-n",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--cacert /nonexistent: cannot read"), "{err}");
+}
+
+#[test]
+fn a_store_that_is_a_folder_keeps_the_unsaved_run_inside_it() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let store = dir.path().join("runs");
+    std::fs::create_dir(&store).unwrap();
+    let out = perfbase_cmd(dir.path())
+        .args([
+            "http",
+            &format!("http://{}/", server.addr),
+            "-n",
+            "3",
+            "-c",
+            "1",
+        ])
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inside: Vec<_> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        inside
+            .iter()
+            .any(|n| n.starts_with("unsaved-") && n.ends_with(".json")),
+        "{inside:?}"
+    );
+}

@@ -311,6 +311,11 @@ fn target_faults_are_counted_in_their_class() {
             r.json()["errors"]
         );
         assert!(!r.json()["error_samples"].as_array().unwrap().is_empty());
+        if matches!(fault, Fault::TruncatedBody) {
+            // 10 of the 100 body bytes came, after a 38-byte head: the message counts the body.
+            let m = r.json()["error_samples"][0]["message"].as_str().unwrap();
+            assert!(m.contains("body after 10 of its 100 bytes"), "{m}");
+        }
         validate(r.json());
     }
 }

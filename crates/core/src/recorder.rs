@@ -214,7 +214,11 @@ impl Recorder {
             .find(|s| s.class == class && s.message == message)
         {
             s.count += count;
-        } else if self.samples.len() < MAX_ERROR_SAMPLES {
+        } else if self.samples.len() < MAX_ERROR_SAMPLES
+            // A class not yet sampled always gets one: many messages of one kind of fault must
+            // not hide a different kind (classes are few, so the list stays bounded).
+            || !self.samples.iter().any(|s| s.class == class)
+        {
             self.samples.push(ErrorSample {
                 class,
                 message: message.to_string(),
@@ -399,6 +403,15 @@ mod tests {
         }
         assert_eq!(r.error_samples().len(), MAX_ERROR_SAMPLES);
         assert_eq!(r.error_samples()[0].count, 5);
+        // A new kind of fault is still sampled once the list is full.
+        r.record(
+            &Outcome::error(Class::Timeout, "late"),
+            Duration::ZERO,
+            Duration::ZERO,
+            Duration::ZERO,
+        );
+        assert_eq!(r.error_samples().len(), MAX_ERROR_SAMPLES + 1);
+        assert_eq!(r.error_samples()[MAX_ERROR_SAMPLES].class, Class::Timeout);
     }
 
     #[test]

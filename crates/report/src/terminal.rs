@@ -2,7 +2,7 @@
 //! errors and latency percentiles where they expect them.
 
 use crate::{bytes, status_text, thousands, thousands_f};
-use perfbase_core::result::{Endpoint, LatencyMs, Model, RunResult};
+use perfbase_core::result::{Endpoint, ErrorSampleOut, LatencyMs, Model, RunResult};
 use std::fmt::Write;
 
 fn ms(v: f64) -> String {
@@ -103,7 +103,7 @@ pub fn render_consumed(
         let _ = writeln!(out, "  {:<13} {}", "Consumer errs", errors.join(", "));
     }
     latency_block(&mut out, "End to end ms", &m.latency_ms);
-    for s in m.error_samples.iter().take(3) {
+    for s in samples_to_show(&m.error_samples, 3) {
         let _ = writeln!(
             out,
             "  {:<13} {} ×{}: {}",
@@ -237,7 +237,7 @@ pub fn render(r: &RunResult) -> String {
             thousands(m.aborted_in_flight)
         );
     }
-    for s in m.error_samples.iter().take(5) {
+    for s in samples_to_show(&m.error_samples, 5) {
         let _ = writeln!(
             out,
             "  {:<13} {} ×{}: {}",
@@ -364,4 +364,43 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
         let _ = writeln!(out, "\n{}", if c.passed { line } else { red(&line) });
     }
     out
+}
+
+/// The error samples to print: one of each class first (so every kind of fault shows), then
+/// the others, `at_most` in all unless there are more classes than that.
+fn samples_to_show(samples: &[ErrorSampleOut], at_most: usize) -> Vec<&ErrorSampleOut> {
+    let mut first: Vec<&ErrorSampleOut> = Vec::new();
+    let mut rest: Vec<&ErrorSampleOut> = Vec::new();
+    for s in samples {
+        if first.iter().any(|f| f.class == s.class) {
+            rest.push(s);
+        } else {
+            first.push(s);
+        }
+    }
+    let n = at_most.max(first.len());
+    first.into_iter().chain(rest).take(n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_class_of_error_shows_before_a_second_sample_of_one() {
+        let sample = |class: &str, message: &str| ErrorSampleOut {
+            class: class.into(),
+            message: message.into(),
+            count: 1,
+        };
+        let mut samples: Vec<ErrorSampleOut> = (0..6)
+            .map(|i| sample("read", &format!("reset {i}")))
+            .collect();
+        samples.push(sample("timeout", "late"));
+        let shown: Vec<&str> = samples_to_show(&samples, 5)
+            .iter()
+            .map(|s| s.message.as_str())
+            .collect();
+        assert_eq!(shown, ["reset 0", "late", "reset 1", "reset 2", "reset 3"]);
+    }
 }

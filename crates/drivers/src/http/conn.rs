@@ -81,23 +81,31 @@ fn roots(options: &TlsOptions) -> Result<RootCertStore, HttpError> {
         let _ = store.add(cert);
     }
     if let Some(path) = &options.ca_file {
-        let shown = path.display();
-        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-            .map_err(|e| HttpError::Tls(format!("--cacert {shown}: {e}")))?
-            .collect::<Result<_, _>>()
-            .map_err(|e| HttpError::Tls(format!("--cacert {shown}: {e}")))?;
-        if certs.is_empty() {
-            return Err(HttpError::Tls(format!(
-                "--cacert {shown}: no PEM certificate in it (-----BEGIN CERTIFICATE-----)"
-            )));
-        }
-        for cert in certs {
+        for cert in read_cacert(path)? {
             store
                 .add(cert)
-                .map_err(|e| HttpError::Tls(format!("--cacert {shown}: {e}")))?;
+                .map_err(|e| HttpError::Tls(format!("--cacert {}: {e}", path.display())))?;
         }
     }
     Ok(store)
+}
+
+/// The PEM certificates of a `--cacert` file: at least one, or an error naming the file.
+pub(crate) fn read_cacert(
+    path: &std::path::Path,
+) -> Result<Vec<CertificateDer<'static>>, HttpError> {
+    let shown = path.display();
+    let text = crate::input::read(path)
+        .map_err(|e| HttpError::Tls(format!("--cacert {shown}: cannot read: {e}")))?;
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&text)
+        .collect::<Result<_, _>>()
+        .map_err(|e| HttpError::Tls(format!("--cacert {shown}: {e}")))?;
+    if certs.is_empty() {
+        return Err(HttpError::Tls(format!(
+            "--cacert {shown}: no PEM certificate in it (-----BEGIN CERTIFICATE-----)"
+        )));
+    }
+    Ok(certs)
 }
 
 /// `--insecure`: every certificate is accepted; handshake signatures are still verified.

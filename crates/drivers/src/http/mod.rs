@@ -191,6 +191,11 @@ pub struct HttpDriver {
 /// The TLS client of an https:// target; none for http://.
 fn tls_for(url: &url::Url, options: &HttpOptions) -> Result<Option<Tls>, HttpError> {
     if url.scheme() != "https" {
+        // An unreadable --cacert is a mistake even where it is not needed: say so, rather
+        // than let a later https:// run be the first to notice.
+        if let Some(path) = &options.tls.ca_file {
+            conn::read_cacert(path)?;
+        }
         return Ok(None);
     }
     let host = url

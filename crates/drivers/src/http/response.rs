@@ -24,8 +24,14 @@ pub(crate) struct Response {
 pub(crate) enum ReadError {
     /// The server closed the connection before sending a single byte.
     ClosedBeforeResponse,
-    /// The server closed the connection part-way through the response.
-    Truncated { got: u64, stage: &'static str },
+    /// The server closed the connection part-way through the response: `got` bytes in all
+    /// (head included); in the body, `body` of them, of `expected` when the length was given.
+    Truncated {
+        got: u64,
+        stage: &'static str,
+        body: u64,
+        expected: Option<u64>,
+    },
     /// The socket failed (reset…).
     Io { err: io::Error, got: u64 },
     /// The bytes are not an HTTP/1.x response.
@@ -52,9 +58,26 @@ impl fmt::Display for ReadError {
             ReadError::ClosedBeforeResponse => {
                 write!(f, "connection closed before any response byte")
             }
-            ReadError::Truncated { got, stage } => {
-                write!(f, "connection closed in the response {stage} after {got} bytes (truncated response)")
-            }
+            ReadError::Truncated {
+                got,
+                stage: "head",
+                ..
+            } => write!(
+                f,
+                "connection closed in the response head after {got} bytes (truncated response)"
+            ),
+            ReadError::Truncated {
+                body,
+                expected: Some(len),
+                ..
+            } => write!(
+                f,
+                "connection closed in the response body after {body} of its {len} bytes (truncated response)"
+            ),
+            ReadError::Truncated { body, .. } => write!(
+                f,
+                "connection closed in the chunked response body after {body} bytes of it (truncated response)"
+            ),
             ReadError::Io { err, .. } => write!(f, "read: {err}"),
             ReadError::Malformed { what, .. } => write!(f, "malformed response: {what}"),
             ReadError::HeadTooLarge { limit, .. } => {
@@ -173,7 +196,12 @@ pub(crate) async fn read_response(
             return Err(if got == 0 {
                 ReadError::ClosedBeforeResponse
             } else {
-                ReadError::Truncated { got, stage: "head" }
+                ReadError::Truncated {
+                    got,
+                    stage: "head",
+                    body: 0,
+                    expected: None,
+                }
             });
         }
         filled += n;
@@ -210,6 +238,8 @@ pub(crate) async fn read_response(
         }
     };
     let leftover = filled - head_len;
+    // Bytes of the head (and of any interim responses), so a body count leaves them out.
+    let head_bytes = got - leftover as u64;
     match framing {
         Framing::None => close |= leftover > 0,
         Framing::Length(len) => {
@@ -220,7 +250,12 @@ pub(crate) async fn read_response(
             while rem > 0 {
                 let n = fill(stream, buf, got).await? as u64;
                 if n == 0 {
-                    return Err(ReadError::Truncated { got, stage: "body" });
+                    return Err(ReadError::Truncated {
+                        got,
+                        stage: "body",
+                        body: len - rem,
+                        expected: Some(len),
+                    });
                 }
                 got += n;
                 if n > rem {
@@ -241,7 +276,12 @@ pub(crate) async fn read_response(
             while !d.is_done() {
                 let n = fill(stream, buf, got).await?;
                 if n == 0 {
-                    return Err(ReadError::Truncated { got, stage: "body" });
+                    return Err(ReadError::Truncated {
+                        got,
+                        stage: "body",
+                        body: got - head_bytes,
+                        expected: None,
+                    });
                 }
                 got += n as u64;
                 let used = d.feed(&buf[..n]).map_err(|e| chunk_error(e, got))?;
