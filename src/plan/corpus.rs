@@ -130,7 +130,17 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
                 .collect()
         }
     };
-    let misses = def.misses.as_ref().map_or(0.0, |m| *m.get_ref());
+    let misses = match &def.misses {
+        Some(m) if !(0.0..=1.0).contains(m.get_ref()) => {
+            return Err(cx.err(
+                m,
+                format!("{field}.misses"),
+                "must be a share from 0 to 1 (0.1 = one lookup in ten misses)",
+            ))
+        }
+        Some(m) => *m.get_ref(),
+        None => 0.0,
+    };
     Corpus::new(name, values, weights, pick, misses).map_err(|e| cx.err_at(line_of(def), &field, e))
 }
 

@@ -31,7 +31,7 @@ pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan, PlanError> {
     let file = path.display().to_string();
     let text = perfbase_drivers::input::read_text(path).map_err(|e| PlanError {
         file: file.clone(),
-        line: 0,
+        line: perfbase_drivers::input::bad_text_line(&e).unwrap_or(1),
         field: "file".into(),
         message: format!("cannot read the plan: {e}"),
     })?;
@@ -50,8 +50,8 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         base: base.to_path_buf(),
     };
     let raw: PlanFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map_or(0, |s| cx.line(s.start));
-        cx.err_at(line, "toml", e.message().trim().to_string())
+        let at = e.span().map_or(0, |s| s.start);
+        cx.err_at(cx.line(at), toml_field(text, at), toml_message(e.message()))
     })?;
     let settings = meta::settings(&cx, &raw, scale)?;
     let corpora = corpus::corpora(&cx, &raw)?;
@@ -90,6 +90,44 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         checks,
         monitor,
     })
+}
+
+/// The field a TOML error is at, as `[section].key` from the text around `at` (the
+/// deserializer's own error does not name it), or `toml` when there is none.
+fn toml_field(text: &str, at: usize) -> String {
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"'))
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    let section = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(['[', ']']).trim());
+    match (section, key) {
+        (Some(s), Some(k)) => format!("{s}.{k}"),
+        (None, Some(k)) => k.to_string(),
+        (_, None) if line.trim().starts_with('[') && line.trim().ends_with(']') => {
+            line.trim().to_string()
+        }
+        _ => "toml".to_string(),
+    }
+}
+
+/// The TOML parser's message, with the ones that name Rust types said for a plan's writer.
+fn toml_message(message: &str) -> String {
+    let message = message.trim();
+    if message.contains("as i128, expected i64") || message.contains("as i128, expected u64") {
+        return "the number is too large (at most 9223372036854775807)".into();
+    }
+    if message == "duplicate key" {
+        return "duplicate key: this key is already set in this table".into();
+    }
+    message.to_string()
 }
 
 #[cfg(test)]

@@ -226,6 +226,13 @@ fn headers_of(
     }
     let (mut headers, mut shown) = (Vec::new(), Vec::new());
     for (k, (v, hf)) in all {
+        if !perfbase_drivers::http::is_token(&k) {
+            return Err(cx.err(
+                v,
+                &hf,
+                format!("'{k}' is no HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)"),
+            ));
+        }
         let value = cx.env(v, &hf)?;
         if value.contains(['\r', '\n']) {
             // Checked after `${VAR}` expansion: a secret from the environment may carry one.

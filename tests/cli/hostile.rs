@@ -238,3 +238,26 @@ fn a_store_that_is_a_folder_keeps_the_unsaved_run_inside_it() {
         "{inside:?}"
     );
 }
+
+#[test]
+fn invalid_utf8_is_located_by_line_in_plans_and_targets_files() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(d.join("p.toml"), b"[plan]\nname = \"\xff\"\n").unwrap();
+    std::fs::write(d.join("t.txt"), b"GET http://127.0.0.1:9/\nX-A: \xff\n").unwrap();
+    for (args, want) in [
+        (
+            vec!["run", "p.toml", "--dry-run"],
+            "p.toml:2: file: cannot read the plan: not UTF-8",
+        ),
+        (
+            vec!["http", "--targets", "t.txt", "-n", "1"],
+            "t.txt:2: not UTF-8 text",
+        ),
+    ] {
+        let out = perfbase_cmd(d).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}

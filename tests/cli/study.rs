@@ -177,7 +177,7 @@ fn a_malformed_plan_is_a_line_numbered_error_and_exit_2() {
     let dir = tmp();
     let cases = [
         ("[targets.svc]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"svc\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = \"fast\"\n", "plan.toml:8: scenarios[0].rate: invalid rate 'fast'"),
-        ("[targets.svc]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"svc\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 1\nduraton = \"1s\"\n", "plan.toml:9: toml: unknown field `duraton`"),
+        ("[targets.svc]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"svc\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 1\nduraton = \"1s\"\n", "plan.toml:9: scenarios.duraton: unknown field `duraton`"),
         ("[targets.svc\n", "plan.toml:1: toml:"),
         ("[targets.svc]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"svc\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = []\n", "plan.toml:8: scenarios[0].rate: a ladder needs at least one step"),
         ("[targets.svc]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"svc\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nconcurrency = 99999999999\n", "plan.toml:8: scenarios[0].concurrency: 99999999999 connections are more than this process may open"),

@@ -38,14 +38,20 @@ pub fn read_text(path: &Path) -> io::Result<String> {
 /// The bytes as UTF-8 text, or an error that says where the first bad byte is.
 pub fn text(bytes: Vec<u8>) -> io::Result<String> {
     String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
         io::Error::new(
             io::ErrorKind::InvalidData,
-            format!(
-                "not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ),
+            format!("not UTF-8 text (an invalid byte on line {line}, at offset {at})"),
         )
     })
+}
+
+/// The line named by a [`text`] error, if that is what `e` is.
+pub fn bad_text_line(e: &io::Error) -> Option<usize> {
+    let message = e.to_string();
+    let rest = message.split("an invalid byte on line ").nth(1)?;
+    rest.split(',').next()?.parse().ok()
 }
 
 #[cfg(test)]
@@ -65,7 +71,8 @@ mod tests {
     fn a_file_at_the_limit_is_read_and_bad_utf8_is_located() {
         let bytes = read_from(io::repeat(b'a').take(MAX_INPUT_BYTES)).unwrap();
         assert_eq!(bytes.len() as u64, MAX_INPUT_BYTES);
-        let err = text(b"ok\xffno".to_vec()).unwrap_err();
-        assert!(err.to_string().contains("offset 2"), "{err}");
+        let err = text(b"ok\nyes\xffno".to_vec()).unwrap_err();
+        assert!(err.to_string().contains("line 2, at offset 6"), "{err}");
+        assert_eq!(bad_text_line(&err), Some(2));
     }
 }

@@ -16,7 +16,7 @@ mod response;
 pub mod targets;
 
 pub use conn::TlsOptions;
-pub use request::{BodySpec, HttpOptions, HttpVersion, RequestSpec, Target};
+pub use request::{is_token, BodySpec, HttpOptions, HttpVersion, RequestSpec, Target};
 pub use targets::{parse_targets, TargetsError};
 
 use crate::workload::{Corpus, Mix};

@@ -154,7 +154,8 @@ pub(crate) fn resolve(url: &Url) -> Result<SocketAddr, HttpError> {
         })
 }
 
-fn is_token(s: &str) -> bool {
+/// Whether `s` is an HTTP token: a valid method or header name.
+pub fn is_token(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))

@@ -49,10 +49,20 @@ fn is_method(word: &str) -> bool {
 /// Reads and parses a targets file.
 pub fn read_targets(path: &Path) -> Result<Vec<Target>, TargetsError> {
     let file = path.display().to_string();
-    let text = crate::input::read_text(path).map_err(|source| TargetsError::Read {
-        file: file.clone(),
-        source,
-    })?;
+    let text =
+        crate::input::read_text(path).map_err(|source| {
+            match crate::input::bad_text_line(&source) {
+                Some(line) => TargetsError::Line {
+                    file: file.clone(),
+                    line,
+                    message: "not UTF-8 text".into(),
+                },
+                None => TargetsError::Read {
+                    file: file.clone(),
+                    source,
+                },
+            }
+        })?;
     let base = path.parent().unwrap_or_else(|| Path::new("."));
     parse_targets(&text, &file, base)
 }
@@ -132,10 +142,13 @@ pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>,
                     format!("header '{name}' before any 'METHOD URL' line"),
                 )
             })?;
-            if name.is_empty() || name.contains(char::is_whitespace) {
+            if !crate::http::is_token(name) {
                 return Err(err(
                     line_no,
-                    format!("invalid header line '{line}'; use 'Name: value'"),
+                    format!(
+                        "invalid header name '{name}' (letters, digits and !#$%&'*+-.^_`|~ \
+                         only); use 'Name: value'"
+                    ),
                 ));
             }
             target
