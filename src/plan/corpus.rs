@@ -3,10 +3,13 @@
 use super::context::Ctx;
 use super::file::{self, PlanFile};
 use super::model::PlanError;
-use perfbase_drivers::workload::{Corpus, Pick};
+use perfbase_drivers::workload::{Corpus, Pick, Values};
 use std::sync::Arc;
 
-/// The most entries a generated corpus may have: it is built in memory before the run.
+/// The most numbered keys (`pattern = "key-{n}"`) a corpus may have: made on demand, they
+/// cost nothing up front; the bound keeps `{n}` arithmetic far from overflow.
+const MAX_KEYS: u64 = 1_000_000_000_000;
+/// The most random strings a corpus may have: they are built in memory before the run.
 const MAX_ENTRIES: u64 = 10_000_000;
 /// The most bytes a generated corpus's random strings may take together: 256 MiB.
 const MAX_BYTES: u64 = 256 << 20;
@@ -51,14 +54,15 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
         ));
     }
     let mut weights = None;
-    let values: Vec<String> = if let Some(v) = &def.values {
-        v.clone()
+    let values: Values = if let Some(v) = &def.values {
+        Values::List(v.clone())
     } else if let Some(g) = &def.generate {
+        let count_field = format!("{field}.generate.count");
         let count = cx.count(
             &g.count,
-            &format!("{field}.generate.count"),
-            MAX_ENTRIES,
-            "entries a generated corpus may have (it is built in memory)",
+            &count_field,
+            MAX_KEYS,
+            "entries a generated corpus may have",
         )?;
         match (&g.pattern, &g.length) {
             (Some(pattern), None) => {
@@ -69,15 +73,19 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
                         "the pattern needs '{n}', e.g. \"key-{n}\"",
                     ));
                 }
-                let start = g.start.unwrap_or(0);
-                (0..count as i64)
-                    .map(|i| {
-                        let n = start.saturating_add(i);
-                        pattern.get_ref().replace("{n}", &n.to_string())
-                    })
-                    .collect()
+                Values::pattern(pattern.get_ref(), g.start.unwrap_or(0), count)
             }
             (None, Some(length)) => {
+                if count > MAX_ENTRIES {
+                    return Err(cx.err(
+                        &g.count,
+                        &count_field,
+                        format!(
+                            "at most {MAX_ENTRIES} random strings (they are built in memory), \
+                             not {count}"
+                        ),
+                    ));
+                }
                 let f = format!("{field}.generate.length");
                 let len = cx.count(
                     length,
@@ -85,7 +93,7 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
                     MAX_BYTES / count,
                     "characters per entry that keep the corpus within 256 MiB",
                 )?;
-                random_strings(name, count, len as usize)
+                Values::List(random_strings(name, count, len as usize))
             }
             _ => {
                 return Err(cx.err(
@@ -121,13 +129,15 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
                 )
             })?;
             weights = w;
-            v
+            Values::List(v)
         } else {
-            text.lines()
-                .map(str::trim_end)
-                .filter(|l| !l.is_empty())
-                .map(String::from)
-                .collect()
+            Values::List(
+                text.lines()
+                    .map(str::trim_end)
+                    .filter(|l| !l.is_empty())
+                    .map(String::from)
+                    .collect(),
+            )
         }
     };
     let misses = match &def.misses {

@@ -1,5 +1,6 @@
 use super::*;
 use perfbase_drivers::http::HttpVersion;
+use perfbase_drivers::workload::Values;
 use perfbase_engine::{Load, Pacer};
 use std::time::Duration;
 
@@ -172,7 +173,7 @@ concurrency = 1
     let p = parse(text, "p.toml", &dir, None).unwrap();
     assert_eq!(
         p.workloads["w"].corpora[0].values,
-        vec!["a,b".to_string(), "c".to_string()]
+        Values::List(vec!["a,b".to_string(), "c".to_string()])
     );
     let bad = text.replace("column = \"key\"", "column = \"nope\"");
     let e = parse(&bad, "p.toml", &dir, None).unwrap_err().to_string();
@@ -199,7 +200,9 @@ workload = "w"
 rate = 1
 "#;
     let p = plan(text).unwrap();
-    let values = &p.workloads["w"].corpora[0].values;
+    let Values::List(values) = &p.workloads["w"].corpora[0].values else {
+        panic!("random strings are a list");
+    };
     assert_eq!(values.len(), 50);
     assert!(values
         .iter()
@@ -208,7 +211,7 @@ rate = 1
     assert_eq!(distinct.len(), 50);
     assert_eq!(
         plan(text).unwrap().workloads["w"].corpora[0].values,
-        *values,
+        Values::List(values.clone()),
         "reproducible"
     );
     let bad = text.replace("length = 64, ", "");
@@ -504,10 +507,24 @@ fn generated_corpora_have_a_documented_size_limit() {
         .unwrap_err()
         .to_string()
     };
-    // 10^12 entries aborted on a 24 TB allocation, even under --dry-run.
+    // 10^12 numbered keys aborted on a 24 TB allocation, even under --dry-run; they are now
+    // made on demand: instant, and the last key is the 10^12th.
+    let text = "[corpora.big]\ngenerate = { pattern = \"k-{n}\", count = 1000000000000 }\n[targets.t]\nurl = \"http://127.0.0.1:1/\"\n[workloads.w]\ntarget = \"t\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 1\n";
+    let started = std::time::Instant::now();
+    let p = plan(text).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let keys = &p.workloads["w"].corpora[0].values;
     assert_eq!(
-        err("pattern = \"k-{n}\", count = 1000000000000"),
-        "p.toml:2: corpora.big.generate.count: 1000000000000 is more than 10000000, the most entries a generated corpus may have (it is built in memory)"
+        (keys.len(), keys.get(999_999_999_999)),
+        (1_000_000_000_000, "k-999999999999".into())
+    );
+    assert_eq!(
+        err("pattern = \"k-{n}\", count = 1000000000001"),
+        "p.toml:2: corpora.big.generate.count: 1000000000001 is more than 1000000000000, the most entries a generated corpus may have"
+    );
+    assert_eq!(
+        err("length = 8, count = 10000001"),
+        "p.toml:2: corpora.big.generate.count: at most 10000000 random strings (they are built in memory), not 10000001"
     );
     // 100 strings of 10^8 characters ran for minutes building ~10 GB.
     assert!(err("length = 100000000, count = 100")

@@ -33,11 +33,70 @@ pub enum Pick {
     Weighted,
 }
 
+/// A corpus's values: a list, or numbered keys made on demand from the index, so a corpus
+/// of 10^12 keys (`key-{n}`) costs no memory and no time to build.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    List(Vec<String>),
+    /// Value i is `parts` joined by the number `start + i` (`key-{n}` → `["key-", ""]`).
+    Pattern {
+        parts: Vec<String>,
+        start: i64,
+        count: u64,
+    },
+}
+
+impl Values {
+    /// `pattern` (holding `{n}`) numbered from `start`, `count` values.
+    pub fn pattern(pattern: &str, start: i64, count: u64) -> Values {
+        Values::Pattern {
+            parts: pattern.split("{n}").map(String::from).collect(),
+            start,
+            count,
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        match self {
+            Values::List(v) => v.len() as u64,
+            Values::Pattern { count, .. } => *count,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends value `i` (below [`Values::len`]) to `out`.
+    pub fn write(&self, i: u64, out: &mut Vec<u8>) {
+        match self {
+            Values::List(v) => out.extend_from_slice(v[i as usize].as_bytes()),
+            Values::Pattern { parts, start, .. } => {
+                // The number saturates like the old eager generation did at i64::MAX.
+                let n = start.saturating_add(i64::try_from(i).unwrap_or(i64::MAX));
+                for (k, part) in parts.iter().enumerate() {
+                    if k > 0 {
+                        out.extend_from_slice(n.to_string().as_bytes());
+                    }
+                    out.extend_from_slice(part.as_bytes());
+                }
+            }
+        }
+    }
+
+    /// Value `i` as text.
+    pub fn get(&self, i: u64) -> String {
+        let mut out = Vec::new();
+        self.write(i, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
 /// A named list of values to fill placeholders with.
 #[derive(Debug, Clone)]
 pub struct Corpus {
     pub name: String,
-    pub values: Vec<String>,
+    pub values: Values,
     /// Cumulative weights (only for [`Pick::Weighted`]).
     cumulative: Vec<f64>,
     pub pick: Pick,
@@ -50,7 +109,7 @@ impl Corpus {
     /// A corpus; `weights` must match `values` in length for [`Pick::Weighted`].
     pub fn new(
         name: &str,
-        values: Vec<String>,
+        values: Values,
         weights: Option<Vec<f64>>,
         pick: Pick,
         misses: f64,
@@ -63,7 +122,7 @@ impl Corpus {
         }
         let cumulative = match (pick, weights) {
             (Pick::Weighted, Some(w)) => {
-                if w.len() != values.len() || w.iter().any(|x| !x.is_finite() || *x < 0.0) {
+                if w.len() as u64 != values.len() || w.iter().any(|x| !x.is_finite() || *x < 0.0) {
                     return Err(format!(
                         "corpus '{name}': one non-negative weight per value is needed"
                     ));
@@ -108,18 +167,17 @@ impl Corpus {
             out.extend_from_slice(op.to_string().as_bytes());
             return;
         }
+        let len = self.values.len();
         let i = match self.pick {
-            Pick::Sequential => (op % self.values.len() as u64) as usize,
-            Pick::Random => (mix64(op ^ self.salt) % self.values.len() as u64) as usize,
+            Pick::Sequential => op % len,
+            Pick::Random => mix64(op ^ self.salt) % len,
             Pick::Weighted => {
                 let total = self.cumulative.last().copied().unwrap_or(1.0);
                 let u = unit(op, self.salt) * total;
-                self.cumulative
-                    .partition_point(|c| *c <= u)
-                    .min(self.values.len() - 1)
+                (self.cumulative.partition_point(|c| *c <= u) as u64).min(len - 1)
             }
         };
-        out.extend_from_slice(self.values[i].as_bytes());
+        self.values.write(i, out);
     }
 }
 
@@ -256,13 +314,24 @@ impl Mix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbered_keys_are_made_on_demand_as_the_pattern_says() {
+        let v = Values::pattern("{n}-k-{n}", 5, 1_000_000_000_000);
+        assert_eq!(v.len(), 1_000_000_000_000);
+        assert_eq!(v.get(0), "5-k-5");
+        assert_eq!(v.get(999_999_999_999), "1000000000004-k-1000000000004");
+        let mut out = b"x".to_vec();
+        Values::pattern("plain", 0, 2).write(1, &mut out);
+        assert_eq!(out, b"xplain");
+    }
     use proptest::prelude::*;
 
     fn corpus(pick: Pick, misses: f64) -> Arc<Corpus> {
         let values = (0..10).map(|i| format!("key-{i}")).collect();
         let weights = (pick == Pick::Weighted)
             .then(|| (0..10).map(|i| if i == 3 { 9.0 } else { 0.0 }).collect());
-        Arc::new(Corpus::new("keys", values, weights, pick, misses).unwrap())
+        Arc::new(Corpus::new("keys", Values::List(values), weights, pick, misses).unwrap())
     }
 
     #[test]

@@ -10,7 +10,7 @@ use perfbase_drivers::sql::postgres::{
     create_tpcb_function, init_suite, init_tpcb, PgDriver, PgOptions, PgSession,
 };
 use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
-use perfbase_drivers::workload::{Corpus, Pick, Template};
+use perfbase_drivers::workload::{Corpus, Pick, Template, Values};
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -292,7 +292,8 @@ fn suite_ops_each_succeed() {
 }
 
 fn custom(sql: &str, params: &[&str]) -> SqlWorkload {
-    let ids = (1..=100).map(|i| i.to_string()).collect();
+    // 1..=100, made on demand like a plan's `pattern = "{n}"`.
+    let ids = Values::pattern("{n}", 1, 100);
     let corpora = vec![Arc::new(
         Corpus::new("ids", ids, None, Pick::Sequential, 0.0).unwrap(),
     )];
