@@ -3,7 +3,8 @@
 # tests (proptests included) and end-to-end tests of the perfbase binary against real servers
 # on loopback: the embedded reference service, and PostgreSQL, MariaDB, Redis (standalone and a
 # 3-node cluster), RabbitMQ, NATS and Mosquitto from Debian's packages, started by
-# scripts/services.sh in .services/ (installed with apt-get when missing). Needs a Rust
+# scripts/services.sh in .services/ (installed with apt-get when missing). The fuzz harnesses
+# (crates/fuzz) run 3 s each from their checked-in corpus, ~30 s in all. Needs a Rust
 # toolchain (cargo, rustfmt, clippy); crates come from crates.io.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -87,7 +87,7 @@ fn cluster_lines(extras: &[BTreeMap<String, Value>]) -> String {
 fn pgbench_block(r: &RunResult, s: &SqlTarget) -> String {
     let m = &r.measurement;
     let failed = m.errors.values().sum::<u64>();
-    let ok = m.requests - failed;
+    let ok = m.requests.saturating_sub(failed);
     let kind = match s.shown.as_str() {
         "tpcb" => "TPC-B (sort of), pgbench's built-in script".to_string(),
         "tpcb-function" => "TPC-B through pgbench_tx()".to_string(),

@@ -43,7 +43,7 @@ pub(super) fn finish(group: ConsumerGroup, mut ran: Ran) -> Ran {
         .find(|o| o.spec.record)
         .map_or(0, |o| {
             let m = o.measurement();
-            m.requests - m.errors.values().sum::<u64>()
+            m.requests.saturating_sub(m.errors.values().sum::<u64>())
         });
     let consumed = group.finish(published);
     let unconsumed = published.saturating_sub(consumed.received);

@@ -75,7 +75,8 @@ pub struct HttpArgs {
     pub load: LoadArgs,
 }
 
-fn parse_header(h: &str) -> Result<(String, String), AppError> {
+/// One `-H "Name: value"` flag: a valid header name and a value without line breaks.
+pub fn parse_header(h: &str) -> Result<(String, String), AppError> {
     if h.contains(['\r', '\n']) {
         // A line break would end the header early and smuggle the rest in as another header
         // or the body; the value may be a secret, so only the name is shown.
@@ -85,7 +86,7 @@ fn parse_header(h: &str) -> Result<(String, String), AppError> {
         )));
     }
     match h.split_once(':') {
-        Some((n, v)) if !n.trim().is_empty() && !n.trim().contains(char::is_whitespace) => {
+        Some((n, v)) if perfbase_drivers::http::is_token(n.trim()) => {
             Ok((n.trim().to_string(), v.trim().to_string()))
         }
         _ => Err(bad_input(format!(

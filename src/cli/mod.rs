@@ -12,7 +12,7 @@ mod serve;
 mod sql;
 
 pub use brokers::{AmqpArgs, MqttArgs, NatsArgs, RedisArgs};
-pub use http::HttpArgs;
+pub use http::{parse_header, HttpArgs};
 pub use load::LoadArgs;
 pub use records::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,

@@ -18,6 +18,8 @@ mod model;
 mod scenarios;
 mod targets;
 mod url_vars;
+
+pub use url_vars::expand_url;
 mod workloads;
 
 use context::Ctx;

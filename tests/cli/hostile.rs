@@ -261,3 +261,39 @@ fn invalid_utf8_is_located_by_line_in_plans_and_targets_files() {
         assert!(err.contains(want), "{err}");
     }
 }
+
+/// Found by fuzzing (`crates/fuzz`): each input is also kept in the fuzz corpus.
+#[test]
+fn fuzzing_findings_stay_fixed() {
+    let dir = tmp();
+    let d = dir.path();
+    // -H accepted a header name no HTTP server would (`A${uth`), which passed --dry-run
+    // and failed only the real run.
+    let out = perfbase_cmd(d)
+        .args(["http", "http://127.0.0.1:9/", "-H", "A${uth: x", "-n", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // A targets file's bad line was echoed whole, secrets and all.
+    for (i, text) in [
+        "GET http://127.0.0.1:9/ Authorization: Bearer s3cret\n",
+        "GET http://127.0.0.1:9/\nAuthorization Bearer s3cret: x\n",
+        "GET http://127.0.0.1:9/\nBearer s3cret\n",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let file = d.join(format!("t{i}.txt"));
+        std::fs::write(&file, text).unwrap();
+        let out = perfbase_cmd(d)
+            .args(["http", "--targets", file.to_str().unwrap(), "-n", "1"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(&format!("t{i}.txt:")) && !err.contains("s3cret"),
+            "{err}"
+        );
+    }
+}

@@ -28,7 +28,8 @@ const SECRET_PARTS: &[&str] = &[
 
 /// Whether a header (or query parameter) name carries a secret.
 pub fn is_secret_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
+    // Trimmed: ` Authorization` from a sloppy header line is still Authorization.
+    let lower = name.trim().to_ascii_lowercase();
     SECRET_HEADERS.contains(&lower.as_str()) || SECRET_PARTS.iter().any(|p| lower.contains(p))
 }
 
@@ -138,6 +139,8 @@ mod tests {
             "Authorization: [redacted]"
         );
         assert_eq!(header_line("X-Api-Key", "k"), "X-Api-Key: [redacted]");
+        // Found by fuzzing: a name with surrounding white space is still a secret's name.
+        assert_eq!(header_line("\nCookie ", "s=1"), "\nCookie : [redacted]");
         assert_eq!(header_line("X-Auth-Token", "t"), "X-Auth-Token: [redacted]");
         assert_eq!(header_line("Accept", "*/*"), "Accept: */*");
     }

@@ -26,7 +26,11 @@ pub fn render(runs: &[(String, &RunResult)]) -> String {
     );
     for (label, r) in runs {
         let mut cases = Vec::new();
-        let ok = r.measurement.requests - r.measurement.errors.values().sum::<u64>();
+        // Saturating: a hand-edited or corrupt result may count more errors than requests.
+        let ok = r
+            .measurement
+            .requests
+            .saturating_sub(r.measurement.errors.values().sum::<u64>());
         cases.push(Case {
             class: "perfbase".into(),
             name: "requests succeeded".into(),
@@ -102,4 +106,19 @@ pub fn render(runs: &[(String, &RunResult)]) -> String {
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// Found by fuzzing: a result read back with more errors than requests (hand-edited or
+    /// corrupt) overflowed the success count; it now reads as none succeeded.
+    #[test]
+    fn more_errors_than_requests_is_none_succeeded_not_an_overflow() {
+        let text =
+            include_str!("../../fuzz/corpus/result_json/regression-more-errors-than-requests.json");
+        let r: perfbase_core::result::RunResult = serde_json::from_str(text).unwrap();
+        assert!(r.measurement.requests < r.measurement.errors.values().sum::<u64>());
+        let xml = super::render(&[("r".into(), &r)]);
+        assert!(xml.contains("none of 2 requests succeeded"), "{xml}");
+    }
 }

@@ -88,7 +88,7 @@ pub fn render_consumed(
         out,
         "  {:<13} {} in {:.2}s, {} msg/s, by {consumers} consumer{}; {} not consumed",
         "Consumed",
-        thousands(m.requests - m.errors.values().sum::<u64>()),
+        thousands(m.requests.saturating_sub(m.errors.values().sum::<u64>())),
         m.duration_s,
         thousands_f(m.rps),
         if consumers == 1 { "" } else { "s" },

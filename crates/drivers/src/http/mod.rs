@@ -17,6 +17,7 @@ pub mod targets;
 
 pub use conn::TlsOptions;
 pub use request::{is_token, BodySpec, HttpOptions, HttpVersion, RequestSpec, Target};
+pub use response::parse_response;
 pub use targets::{parse_targets, TargetsError};
 
 use crate::workload::{Corpus, Mix};

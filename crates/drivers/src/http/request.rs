@@ -449,7 +449,7 @@ mod template_tests {
         let keys = Arc::new(
             Corpus::new(
                 "k",
-                vec!["a".into(), "b".into()],
+                crate::workload::Values::List(vec!["a".into(), "b".into()]),
                 None,
                 Pick::Sequential,
                 0.0,

@@ -6,6 +6,7 @@ use super::chunked::{ChunkError, Decoder};
 use super::conn::Conn;
 use perfbase_core::Class;
 use std::fmt;
+use std::future::Future;
 use std::io;
 
 /// The read buffer a session starts with; bodies stream through it.
@@ -94,7 +95,45 @@ enum Framing {
     UntilClose,
 }
 
-async fn fill(stream: &mut Conn, buf: &mut [u8], got: u64) -> Result<usize, ReadError> {
+/// Where a response is read from: a connection, or bytes in memory (fuzzing and tests).
+pub(crate) trait Source {
+    /// Reads what has arrived; 0 at the end of the stream.
+    fn read(&mut self, buf: &mut [u8]) -> impl Future<Output = io::Result<usize>>;
+}
+
+impl Source for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> impl Future<Output = io::Result<usize>> {
+        Conn::read(self, buf)
+    }
+}
+
+impl Source for &[u8] {
+    fn read(&mut self, buf: &mut [u8]) -> impl Future<Output = io::Result<usize>> {
+        let n = self.len().min(buf.len());
+        buf[..n].copy_from_slice(&self[..n]);
+        *self = &self[n..];
+        std::future::ready(Ok(n))
+    }
+}
+
+/// Parses `bytes` as the whole of what a server sent for one request: the status and the
+/// bytes read, or the error message a run would record. For fuzzing and tests: the same code
+/// as a real connection, over bytes in memory (a 16 KiB buffer, a 64 KiB head limit).
+pub fn parse_response(bytes: &[u8], head_request: bool) -> Result<(u16, u64), String> {
+    let mut source = bytes;
+    let mut buf = vec![0u8; INITIAL_BUFFER].into_boxed_slice();
+    let future = read_response(&mut source, &mut buf, 64 * 1024, head_request);
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    // Bytes in memory are always ready, so the first poll completes.
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(Ok(r)) => Ok((r.status, r.bytes_in)),
+        std::task::Poll::Ready(Err(e)) => Err(e.to_string()),
+        std::task::Poll::Pending => Err("pending on bytes in memory".into()),
+    }
+}
+
+async fn fill(stream: &mut impl Source, buf: &mut [u8], got: u64) -> Result<usize, ReadError> {
     stream
         .read(buf)
         .await
@@ -172,7 +211,7 @@ fn chunk_error(e: ChunkError, got: u64) -> ReadError {
 
 /// Reads one complete response from `stream`.
 pub(crate) async fn read_response(
-    stream: &mut Conn,
+    stream: &mut impl Source,
     buf: &mut Box<[u8]>,
     max_head: usize,
     head_request: bool,

@@ -42,6 +42,15 @@ pub enum TargetsError {
     Empty { file: String },
 }
 
+/// A header name as errors show it: up to its first character that no header name has, so a
+/// line such as `Authorization Bearer s3cret: x` never prints the secret.
+fn shown_name(name: &str) -> String {
+    match name.find(|c: char| !c.is_ascii() || !crate::http::is_token(&c.to_string())) {
+        Some(bad) => format!("{}…", &name[..bad]),
+        None => name.to_string(),
+    }
+}
+
 fn is_method(word: &str) -> bool {
     !word.is_empty() && word.bytes().all(|b| b.is_ascii_uppercase())
 }
@@ -110,9 +119,17 @@ pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>,
             if rest.is_empty() || rest.contains(char::is_whitespace) {
                 return Err(err(
                     line_no,
-                    format!(
-                        "expected 'METHOD URL' (e.g. 'GET http://127.0.0.1:8080/'), found '{line}'"
-                    ),
+                    match rest.split_whitespace().count() {
+                        0 => format!(
+                            "expected a URL after '{first}' (e.g. 'GET http://127.0.0.1:8080/')"
+                        ),
+                        // The words are not shown: a URL with a password or a header pasted
+                        // onto the line may be among them.
+                        n => format!(
+                            "expected 'METHOD URL' (e.g. 'GET http://127.0.0.1:8080/'), found {n} \
+                             words after '{first}' (not shown: they may hold a secret)"
+                        ),
+                    },
                 ));
             }
             let url =
@@ -139,15 +156,16 @@ pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>,
             let target = targets.last_mut().ok_or_else(|| {
                 err(
                     line_no,
-                    format!("header '{name}' before any 'METHOD URL' line"),
+                    format!("header '{}' before any 'METHOD URL' line", shown_name(name)),
                 )
             })?;
             if !crate::http::is_token(name) {
                 return Err(err(
                     line_no,
                     format!(
-                        "invalid header name '{name}' (letters, digits and !#$%&'*+-.^_`|~ \
-                         only); use 'Name: value'"
+                        "invalid header name '{}' (letters, digits and !#$%&'*+-.^_`|~ only); \
+                         use 'Name: value'",
+                        shown_name(name)
                     ),
                 ));
             }
@@ -158,7 +176,9 @@ pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>,
         }
         return Err(err(
             line_no,
-            format!("expected 'METHOD URL', 'Name: value' or '@body-file', found '{line}'"),
+            "expected 'METHOD URL', 'Name: value' or '@body-file' (the line is not shown: it \
+             may hold a secret)"
+                .to_string(),
         ));
     }
     if targets.is_empty() {

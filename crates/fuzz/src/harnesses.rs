@@ -1,0 +1,421 @@
+//! One harness per parser of outside input. Each takes raw bytes, feeds them to the parser
+//! exactly as perfbase does, and goes on through what runs after a successful parse
+//! (validation, expansion, rendering). It returns whether the parser accepted the input. Any
+//! panic is a finding; so is an abort or a hang, which `main` reports.
+
+use crate::engine::Harness;
+use std::path::Path;
+
+/// Every harness, by name.
+pub const HARNESSES: &[Harness] = &[
+    Harness {
+        name: "plan",
+        run: plan,
+        dictionary: &[
+            "[plan]\n",
+            "[targets.t]\n",
+            "[workloads.w]\n",
+            "[[scenarios]]\n",
+            "[[checks]]\n",
+            "[corpora.c]\n",
+            "[slo]\n",
+            "[knee]\n",
+            "[monitor]\n",
+            "url = \"http://127.0.0.1:1/\"\n",
+            "target = \"t\"\n",
+            "workload = \"w\"\n",
+            "name = \"s\"\n",
+            "rate = ",
+            "concurrency = ",
+            "duration = \"",
+            "requests = ",
+            "repetitions = ",
+            "warmup = \"",
+            "cooldown = \"",
+            "stages = [",
+            "{ ramp_to = 5, duration = \"1s\" }",
+            "generate = { pattern = \"k-{n}\", count = ",
+            "length = ",
+            "misses = ",
+            "pick = \"weighted\"",
+            "mix = [",
+            "{ weight = 2, path = \"/\" }",
+            "path = \"/{{c}}\"\n",
+            "headers = { A = \"${HOME}\" }",
+            "expect = { 200 = 1 }",
+            "thresholds = [\"p99 < 200ms\"]",
+            "scale = ",
+            "timeout = \"",
+            "max_inflight = ",
+            "throughput_ratio = ",
+            "p99_factor = ",
+            "error_ratio = ",
+            "min_gain = ",
+            "ms",
+            "s",
+            "h",
+            "/s",
+            "k",
+            "protocol = ",
+            "postgres://u:p@127.0.0.1:1/d",
+            "redis://127.0.0.1:1",
+            "amqp://127.0.0.1:1",
+            "nats://127.0.0.1:1",
+            "mqtt://127.0.0.1:1",
+            "op = \"get\"",
+            "query = \"select 1\"",
+            "body = \"x\"",
+            "method = \"POST\"",
+            "threads = ",
+        ],
+    },
+    Harness {
+        name: "targets",
+        run: targets,
+        dictionary: &[
+            "GET ",
+            "POST ",
+            "http://127.0.0.1:1/",
+            "https://127.0.0.1:1/",
+            "http://a:b@127.0.0.1:1/",
+            "\n",
+            "Authorization: Bearer t\n",
+            "@",
+            "#",
+            "?token=x",
+            ":",
+            "\r\n",
+        ],
+    },
+    Harness {
+        name: "units",
+        run: units,
+        dictionary: &[
+            "ms",
+            "us",
+            "µs",
+            "s",
+            "m",
+            "h",
+            "d",
+            "/s",
+            "/m",
+            "k",
+            "M",
+            "G",
+            "p50",
+            "p99",
+            "p99.9",
+            "rps",
+            "error_rate",
+            "<",
+            ">",
+            "<=",
+            "%",
+            ".",
+            "e9",
+            "1",
+            "0",
+        ],
+    },
+    Harness {
+        name: "header",
+        run: header,
+        dictionary: &[
+            "Authorization",
+            "Cookie",
+            ":",
+            " ",
+            "\r",
+            "\n",
+            "Bearer ",
+            "X-Api-Key",
+        ],
+    },
+    Harness {
+        name: "url_vars",
+        run: url_vars,
+        dictionary: &[
+            "${A}",
+            "${B}",
+            "http://",
+            "https://",
+            "postgres://",
+            "@",
+            ":",
+            "/",
+            "?",
+            "#",
+            "127.0.0.1",
+            "[::1]",
+            "8080",
+            "\nA=",
+            "\nB=",
+            "%",
+            "\\",
+        ],
+    },
+    Harness {
+        name: "http_response",
+        run: http_response,
+        dictionary: &[
+            "HTTP/1.1 200 OK\r\n",
+            "HTTP/1.0 ",
+            "HTTP/1.1 100 Continue\r\n\r\n",
+            "\r\n",
+            "Content-Length: ",
+            "Transfer-Encoding: chunked\r\n",
+            "Connection: close\r\n",
+            "0\r\n\r\n",
+            "5\r\nhello\r\n",
+            ";ext=1",
+            "ffffffffffffffff",
+            "101 ",
+            "204 ",
+            "304 ",
+        ],
+    },
+    Harness {
+        name: "chunked",
+        run: chunked,
+        dictionary: &[
+            "\r\n",
+            "0\r\n\r\n",
+            "a\r\n",
+            ";x=y",
+            "ffffffff",
+            "Trailer: v\r\n",
+            " ",
+        ],
+    },
+    Harness {
+        name: "resp",
+        run: resp,
+        dictionary: &[
+            "+OK\r\n",
+            "-ERR x\r\n",
+            ":1\r\n",
+            "$3\r\nabc\r\n",
+            "$-1\r\n",
+            "*2\r\n",
+            "*-1\r\n",
+            "%1\r\n",
+            "~1\r\n",
+            "_\r\n",
+            ",1.5\r\n",
+            "#t\r\n",
+            "(1\r\n",
+            "=5\r\ntxt:x\r\n",
+            "9223372036854775807",
+            "-9223372036854775808",
+        ],
+    },
+    Harness {
+        name: "result_json",
+        run: result_json,
+        dictionary: &[
+            "null",
+            "NaN",
+            "-1",
+            "1e308",
+            "[]",
+            "{}",
+            "\"p99\"",
+            "\"requests\"",
+            "\"study\"",
+            "\"monitor\"",
+            "\"phases\"",
+            "\"latency_ms\"",
+            "\"endpoints\"",
+            "\"timeline\"",
+            "0",
+        ],
+    },
+];
+
+/// Where plans and targets files resolve relative files: nowhere, so no input reads one.
+const NOWHERE: &str = "/nonexistent-perfbase-fuzz";
+
+fn plan(input: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(input) else {
+        return false;
+    };
+    match perfbase::plan::parse(text, "fuzz.toml", Path::new(NOWHERE), None) {
+        Ok(plan) => {
+            // Expansion: every phase of every scenario, with its duration arithmetic.
+            let described = perfbase::plan::describe(&plan);
+            assert!(!described.is_empty());
+            true
+        }
+        Err(e) => {
+            let message = e.to_string();
+            assert!(message.starts_with("fuzz.toml:"), "{message}");
+            false
+        }
+    }
+}
+
+fn targets(input: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(input) else {
+        return false;
+    };
+    match perfbase_drivers::http::parse_targets(text, "t.txt", Path::new(NOWHERE)) {
+        Ok(t) => !t.is_empty(),
+        Err(e) => {
+            let message = e.to_string();
+            // A header value or URL password must never reach an error (a body file's
+            // path is the user's own text, shown so they can find the file).
+            if !message.contains("cannot read body file") {
+                assert!(!message.contains("Bearer t"), "{message}");
+            }
+            false
+        }
+    }
+}
+
+fn units(input: &[u8]) -> bool {
+    let Some((&which, rest)) = input.split_first() else {
+        return false;
+    };
+    let Ok(text) = std::str::from_utf8(rest) else {
+        return false;
+    };
+    match which % 4 {
+        0 => perfbase_core::units::parse_duration(text).is_ok(),
+        1 => perfbase_core::units::parse_rate(text).is_ok_and(|r| {
+            assert!(r.is_finite() && r > 0.0, "rate {r} from {text:?}");
+            true
+        }),
+        2 => perfbase_core::units::parse_count(text).is_ok(),
+        _ => perfbase_analysis::threshold::parse_threshold(text).is_ok(),
+    }
+}
+
+fn header(input: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(input) else {
+        return false;
+    };
+    let (name, value) = text.split_once(':').unwrap_or((text, ""));
+    let shown = perfbase_core::redact::header_line(name, value);
+    let secret = value.trim();
+    if perfbase_core::redact::is_secret_name(name.trim())
+        && secret.len() > 3
+        && !name.contains(secret)
+        && !"[redacted]".contains(secret)
+    {
+        assert!(!shown[name.len()..].contains(secret), "{shown}");
+    }
+    let _ = perfbase_core::redact::text(text);
+    match perfbase::cli::parse_header(text) {
+        Ok((name, value)) => {
+            assert!(perfbase_drivers::http::is_token(&name), "{name:?}");
+            assert!(!value.contains(['\r', '\n']), "{value:?}");
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// The first line is a URL with `${A}` or `${B}`; `A=` and `B=` lines give their values.
+fn url_vars(input: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(input) else {
+        return false;
+    };
+    let mut lines = text.split('\n');
+    let template = lines.next().unwrap_or("");
+    let env: Vec<(&str, &str)> = lines.filter_map(|l| l.split_once('=')).collect();
+    let lookup = |name: &str| {
+        env.iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.to_string())
+    };
+    let Ok(expanded) = perfbase::plan::expand_url(template, lookup) else {
+        return false;
+    };
+    // A variable written after the authority can never change the host or port.
+    if let (Some(first_var), Some(scheme_end)) = (template.find("${"), template.find("://")) {
+        let authority_end = template[scheme_end + 3..]
+            .find(['/', '?', '#'])
+            .map(|i| scheme_end + 3 + i);
+        if authority_end.is_some_and(|end| first_var > end) {
+            let written = url::Url::parse(&template.replace("${A}", "v").replace("${B}", "v"));
+            if let (Ok(w), Ok(e)) = (written, url::Url::parse(&expanded)) {
+                assert_eq!(
+                    (w.host_str(), w.port()),
+                    (e.host_str(), e.port()),
+                    "{expanded}"
+                );
+            }
+        }
+    }
+    true
+}
+
+fn http_response(input: &[u8]) -> bool {
+    let Some((&flags, bytes)) = input.split_first() else {
+        return false;
+    };
+    match perfbase_drivers::http::parse_response(bytes, flags & 1 == 1) {
+        Ok((status, read)) => {
+            assert!(
+                read <= bytes.len() as u64,
+                "read {read} of {} bytes",
+                bytes.len()
+            );
+            (100..1000).contains(&status)
+        }
+        Err(_) => false,
+    }
+}
+
+/// The body fed in pieces whose size the first byte picks, as bytes arrive from a socket.
+fn chunked(input: &[u8]) -> bool {
+    let Some((&step, bytes)) = input.split_first() else {
+        return false;
+    };
+    let step = usize::from(step).max(1);
+    let mut decoder = perfbase_drivers::http::chunked::Decoder::new();
+    for piece in bytes.chunks(step) {
+        match decoder.feed(piece) {
+            Ok(used) => {
+                assert!(used <= piece.len());
+                if decoder.is_done() {
+                    return true;
+                }
+            }
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+fn resp(input: &[u8]) -> bool {
+    let mut rest = input;
+    let mut any = false;
+    while let Ok(Some((_, used))) = perfbase_drivers::redis::resp::parse(rest) {
+        assert!(used > 0 && used <= rest.len());
+        rest = &rest[used..];
+        any = true;
+    }
+    if let Ok(Some((_, used))) = perfbase_drivers::redis::resp::parse_value(input) {
+        assert!(used > 0 && used <= input.len());
+    }
+    any
+}
+
+fn result_json(input: &[u8]) -> bool {
+    use perfbase_core::result::RunResult;
+    let Ok(r) = serde_json::from_slice::<RunResult>(input) else {
+        return false;
+    };
+    let runs = [("a".to_string(), &r), ("b".to_string(), &r)];
+    let _ = perfbase_report::json::render(&r);
+    let _ = perfbase_report::markdown::render_any(&r);
+    let _ = perfbase_report::terminal::render(&r);
+    let _ = perfbase_report::csv::render(&runs);
+    let _ = perfbase_report::junit::render(&runs);
+    let _ = perfbase_report::html::render(std::slice::from_ref(&r));
+    let c = perfbase_analysis::comparison::compare_results("a", &r, "b", &r, 0.05, 0.05);
+    let _ = perfbase_report::compare::render(&c);
+    true
+}
