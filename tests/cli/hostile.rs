@@ -171,12 +171,7 @@ fn large_bodies_are_streamed_not_buffered_per_connection() {
         .arg("--no-store")
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let peak = peak_rss_kib(child.id());
     interrupt(child);
     assert!(peak < 64 * 1024, "the server peaked at {peak} KiB");
@@ -221,12 +216,7 @@ fn a_store_that_is_a_folder_keeps_the_unsaved_run_inside_it() {
         .arg(&store)
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out);
     let inside: Vec<_> = std::fs::read_dir(&store)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -296,4 +286,10 @@ fn fuzzing_findings_stay_fixed() {
             "{err}"
         );
     }
+}
+
+/// The run exited 0, or the assertion shows its stderr.
+fn assert_ok(out: &std::process::Output) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
 }

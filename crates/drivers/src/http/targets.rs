@@ -79,6 +79,7 @@ pub fn read_targets(path: &Path) -> Result<Vec<Target>, TargetsError> {
 /// Parses targets from `text`; `file` names it in errors, `base` resolves `@body` paths.
 pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>, TargetsError> {
     let mut targets: Vec<Target> = Vec::new();
+    let mut first_origin: Option<(String, usize)> = None;
     let err = |line: usize, message: String| TargetsError::Line {
         file: file.to_string(),
         line,
@@ -142,6 +143,22 @@ pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>,
                         format!("'{rest}': unsupported scheme '{s}'; use http:// or https://"),
                     ))
                 }
+            }
+            // One run has one origin (the engine resolves it once): a second one is an
+            // error at its own line, not a late one about the whole file.
+            let origin = super::request::origin(&url).map_err(|e| err(line_no, e.to_string()))?;
+            match &first_origin {
+                None => first_origin = Some((origin, line_no)),
+                Some((o, at)) if *o != origin => {
+                    return Err(err(
+                        line_no,
+                        format!(
+                            "this target is on {origin}, line {at}'s on {o}: every target of one \
+                             run must use the same scheme, host and port"
+                        ),
+                    ))
+                }
+                Some(_) => {}
             }
             targets.push(Target {
                 method: first.to_string(),
@@ -212,6 +229,10 @@ mod tests {
         let cases = [
             ("X-Id: 1\nGET http://127.0.0.1/\n", "t.txt:1:"),
             ("GET http://127.0.0.1/\nnonsense\n", "t.txt:2:"),
+            (
+                "GET http://127.0.0.1:8080/a\nGET http://127.0.0.1:8080/b\nGET https://127.0.0.1:8080/c\n",
+                "t.txt:3: this target is on https://127.0.0.1:8080, line 1's on http://127.0.0.1:8080",
+            ),
             (
                 "GET http://127.0.0.1/\n\nGET notaurl\n",
                 "t.txt:3: invalid URL",
