@@ -84,7 +84,8 @@ pub fn url(raw: &str) -> String {
 
 /// Free text (an error message) with every URL in it redacted as [`url`] does: the last
 /// line of defence for messages that quote what the user wrote. A URL starts at its scheme
-/// and runs to the next whitespace or quote.
+/// and runs to the next whitespace or quote; outside URLs, a libpq `password=` value is
+/// redacted too ([`conninfo`]).
 pub fn text(msg: &str) -> String {
     let mut out = String::with_capacity(msg.len());
     let mut rest = msg;
@@ -95,7 +96,7 @@ pub fn text(msg: &str) -> String {
         let end = rest[sep..]
             .find(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`'))
             .map_or(rest.len(), |i| sep + i);
-        out.push_str(&rest[..scheme_start]);
+        out.push_str(&conninfo(&rest[..scheme_start]));
         if scheme_start == sep {
             // "://" with no scheme before it: not a URL.
             out.push_str(&rest[sep..end]);
@@ -103,6 +104,66 @@ pub fn text(msg: &str) -> String {
             out.push_str(&url(&rest[scheme_start..end]));
         }
         rest = &rest[end..];
+    }
+    out.push_str(&conninfo(rest));
+    out
+}
+
+/// A libpq connection string (`host=… password=secret`) with its password redacted.
+pub fn conninfo(s: &str) -> String {
+    keyword(s, "password")
+}
+
+/// `text` with each known secret value (a password the caller holds) replaced by the marker;
+/// values shorter than 3 characters are left alone, since replacing every such fragment
+/// would garble the text.
+pub fn scrub(text: &str, secrets: &[&str]) -> String {
+    let mut out = text.to_string();
+    for s in secrets {
+        if s.len() >= 3 {
+            out = out.replace(s, REDACTED);
+        }
+    }
+    out
+}
+
+/// Replaces the value after each `key =` (`password = value`, `password='…'`) with the marker.
+fn keyword(s: &str, key: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(key) {
+        out.push_str(&rest[..i + key.len()]);
+        let mut after = &rest[i + key.len()..];
+        let trimmed = after.trim_start();
+        let Some(eq) = trimmed.strip_prefix('=') else {
+            rest = after;
+            continue;
+        };
+        out.push_str(&after[..after.len() - trimmed.len()]);
+        out.push('=');
+        let value = eq.trim_start();
+        out.push_str(&eq[..eq.len() - value.len()]);
+        after = value;
+        out.push_str(REDACTED);
+        let end = if let Some(quoted) = after.strip_prefix('\'') {
+            // A quoted value ends at the next unescaped quote.
+            let mut end = after.len();
+            let mut escaped = false;
+            for (j, c) in quoted.char_indices() {
+                match c {
+                    '\\' if !escaped => escaped = true,
+                    '\'' if !escaped => {
+                        end = j + 2;
+                        break;
+                    }
+                    _ => escaped = false,
+                }
+            }
+            end
+        } else {
+            after.find(char::is_whitespace).unwrap_or(after.len())
+        };
+        rest = &after[end..];
     }
     out.push_str(rest);
     out
@@ -139,6 +200,19 @@ mod tests {
             "Authorization: [redacted]"
         );
         assert_eq!(header_line("X-Api-Key", "k"), "X-Api-Key: [redacted]");
+        // libpq's key=value form, alone or inside an error message, and known secrets.
+        assert_eq!(
+            conninfo("host=h password = 'a b\\'c' user=u"),
+            "host=h password = [redacted] user=u"
+        );
+        assert_eq!(
+            text("cannot connect to host=h password=s3 port=5: password authentication failed"),
+            "cannot connect to host=h password=[redacted] port=5: password authentication failed"
+        );
+        assert_eq!(
+            scrub("pw hunter2 and ab", &["hunter2", "ab"]),
+            "pw [redacted] and ab"
+        );
         // Found by fuzzing: a name with surrounding white space is still a secret's name.
         assert_eq!(header_line("\nCookie ", "s=1"), "\nCookie : [redacted]");
         assert_eq!(header_line("X-Auth-Token", "t"), "X-Auth-Token: [redacted]");

@@ -71,11 +71,6 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
 
 /// `text` with every secret replaced by `[redacted]`.
 pub(crate) fn scrub(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    for s in secrets {
-        if !s.is_empty() {
-            out = out.replace(s.as_str(), perfbase_core::redact::REDACTED);
-        }
-    }
-    out
+    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+    perfbase_core::redact::scrub(text, &secrets)
 }

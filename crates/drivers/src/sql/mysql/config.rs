@@ -129,7 +129,7 @@ impl Target {
     pub(super) fn scrub(&self, text: String) -> String {
         match &self.password {
             Some(p) if p.len() >= 3 && text.contains(p.as_str()) && !self.names.contains(p) => {
-                text.replace(p.as_str(), perfbase_core::redact::REDACTED)
+                perfbase_core::redact::scrub(&text, &[p.as_str()])
             }
             _ => text,
         }

@@ -55,60 +55,13 @@ pub struct InitReport {
     pub elapsed: Duration,
 }
 
-/// `url` without its password, for messages: a URL through [`perfbase_core::redact::url`]
-/// (user info and a `password=` parameter), libpq's `key=value` form here.
+/// `url` without its password, for messages: a URL or libpq's `key=value` form, both through
+/// [`perfbase_core::redact`].
 pub fn redacted(url: &str) -> String {
     if url.contains("://") {
         return perfbase_core::redact::url(url);
     }
-    redact_keyword(url, "password", false)
-}
-
-/// Replaces the value after each `key` (`password=` in a URL query, or `password = value` /
-/// `password='…'` in a libpq key-value string) with the redaction marker.
-pub(super) fn redact_keyword(s: &str, key: &str, query: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find(key) {
-        out.push_str(&rest[..i + key.len()]);
-        let mut after = &rest[i + key.len()..];
-        if !query {
-            let trimmed = after.trim_start();
-            let Some(eq) = trimmed.strip_prefix('=') else {
-                rest = after;
-                continue;
-            };
-            out.push_str(&after[..after.len() - trimmed.len()]);
-            out.push('=');
-            let value = eq.trim_start();
-            out.push_str(&eq[..eq.len() - value.len()]);
-            after = value;
-        }
-        out.push_str(perfbase_core::redact::REDACTED);
-        let end = if query {
-            after.find('&').unwrap_or(after.len())
-        } else if let Some(quoted) = after.strip_prefix('\'') {
-            // A quoted value ends at the next unescaped quote.
-            let mut end = after.len();
-            let mut escaped = false;
-            for (j, c) in quoted.char_indices() {
-                match c {
-                    '\\' if !escaped => escaped = true,
-                    '\'' if !escaped => {
-                        end = j + 2;
-                        break;
-                    }
-                    _ => escaped = false,
-                }
-            }
-            end
-        } else {
-            after.find(char::is_whitespace).unwrap_or(after.len())
-        };
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
+    perfbase_core::redact::conninfo(url)
 }
 
 /// The connection target as `postgres://user@host:port/database`, from the parsed config.
