@@ -7,6 +7,7 @@
 
 mod brokers;
 mod common;
+mod edges;
 mod hostile;
 mod http;
 mod sql;

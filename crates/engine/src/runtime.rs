@@ -161,11 +161,20 @@ fn merge(
         }
     }
     recorder.finish();
-    let elapsed = end.saturating_duration_since(start);
-    let window = match (&spec.load, last_dispatch) {
-        (Load::Open { pacer, .. }, Some(last)) => {
-            // The window closes one interval after the last op actually started; a planned
-            // duration caps it, so a tool that fell behind shows a lower achieved rate.
+    let mut elapsed = end.saturating_duration_since(start);
+    let window = match (&spec.load, last_dispatch, spec.duration) {
+        // A timed open-model phase that ran to its end: the window is the planned duration,
+        // however few ops could start in it, so the achieved rate is what was really sent
+        // (20 started in 3 s is 6.7/s, not 20 over the 20 ms they took to start). Its
+        // duration is that window, or the time to the last completion if later: `-r 2 -d 3s`
+        // lasts 3 s, not the 2.5 s to its last send.
+        (Load::Open { .. }, _, Some(d)) if !interrupted => {
+            elapsed = elapsed.max(d);
+            d
+        }
+        (Load::Open { pacer, .. }, Some(last), _) => {
+            // A count-bounded or interrupted phase: the window closes one interval after the
+            // last op actually started, capped by the planned duration.
             let w = last.saturating_duration_since(start)
                 + Duration::from_secs_f64(1.0 / pacer.final_rate());
             spec.duration.map_or(w, |d| w.min(d))

@@ -218,6 +218,17 @@ pub fn render(r: &RunResult) -> String {
             thousands(o.late),
             thousands(o.unsent)
         );
+        if o.achieved_rate < 0.99 * o.requested_rate {
+            // Said plainly: a rate that was not sent is not the rate the figures are for.
+            let _ = writeln!(
+                out,
+                "  {:<13} fell short: {:.1} % of the requested rate was sent; the figures are for \
+                 {}/s (raise --max-inflight, or the server is saturated)",
+                "Warning",
+                100.0 * o.achieved_rate / o.requested_rate,
+                thousands_f(o.achieved_rate)
+            );
+        }
     }
     let title = if m.service_time_ms.is_some() {
         "Response ms"
