@@ -8,7 +8,8 @@ use crate::timer::PreciseTimer;
 use perfbase_core::{Driver, Outcome, Recorder};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often a cut-off (Ctrl-C, hard deadline) is checked while operations are in flight.
@@ -86,7 +87,8 @@ pub(crate) struct PhaseCtx {
     count: Option<u64>,
     first: u64,
     stride: u64,
-    next: Cell<u64>,
+    /// The closed model's op numbers, shared by the phase's workers.
+    shared_ops: Arc<AtomicU64>,
     pub(crate) rec: RefCell<Recorder>,
     pub(crate) in_flight: Cell<u64>,
     end: Cell<Instant>,
@@ -95,12 +97,11 @@ pub(crate) struct PhaseCtx {
 
 impl PhaseCtx {
     /// Worker `sh`'s part of `spec` starting at `start`, op numbers shared by `active`
-    /// workers, recorded into `rec`.
+    /// workers (the closed model's through `shared_ops`), recorded into `rec`.
     pub(crate) fn new<D: Driver>(
         sh: &Shared<D>,
         spec: &PhaseSpec,
-        start: Instant,
-        active: usize,
+        (start, active, shared_ops): (Instant, usize, Arc<AtomicU64>),
         rec: Recorder,
     ) -> PhaseCtx {
         let deadline = spec.duration.map(|d| start + d);
@@ -111,7 +112,7 @@ impl PhaseCtx {
             count: spec.count,
             first: sh.setup.id as u64,
             stride: active as u64,
-            next: Cell::new(0),
+            shared_ops,
             rec: RefCell::new(rec),
             in_flight: Cell::new(0),
             end: Cell::new(start),
@@ -134,12 +135,11 @@ impl PhaseCtx {
         if interrupted || self.deadline.is_some_and(|d| now >= d) {
             return None;
         }
-        let k = self.next.get();
-        let n = self.op_number(k);
+        // One relaxed increment per op; the number only orders ops, it guards no memory.
+        let n = self.shared_ops.fetch_add(1, Ordering::Relaxed);
         if !self.within_count(n) {
             return None;
         }
-        self.next.set(k + 1);
         self.in_flight.set(self.in_flight.get() + 1);
         Some(n)
     }

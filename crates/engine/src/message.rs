@@ -4,7 +4,7 @@
 use crate::phase::{EngineError, PhaseSpec};
 use crate::progress::Progress;
 use perfbase_core::Recorder;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,8 +20,13 @@ pub(crate) struct Setup<D> {
 pub(crate) struct Command {
     pub(crate) spec: PhaseSpec,
     pub(crate) start: Instant,
-    /// Workers `0..active` take part; op n goes to worker n % active.
+    /// Workers `0..active` take part; in the open model op n goes to worker n % active.
     pub(crate) active: usize,
+    /// The closed model's next op number, shared by every worker: each connection claims the
+    /// next one, so whatever the workers' speeds, the ops sent are 0..N and a mix's counts
+    /// are exact over whole cycles. (With op n fixed to worker n % active, a worker saw only
+    /// its residues of the mix: four equal targets over two threads went 10,455/37/10,454/37.)
+    pub(crate) ops: Arc<AtomicU64>,
 }
 
 pub(crate) struct WorkerReport {

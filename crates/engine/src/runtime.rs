@@ -7,7 +7,7 @@ use crate::phase::{EngineError, Load, PhaseOutcome, PhaseSpec};
 use crate::progress::{Progress, ProgressSnapshot};
 use crate::worker;
 use perfbase_core::{Driver, Recorder};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -88,12 +88,14 @@ pub fn run<D: Driver>(
         let start = Instant::now() + lead;
         let started_at = SystemTime::now() + lead;
         let active = spec.load.active_workers(threads);
+        let ops = Arc::new(AtomicU64::new(0));
         for tx in &commands {
             // A closed channel means the worker died; that surfaces below as WorkerLost.
             let _ = tx.send(Command {
                 spec: spec.clone(),
                 start,
                 active,
+                ops: Arc::clone(&ops),
             });
         }
         let mut reports: Vec<WorkerReport> = Vec::with_capacity(threads);

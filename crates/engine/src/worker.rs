@@ -53,6 +53,7 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
         spec,
         start,
         active,
+        ops,
     } = cmd;
     let id = sh.setup.id;
     let open_model = matches!(spec.load, Load::Open { .. });
@@ -67,8 +68,7 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
     let ctx = Rc::new(PhaseCtx::new(
         &sh,
         &spec,
-        start,
-        active,
+        (start, active, ops),
         sh.recorder(open_model),
     ));
     let last_dispatch = match spec.load {
