@@ -90,9 +90,12 @@ pub fn text(msg: &str) -> String {
     let mut out = String::with_capacity(msg.len());
     let mut rest = msg;
     while let Some(sep) = rest.find("://") {
+        // The scheme starts after the last character that cannot be in one (which may be
+        // several bytes long: step over the whole character).
         let scheme_start = rest[..sep]
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rfind(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let end = rest[sep..]
             .find(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`'))
             .map_or(rest.len(), |i| sep + i);
@@ -273,6 +276,16 @@ mod tests {
         assert_eq!(
             url("postgres://bench@127.0.0.1/db"),
             "postgres://bench@127.0.0.1/db"
+        );
+    }
+
+    #[test]
+    fn a_multibyte_character_before_a_scheme_is_no_panic() {
+        // Found by the header fuzzer: the scheme's start was taken one byte after a 'é'.
+        assert_eq!(text("é://x"), "é://x");
+        assert_eq!(
+            text("café:http://u:pw@h/ é"),
+            "café:http://u:[redacted]@h/ é"
         );
     }
 
