@@ -1,6 +1,6 @@
 //! What a command prints after its result table, in the words its protocol's users know:
-//! pgbench's closing block for a database run, redirects and replies per node for a Redis
-//! Cluster.
+//! pgbench's closing block for a database run, GET misses for Redis, redirects and replies per
+//! node for a Redis Cluster.
 
 use super::{AmqpTarget, Backend, SqlTarget, StreamSide};
 use perfbase_core::result::RunResult;
@@ -17,8 +17,11 @@ pub fn epilogue(
 ) {
     match backends.first() {
         Some(Backend::Sql(s)) if single => out!("{}", pgbench_block(result, s)),
-        Some(Backend::Redis(r)) if r.url.starts_with("redis+cluster://") => {
-            out!("{}", cluster_lines(extras))
+        Some(Backend::Redis(r)) => {
+            if r.url.starts_with("redis+cluster://") {
+                out!("{}", cluster_lines(extras));
+            }
+            misses_line(extras, result, single);
         }
         Some(Backend::Amqp(AmqpTarget {
             stream: Some(side), ..
@@ -54,6 +57,32 @@ fn stream_lines(result: &RunResult, side: &StreamSide) {
             side.drain
         );
     }
+}
+
+/// How many GETs found no key: they count as successes, so the share is said here (a run
+/// against an empty keyspace reads 100 % success and 100 % misses).
+fn misses_line(extras: &[BTreeMap<String, Value>], result: &RunResult, single: bool) {
+    let misses: u64 = extras
+        .iter()
+        .filter_map(|e| e.get("get_misses").and_then(Value::as_u64))
+        .sum();
+    if misses == 0 {
+        return;
+    }
+    // In a suite the GETs are one operation among others: the count alone is said.
+    let share = if single {
+        format!(
+            " of {} ({:.2} %)",
+            perfbase_report::thousands(result.measurement.requests),
+            100.0 * misses as f64 / result.measurement.requests.max(1) as f64
+        )
+    } else {
+        String::new()
+    };
+    out!(
+        "  GET misses (no such key, counted as successes): {}{share}\n",
+        perfbase_report::thousands(misses)
+    );
 }
 
 /// Redirects followed and replies per node, over every run of a Redis Cluster.

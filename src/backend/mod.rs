@@ -418,9 +418,13 @@ impl Extras for redis::RedisDriver {
         Ok(())
     }
 
-    /// Per node and cluster-wide: replies per node, redirects followed.
+    /// GETs that found no key; per node and cluster-wide: replies per node, redirects
+    /// followed.
     fn extras(&self) -> BTreeMap<String, Value> {
         let mut m = BTreeMap::new();
+        if self.misses() > 0 {
+            m.insert("get_misses".into(), self.misses().into());
+        }
         if self.is_cluster() {
             let nodes: serde_json::Map<String, Value> = self
                 .per_node()

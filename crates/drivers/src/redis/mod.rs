@@ -21,7 +21,8 @@
 //! is split by node: each node gets its commands in one write, and the replies are read node
 //! by node.
 //!
-//! Reply checks: `set` wants `+OK`-like simple strings, `get` a bulk string, `get-miss` a null,
+//! Reply checks: `set` wants `+OK`-like simple strings, `get` a bulk string or a null (a miss,
+//! which succeeds and is counted apart, [`RedisDriver::misses`]), `get-miss` a null,
 //! `del`/`incr`/`lpush`/`rpush`/`sadd`/`zadd`/`hset` integers, `lpop`/`rpop` a bulk string or a
 //! null (empty list), `ping` a simple string. Another kind of reply is class `protocol`. A Redis
 //! error reply is class `driver` with the error line as detail (the session stays usable),
@@ -121,7 +122,7 @@ impl RedisOp {
     fn expected(self) -> &'static str {
         match self {
             RedisOp::Ping | RedisOp::Set => "a simple string",
-            RedisOp::GetHit => "a bulk string (is the keyspace prefilled? see redis::prefill)",
+            RedisOp::GetHit => "a bulk string or a null",
             RedisOp::GetMiss => "a null bulk string (is something writing miss:* keys?)",
             RedisOp::Lpop | RedisOp::Rpop => "a bulk string or null",
             _ => "an integer",
@@ -132,7 +133,7 @@ impl RedisOp {
     fn accepts(self, reply: &Reply) -> bool {
         match self {
             RedisOp::Ping | RedisOp::Set => matches!(reply, Reply::Simple),
-            RedisOp::GetHit => matches!(reply, Reply::Bulk(_)),
+            RedisOp::GetHit => matches!(reply, Reply::Bulk(_) | Reply::Null),
             RedisOp::GetMiss => matches!(reply, Reply::Null),
             RedisOp::Lpop | RedisOp::Rpop => matches!(reply, Reply::Bulk(_) | Reply::Null),
             RedisOp::Del
@@ -213,6 +214,8 @@ struct Shared {
     value: Box<[u8]>,
     moved: AtomicU64,
     ask: AtomicU64,
+    /// GETs that found no key (a success, as a cache miss is).
+    misses: AtomicU64,
     /// Cluster: replies each node gave, merged from every session when it is dropped (a lock
     /// once per session, never per request).
     per_node: std::sync::Mutex<Vec<(SocketAddr, u64)>>,
@@ -361,11 +364,18 @@ impl RedisDriver {
                 value: vec![b'x'; options.value_size].into_boxed_slice(),
                 moved: AtomicU64::new(0),
                 ask: AtomicU64::new(0),
+                misses: AtomicU64::new(0),
                 per_node: std::sync::Mutex::new(Vec::new()),
                 node_map: std::sync::OnceLock::new(),
                 poisoned: AtomicBool::new(false),
             }),
         })
+    }
+
+    /// GETs so far, over all sessions, that found no key: they succeed (a cache miss is an
+    /// answer, not a failure) and are counted here, so a run without prefill says so.
+    pub fn misses(&self) -> u64 {
+        self.shared.misses.load(Ordering::Relaxed)
     }
 
     /// `MOVED` and `ASK` redirects followed so far by all sessions.
@@ -946,20 +956,45 @@ fn describe(reply: &Reply) -> String {
 }
 
 /// The running account of a batch.
-#[derive(Default)]
-struct Tally {
+struct Tally<'a> {
     ok: u32,
     bytes_in: u64,
     bytes_out: u64,
     /// The first failed reply (class `driver` or `protocol`) and its detail.
     error: Option<(Class, String)>,
+    /// GETs of the batch that found no key, added to the driver's count when the tally is
+    /// dropped (once a batch, however it ended, rather than an atomic add per miss).
+    misses: u64,
+    all_misses: &'a AtomicU64,
 }
 
-impl Tally {
+impl Drop for Tally<'_> {
+    fn drop(&mut self) {
+        if self.misses > 0 {
+            self.all_misses.fetch_add(self.misses, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<'a> Tally<'a> {
+    fn new(shared: &'a Shared) -> Tally<'a> {
+        Tally {
+            ok: 0,
+            bytes_in: 0,
+            bytes_out: 0,
+            error: None,
+            misses: 0,
+            all_misses: &shared.misses,
+        }
+    }
+
     fn check(&mut self, op: RedisOp, reply: &Reply, wire: u64) {
         self.bytes_in += wire;
         if op.accepts(reply) {
             self.ok += 1;
+            if op == RedisOp::GetHit && matches!(reply, Reply::Null) {
+                self.misses += 1;
+            }
             return;
         }
         let (class, detail) = match reply {
@@ -984,8 +1019,8 @@ impl Tally {
         }
     }
 
-    fn outcome(self, n: u32) -> Outcome {
-        match self.error {
+    fn outcome(mut self, n: u32) -> Outcome {
+        match self.error.take() {
             None => Outcome::ok(self.bytes_in, self.bytes_out).batch_of(n, n),
             Some((class, detail)) => Outcome::error(class, detail)
                 .with_bytes(self.bytes_in, self.bytes_out)
@@ -1085,7 +1120,7 @@ impl RedisSession {
             return Outcome::error(Class::Protocol, "internal: not a standalone session");
         };
         conn.out = out;
-        let mut t = Tally::default();
+        let mut t = Tally::new(&shared);
         match conn.flush().await {
             Ok(n) => t.bytes_out = n,
             Err(o) => return t.fail(o, n_ops),
@@ -1103,7 +1138,7 @@ impl RedisSession {
     async fn execute_cluster(&mut self, first: u64, count: usize) -> Outcome {
         let shared = self.shared.clone();
         let n_ops = count as u32;
-        let mut t = Tally::default();
+        let mut t = Tally::new(&shared);
         // Group the batch by node: each node's commands go into its connection's buffer.
         for j in 0..count as u64 {
             let n = first + j;
@@ -1210,7 +1245,7 @@ impl RedisSession {
         mut moved: bool,
         mut s: u16,
         mut addr: SocketAddr,
-        t: &mut Tally,
+        t: &mut Tally<'_>,
     ) -> Result<(), Outcome> {
         let shared = self.shared.clone();
         self.key(n);
