@@ -5,7 +5,7 @@ use crate::cli::{
 };
 use crate::exit::{bad_input, AppError, Exit};
 use crate::records::{load, open, StoreOptions};
-use perfbase_analysis::comparison::{compare_results, rank};
+use perfbase_analysis::comparison::{compare_results, differences, rank};
 use perfbase_core::result::RunResult;
 use perfbase_report::{thousands, thousands_f};
 use std::fmt::Write as _;
@@ -121,7 +121,14 @@ pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
                 0.05,
             );
             out!("{}", perfbase_report::compare::render(&c));
-            if c.regressed() {
+            if !c.not_like_for_like.is_empty() {
+                // A gate that compared another plan or load would pass or fail on the setup.
+                errln!(
+                    "perfbase: run {label} cannot be checked against baseline {name}: they differ in {}",
+                    c.not_like_for_like.join(", ")
+                );
+                Ok(Exit::CheckFailed)
+            } else if c.regressed() {
                 errln!(
                     "perfbase: regression against baseline {name} beyond {:.0} %",
                     tolerance * 100.0
@@ -157,6 +164,16 @@ pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         );
         out!("{}", perfbase_report::compare::render(&c));
     } else {
+        for (label, r) in &runs[1..] {
+            let d = differences(&runs[0].1, r);
+            if !d.is_empty() {
+                outln!(
+                    "Not like for like: {label} differs from {} in {}",
+                    runs[0].0,
+                    d.join(", ")
+                );
+            }
+        }
         let entries: Vec<(String, &perfbase_core::result::Measurement)> = runs
             .iter()
             .map(|(label, r)| (format!("{label}: {}", r.target), &r.measurement))

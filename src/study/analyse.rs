@@ -75,7 +75,9 @@ pub(super) fn analyse(
         } else {
             // Steps past the knee are not candidates, even where they still meet the SLO (a
             // saturated closed ladder can keep p99 under a loose SLO while adding nothing).
-            let usable = knee.first_bad.unwrap_or(rows.len());
+            // The knee step itself is: when it is the only one within the SLO, that is the
+            // answer (with no headroom), not "no step meets the SLO".
+            let usable = knee.first_bad.map_or(rows.len(), |b| b + 1);
             let refs: Vec<&Measurement> = merged_steps[..usable].iter().collect();
             operating_point_with(&rows[..usable], &refs, &plan.slo, &knee, &plan.knee).map(
                 |mut op| {

@@ -16,7 +16,7 @@ use perfbase_analysis::study::{CheckVerdict, Study};
 use perfbase_analysis::sweep::Offered;
 use perfbase_core::result::RunResult;
 use perfbase_core::Recorder;
-use perfbase_engine::{EngineConfig, Load, Observer, PhaseOutcome, PhaseSpec};
+use perfbase_engine::{EngineConfig, Load, Observer, PhaseOutcome, PhaseSpec, RunClock};
 use record::{Progressive, Side};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -177,11 +177,12 @@ fn threads_for<'l>(plan: &Plan, o: &StudyOptions, loads: impl Iterator<Item = &'
     loads.map(|l| l.active_workers(asked)).max().unwrap_or(1)
 }
 
-fn engine(plan: &Plan, threads: usize) -> EngineConfig {
+fn engine(plan: &Plan, threads: usize, clock: &RunClock) -> EngineConfig {
     EngineConfig {
         threads,
         timeout: plan.timeout,
         pacing: plan.pacing,
+        clock: clock.clone(),
     }
 }
 
@@ -220,6 +221,7 @@ pub fn run(
         plan,
         output: &o.output,
         started: SystemTime::now(),
+        clock: RunClock::default(),
         phases: Vec::new(),
         total: Recorder::new(false),
         total_elapsed: Duration::ZERO,
@@ -238,6 +240,8 @@ pub fn run(
             break;
         }
         let (specs, slots) = phases(s, plain);
+        let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
+        let cfg = engine(plan, threads, &state.clock);
         let mut observer = crate::monitoring::Labelled {
             monitor: &monitor,
             inner: Saver {
@@ -248,10 +252,9 @@ pub fn run(
                 error: None,
             },
         };
-        let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
         let ran = plan.workloads[&s.workload].backend.run(
             &context(plan, &s.workload),
-            &engine(plan, threads),
+            &cfg,
             &specs,
             interrupt.clone(),
             &mut observer,
@@ -320,6 +323,7 @@ fn run_check(
         count: Some(c.requests),
         record: true,
     }];
+    let cfg = engine(plan, 1, &state.clock);
     let mut observer = crate::monitoring::Labelled {
         monitor,
         inner: Saver {
@@ -333,7 +337,7 @@ fn run_check(
     // One thread: requests in order, as a client hitting a rate limiter would send them.
     let ran = plan.workloads[&c.workload].backend.run(
         &context(plan, &c.workload),
-        &engine(plan, 1),
+        &cfg,
         &specs,
         interrupt,
         &mut observer,

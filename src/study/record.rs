@@ -29,6 +29,8 @@ pub(super) struct Progressive<'a> {
     pub plan: &'a Plan,
     pub output: &'a Output,
     pub started: SystemTime,
+    /// Every engine run of the study keeps its timelines on this one clock.
+    pub clock: perfbase_engine::RunClock,
     pub phases: Vec<PhaseResult>,
     pub total: Recorder,
     pub total_elapsed: Duration,

@@ -735,7 +735,7 @@ expect = { 200 = 30, 503 = 10 }
     let second = |i: usize| tl[i]["requests"].as_u64().unwrap();
     assert!(
         (140..=160).contains(&second(0)),
-        "ramp second 1: {}",
+        "ramp second 1: {} in {tl:?}",
         second(0)
     );
     assert!(

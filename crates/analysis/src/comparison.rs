@@ -90,6 +90,11 @@ pub struct Comparison {
     pub method: String,
     pub tolerance: f64,
     pub alpha: f64,
+    /// Why A and B do not measure the same thing (another protocol, load model, plan or
+    /// offered load), in words; empty when they are like for like. Their deltas are then
+    /// differences of setup, not of the system under test.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_like_for_like: Vec<String>,
     pub entries: Vec<EntryComparison>,
 }
 
@@ -127,6 +132,9 @@ pub fn compare_entry(
     tolerance: f64,
     alpha: f64,
 ) -> EntryComparison {
+    if let Some(e) = not_comparable(name, a, b) {
+        return e;
+    }
     let tested = a.len() >= 2 && b.len() >= 2;
     let mut metrics = Vec::new();
     for (metric, direction) in METRICS {
@@ -196,6 +204,27 @@ pub fn compare_entry(
         verdict: verdict.into(),
         regression,
     }
+}
+
+/// An entry with a side where nothing completed: it has no latency or throughput to compare
+/// (an empty run's zeros would read as "B is faster"). A new run (B) that completed nothing
+/// is a regression, so a baseline gate fails on it; an empty baseline (A) cannot judge.
+fn not_comparable(name: &str, a: &[&Measurement], b: &[&Measurement]) -> Option<EntryComparison> {
+    let empty = |side: &[&Measurement]| side.is_empty() || side.iter().any(|m| m.requests == 0);
+    let verdict = match (empty(a), empty(b)) {
+        (false, false) => return None,
+        (true, true) => "cannot be compared: neither A nor B completed any operation",
+        (true, false) => "cannot be compared: A completed no operation",
+        (false, true) => "cannot be compared: B completed no operation",
+    };
+    Some(EntryComparison {
+        name: name.to_string(),
+        runs_a: a.len(),
+        runs_b: b.len(),
+        metrics: Vec::new(),
+        verdict: verdict.into(),
+        regression: empty(b),
+    })
 }
 
 /// The rule a comparison with these run counts uses, in words.
@@ -332,6 +361,73 @@ fn compare_with_endpoints(
     }
 }
 
+/// Why `a` and `b` do not measure the same thing, in words (empty when they do): another
+/// protocol or load model, a plan against a single run, plans whose scenarios and steps
+/// differ, or, for single runs, another offered rate or concurrency. Different targets, and
+/// the same plan under two names (build A's and build B's), are what an A-vs-B comparison
+/// is for, so they are not listed.
+pub fn differences(
+    a: &perfbase_core::result::RunResult,
+    b: &perfbase_core::result::RunResult,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if a.protocol != b.protocol {
+        out.push(format!("protocol {} vs {}", a.protocol, b.protocol));
+    }
+    if a.model != b.model {
+        out.push(format!(
+            "load model {} vs {}",
+            a.model.name(),
+            b.model.name()
+        ));
+    }
+    let entries = |r: &perfbase_core::result::RunResult| -> Vec<String> {
+        grouped(r).into_iter().map(|(name, _)| name).collect()
+    };
+    let (ea, eb) = (entries(a), entries(b));
+    let only = |x: &[String], y: &[String]| -> Vec<String> {
+        x.iter().filter(|n| !y.contains(n)).cloned().collect()
+    };
+    let listed = |names: Vec<String>| {
+        let more = names.len().saturating_sub(3);
+        let mut text = names.into_iter().take(3).collect::<Vec<_>>().join(", ");
+        if more > 0 {
+            text.push_str(&format!(" and {more} more"));
+        }
+        text
+    };
+    match (ea.is_empty(), eb.is_empty()) {
+        (false, true) => out.push("a plan vs a single run".into()),
+        (true, false) => out.push("a single run vs a plan".into()),
+        (false, false) => {
+            let (oa, ob) = (only(&ea, &eb), only(&eb, &ea));
+            if !oa.is_empty() {
+                out.push(format!("steps only A ran ({})", listed(oa)));
+            }
+            if !ob.is_empty() {
+                out.push(format!("steps only B ran ({})", listed(ob)));
+            }
+        }
+        (true, true) => {}
+    }
+    if ea.is_empty() && eb.is_empty() && a.model == b.model {
+        let (ca, cb) = (&a.config, &b.config);
+        if ca.rate != cb.rate {
+            let r = |v: Option<f64>| v.map_or("none".into(), |r| format!("{r}/s"));
+            out.push(format!("offered rate {} vs {}", r(ca.rate), r(cb.rate)));
+        }
+        if ca.connections != cb.connections && a.model == perfbase_core::result::Model::Closed {
+            let c = |v: Option<u64>| v.map_or("none".into(), |c| c.to_string());
+            out.push(format!(
+                "connections {} vs {}",
+                c(ca.connections),
+                c(cb.connections)
+            ));
+        }
+    }
+    out
+}
+
 /// Compares two results: a plan's phases are matched by scenario and step (repetitions become
 /// the runs of each side); otherwise the whole runs are compared. Endpoints of a mix are
 /// compared too, each as an entry of its own.
@@ -369,6 +465,7 @@ pub fn compare_results(
         method: method(tested, tolerance, alpha),
         tolerance,
         alpha,
+        not_like_for_like: differences(a, b),
         entries,
     }
 }

@@ -20,23 +20,48 @@ pub use perfbase_core::study::{Knee, KneeRule};
 ///    step's p99 (p99 > 3 × the lowest-load p99). Not applied when the first step's p99 is 0.
 /// 4. *Errors, every step*: the error ratio, 1 − success ratio, is above `max_error_ratio`
 ///    (more than 1 % of operations failed).
+/// 5. *Latency trend, every step*: the median per-second p99 climbs from the step's first
+///    third through its middle third to its last, ending above `trend_factor` × the first
+///    third's and at least 1 ms higher: a queue still growing, as at 1.01 × capacity, where
+///    a short step's totals still look good.
+/// 6. *Validity*: an open-model step that started more than 1 % fewer operations than its
+///    rate asked for ([`StepRow::invalid`]) did not apply its load.
 ///
-/// The knee is the first bad step: `first_bad` is its index and `reason` lists every rule it
-/// broke; `last_good` is the step just before it (None if the very first step is bad). Steps
-/// after the knee are not examined. If every step is good, no knee was found and all three
-/// fields are None: the ladder did not reach saturation.
+/// The knee is the first bad step that the step after it **confirms** by being bad too: a
+/// single noisy step (a concurrency step that gained 1.2 % before the next gained 77 %) is
+/// passed over, and its reasons are kept in the knee's `reason` as a dip. A bad last step
+/// has nothing after it and is the knee as it is. `first_bad` is the knee's index, `reason`
+/// lists every rule it broke; `last_good` is the step just before it (None if the very
+/// first step is the knee). If no step is a confirmed bad step, no knee was found and all
+/// three fields are None: the ladder did not reach saturation.
 pub fn find_knee(rows: &[StepRow], rule: &KneeRule) -> Knee {
     let base_p99 = rows.first().map(|r| r.p99_ms).unwrap_or(0.0);
-    for (i, row) in rows.iter().enumerate() {
+    let bad = |i: usize| {
         let prev = i.checked_sub(1).and_then(|p| rows.get(p));
-        let reasons = bad_reasons(row, prev, i == 0, base_p99, rule);
-        if !reasons.is_empty() {
-            return Knee {
-                last_good: i.checked_sub(1),
-                first_bad: Some(i),
-                reason: Some(reasons.join("; ")),
-            };
+        bad_reasons(&rows[i], prev, i == 0, base_p99, rule)
+    };
+    let mut dips = Vec::new();
+    for i in 0..rows.len() {
+        let reasons = bad(i);
+        if reasons.is_empty() {
+            continue;
         }
+        if i + 1 < rows.len() && bad(i + 1).is_empty() {
+            dips.push(format!("{} ({})", rows[i].name, reasons.join("; ")));
+            continue;
+        }
+        let mut reason = reasons.join("; ");
+        if !dips.is_empty() {
+            reason.push_str(&format!(
+                "; passed over as not confirmed by the next step: {}",
+                dips.join(", ")
+            ));
+        }
+        return Knee {
+            last_good: i.checked_sub(1),
+            first_bad: Some(i),
+            reason: Some(reason),
+        };
     }
     Knee::default()
 }
@@ -96,6 +121,23 @@ fn bad_reasons(
             fmt_amount(rule.p99_factor),
             fmt_ms(base_p99)
         ));
+    }
+    if let Some([first, middle, last]) = row.p99_thirds_ms {
+        if first < middle
+            && middle < last
+            && last > rule.trend_factor * first
+            && last - first >= 1.0
+        {
+            reasons.push(format!(
+                "p99 kept climbing within the step: {} → {} → {} ms by thirds",
+                fmt_ms(first),
+                fmt_ms(middle),
+                fmt_ms(last)
+            ));
+        }
+    }
+    if let Some(why) = &row.invalid {
+        reasons.push(format!("invalid step: {why}"));
     }
     let error_ratio = 1.0 - row.success_ratio;
     if error_ratio > rule.max_error_ratio {
@@ -183,6 +225,77 @@ mod tests {
     }
 
     #[test]
+    fn one_noisy_step_is_not_the_knee() {
+        // Issue 13: a step gained 1.2 % (noise), then the next gained 77 % (57.8k → 102k/s there).
+        let thr = [200u64, 400, 571, 578, 1020, 1030, 1035];
+        let rows: Vec<StepRow> = thr
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let m = step(t, 1, 2);
+                step_row(
+                    &format!("c={}", i + 1),
+                    Offered::Concurrency(i as u64 + 1),
+                    &m,
+                    &[],
+                )
+            })
+            .collect();
+        let knee = find_knee(&rows, &KneeRule::default());
+        assert_eq!(
+            (knee.last_good, knee.first_bad),
+            (Some(4), Some(5)),
+            "{knee:?}"
+        );
+        let reason = knee.reason.unwrap();
+        assert!(
+            reason.contains("gained 1.0 %")
+                && reason.contains("passed over")
+                && reason.contains("c=4 (achieved 578.0/s gained 1.2 %"),
+            "{reason}"
+        );
+        // A bad last step has nothing to confirm it: it is the knee as it is.
+        let knee = find_knee(&rows[..4], &KneeRule::default());
+        assert_eq!(knee.first_bad, Some(3));
+    }
+
+    #[test]
+    fn a_step_whose_p99_keeps_climbing_is_past_the_knee() {
+        // At 1.01 × capacity a 3 s step still achieves its rate and its p99 is not yet 3 × the
+        // first step's, but within the step p99 climbs 2 → 12 → 22 ms: the queue grows.
+        let mut rows: Vec<StepRow> = (1..=3u64)
+            .map(|k| rate_row(k as usize, 10.0 * k as f64, 10 * k, 8))
+            .collect();
+        rows[0].p99_thirds_ms = Some([8.0, 8.2, 8.1]);
+        rows[1].p99_thirds_ms = Some([2.0, 12.0, 22.0]);
+        rows[2].p99_thirds_ms = Some([30.0, 40.0, 50.0]);
+        let knee = find_knee(&rows, &KneeRule::default());
+        assert_eq!(knee.first_bad, Some(1), "{knee:?}");
+        assert_eq!(
+            knee.reason.as_deref(),
+            Some("p99 kept climbing within the step: 2.00 → 12.0 → 22.0 ms by thirds")
+        );
+        // Sub-millisecond wobble and a climb that comes back down are not trends.
+        rows[1].p99_thirds_ms = Some([0.2, 0.5, 0.9]);
+        rows[2].p99_thirds_ms = Some([8.0, 30.0, 9.0]);
+        assert_eq!(find_knee(&rows, &KneeRule::default()).first_bad, None);
+    }
+
+    #[test]
+    fn a_step_that_fell_short_of_its_rate_is_invalid_and_bad() {
+        let mut rows: Vec<StepRow> = (1..=3u64)
+            .map(|k| rate_row(k as usize, 10.0 * k as f64, 10 * k, 8))
+            .collect();
+        rows[2].invalid = Some("started 29.0/s of the 30/s asked".into());
+        let knee = find_knee(&rows, &KneeRule::default());
+        assert_eq!(knee.first_bad, Some(2));
+        assert_eq!(
+            knee.reason.as_deref(),
+            Some("invalid step: started 29.0/s of the 30/s asked")
+        );
+    }
+
+    #[test]
     fn curve_that_never_saturates() {
         let rows: Vec<StepRow> = (1..=6u64)
             .map(|k| rate_row(k as usize, 10.0 * k as f64, 10 * k, 8 + k))
@@ -233,6 +346,8 @@ mod tests {
             p99_ms: p99,
             max_ms: p99,
             under_ms: Vec::new(),
+            invalid: None,
+            p99_thirds_ms: None,
         }
     }
 

@@ -55,7 +55,50 @@ pub fn step_row(name: &str, offered: Offered, m: &Measurement, buckets_ms: &[f64
         p99_ms: l.p99,
         max_ms: l.max,
         under_ms,
+        invalid: fell_short(m),
+        p99_thirds_ms: p99_thirds(&m.timeline),
     }
+}
+
+/// An open-model step whose sending fell more than 1 % short of its rate did not apply the
+/// load it names: why, in words.
+fn fell_short(m: &Measurement) -> Option<String> {
+    let o = m.open_model.as_ref()?;
+    (o.requested_rate > 0.0 && o.achieved_rate < 0.99 * o.requested_rate).then(|| {
+        format!(
+            "started {:.1}/s of the {}/s asked ({:.1} % short: {} unsent, {} late)",
+            o.achieved_rate,
+            fmt_amount(o.requested_rate),
+            (1.0 - o.achieved_rate / o.requested_rate) * 100.0,
+            o.unsent,
+            o.late
+        )
+    })
+}
+
+/// The median per-second p99 of the first, middle and last third of a timeline's seconds
+/// that saw completions; None with fewer than 3 such seconds.
+fn p99_thirds(timeline: &[perfbase_core::timeline::TimelinePoint]) -> Option<[f64; 3]> {
+    let p99: Vec<f64> = timeline
+        .iter()
+        .filter(|p| p.requests > 0)
+        .map(|p| p.p99_ms)
+        .collect();
+    let n = p99.len();
+    if n < 3 {
+        return None;
+    }
+    let median = |part: &[f64]| {
+        let mut v = part.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let third = n / 3;
+    Some([
+        median(&p99[..third]),
+        median(&p99[third..n - third]),
+        median(&p99[n - third..]),
+    ])
 }
 
 #[cfg(test)]

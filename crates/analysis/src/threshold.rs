@@ -439,8 +439,9 @@ mod tests {
         let empty = measurement(&[], &[], 1.0);
         let v = parse_threshold("p99 < 1s").unwrap().check(&empty);
         assert!(v.actual.is_nan() && !v.passed);
+        // Nor does an error-rate gate: a run that did nothing did not succeed (success 0).
         assert!(
-            parse_threshold("error_rate < 1%")
+            !parse_threshold("error_rate < 1%")
                 .unwrap()
                 .check(&empty)
                 .passed

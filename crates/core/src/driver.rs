@@ -43,4 +43,11 @@ pub trait Driver: Send + Sync + 'static {
 /// to a request, e.g. `op % targets`).
 pub trait Session: 'static {
     fn execute(&mut self, op: u64) -> impl Future<Output = Outcome>;
+
+    /// Bytes (read, written) that the last op moved before the engine gave up on it (it
+    /// timed out, and its future was dropped): a request that was written counts as written
+    /// even if no answer came. The default knows of none.
+    fn bytes_of_abandoned_op(&mut self) -> (u64, u64) {
+        (0, 0)
+    }
 }

@@ -98,9 +98,13 @@ pub struct Recorder {
     pub bytes_out: u64,
     /// Operations that could not start on schedule (open model).
     pub late: u64,
-    /// Operations whose intended start fell inside the send window but that never started
-    /// (open model: the window closed while they waited for a free session).
+    /// Operations whose intended start fell inside the send window but that could not start
+    /// within the timeout of it (open model: no free session under the in-flight cap). Each
+    /// is also recorded as a `timeout` error, its wait as a lower bound of its latency.
     pub unsent: u64,
+    /// Open model: operations that started inside the send window (the achieved rate's
+    /// numerator; ops planned inside the window may still start after it closes).
+    pub started_in_window: u64,
     /// Operations in flight when the phase was cut off (deadline grace or Ctrl-C); not recorded.
     pub aborted: u64,
     samples: Vec<ErrorSample>,
@@ -122,6 +126,7 @@ impl Recorder {
             bytes_out: 0,
             late: 0,
             unsent: 0,
+            started_in_window: 0,
             aborted: 0,
             samples: Vec::new(),
             timeline: Timeline::new(),
@@ -182,6 +187,16 @@ impl Recorder {
                 *l.status.entry(outcome.status).or_default() += n;
             }
         }
+    }
+
+    /// Records an operation that never started: it waited `waited` for a free session until
+    /// its timeout, so its latency is at least that. It goes into the response histogram
+    /// (a lower bound, never hidden) and counts as an error, but has no service time.
+    pub fn record_unsent(&mut self, outcome: &Outcome, waited: Duration, at: Duration) {
+        self.unsent += 1;
+        let service = self.service.take();
+        self.record(outcome, waited, Duration::ZERO, at);
+        self.service = service;
     }
 
     /// Counts a failure that has no latency of its own (a consumer that lost its connection,
@@ -299,6 +314,7 @@ impl Recorder {
         self.bytes_out += other.bytes_out;
         self.late += other.late;
         self.unsent += other.unsent;
+        self.started_in_window += other.started_in_window;
         self.aborted += other.aborted;
         for s in &other.samples {
             self.sample(s.class, &s.message, s.count);

@@ -33,27 +33,58 @@ impl Model {
     }
 }
 
-/// Latency statistics in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+/// Latency statistics in milliseconds. When nothing completed there is no latency: every
+/// figure is NaN, written `null` in JSON (through [`crate::nan`]) and "—" in reports, never a
+/// 0 that would read as the fastest run ever.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LatencyMs {
+    #[serde(with = "crate::nan::f64")]
     pub min: f64,
+    #[serde(with = "crate::nan::f64")]
     pub mean: f64,
+    #[serde(with = "crate::nan::f64")]
     pub stdev: f64,
+    #[serde(with = "crate::nan::f64")]
     pub p50: f64,
+    #[serde(with = "crate::nan::f64")]
     pub p75: f64,
+    #[serde(with = "crate::nan::f64")]
     pub p90: f64,
+    #[serde(with = "crate::nan::f64")]
     pub p95: f64,
+    #[serde(with = "crate::nan::f64")]
     pub p99: f64,
+    #[serde(with = "crate::nan::f64")]
     pub p999: f64,
+    #[serde(with = "crate::nan::f64")]
     pub max: f64,
 }
 
 impl LatencyMs {
+    /// The figures of a histogram that holds nothing: all undefined.
+    pub const NONE: LatencyMs = LatencyMs {
+        min: f64::NAN,
+        mean: f64::NAN,
+        stdev: f64::NAN,
+        p50: f64::NAN,
+        p75: f64::NAN,
+        p90: f64::NAN,
+        p95: f64::NAN,
+        p99: f64::NAN,
+        p999: f64::NAN,
+        max: f64::NAN,
+    };
+
+    /// Whether there are figures at all (something completed).
+    pub fn is_defined(&self) -> bool {
+        !self.max.is_nan()
+    }
+
     /// Summarises a µs histogram. Percentiles are HDR's "highest equivalent value" at the
     /// quantile, the convention of wrk and HdrHistogram itself.
     pub fn from_histogram(h: &Histogram<u64>) -> LatencyMs {
         if h.is_empty() {
-            return LatencyMs::default();
+            return LatencyMs::NONE;
         }
         let ms = |us: u64| us as f64 / 1000.0;
         LatencyMs {
@@ -126,6 +157,60 @@ pub struct OpenModelStats {
     pub max_inflight: u64,
 }
 
+/// The closed model's blind spot, estimated. A closed-model connection sends its next
+/// request only when the last one answered, so while the server stalls it sends nothing, and
+/// the requests a user would have sent meanwhile are never timed (coordinated omission). As
+/// wrk does, each response slower than the expected interval (here the median response
+/// time) stands for the requests that would have been sent every interval during it, each
+/// waiting for the rest: values `v − i, v − 2i, …` are added to a copy of the histogram.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoEstimate {
+    /// The interval each connection is assumed to keep: the median response time, ms.
+    pub expected_interval_ms: f64,
+    /// The corrected figures: an estimate, not a measurement. Only the open model (`-r`)
+    /// measures what users see during a stall.
+    pub latency_ms: LatencyMs,
+    /// The run shows the signature of coordinated omission: the corrected p99 is at least
+    /// twice the measured one (and 1 ms more). Reports then warn and name `-r` as the remedy.
+    pub suspected: bool,
+}
+
+/// Most synthetic values added for one recorded value: past this the estimate steps by
+/// several intervals at once (each step weighted as the intervals it stands for), so a
+/// 10 s timeout at a 50 µs median costs 10,000 records, not 200,000.
+const MAX_CORRECTION_STEPS: u64 = 10_000;
+
+impl CoEstimate {
+    /// The estimate for a closed-model response histogram (µs); None when it is empty.
+    pub fn of(response: &Histogram<u64>) -> Option<CoEstimate> {
+        if response.is_empty() {
+            return None;
+        }
+        let interval = response.value_at_quantile(0.5).max(1);
+        let mut corrected = response.clone();
+        for v in response.iter_recorded() {
+            let (value, count) = (v.value_iterated_to(), v.count_at_value());
+            let steps = value / interval;
+            if steps < 2 {
+                continue;
+            }
+            let stride = steps.div_ceil(MAX_CORRECTION_STEPS).max(1);
+            let mut missed = value.saturating_sub(interval * stride);
+            while missed >= interval {
+                corrected.saturating_record_n(missed, count.saturating_mul(stride));
+                missed = missed.saturating_sub(interval * stride);
+            }
+        }
+        let raw = LatencyMs::from_histogram(response);
+        let latency_ms = LatencyMs::from_histogram(&corrected);
+        Some(CoEstimate {
+            expected_interval_ms: interval as f64 / 1000.0,
+            suspected: latency_ms.p99 >= 2.0 * raw.p99 && latency_ms.p99 - raw.p99 >= 1.0,
+            latency_ms,
+        })
+    }
+}
+
 /// One distinct error message and how often it was seen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorSampleOut {
@@ -141,7 +226,7 @@ pub struct Endpoint {
     /// plan gave the request.
     pub name: String,
     pub requests: u64,
-    /// Share of this endpoint's operations of class `ok`, 0..1 (1 when none ran).
+    /// Share of this endpoint's operations of class `ok`, 0..1 (0 when none completed).
     pub success_ratio: f64,
     /// Status code → count, as in [`Measurement::status`].
     pub status: BTreeMap<String, u64>,
@@ -184,10 +269,10 @@ fn error_map(counts: impl IntoIterator<Item = (crate::Class, u64)>) -> BTreeMap<
         .collect()
 }
 
-/// `ok` of `n` as a ratio, 1 when nothing ran.
+/// `ok` of `n` as a ratio, 0 when nothing completed: a run that did nothing did not succeed.
 fn ratio(ok: u64, n: u64) -> f64 {
     if n == 0 {
-        1.0
+        0.0
     } else {
         ok as f64 / n as f64
     }
@@ -228,7 +313,7 @@ fn finish_endpoints(merged: Vec<(Endpoint, Histogram<u64>)>) -> Vec<Endpoint> {
         .into_iter()
         .map(|(mut m, h)| {
             m.success_ratio = if m.requests == 0 {
-                1.0
+                0.0
             } else {
                 (m.success_ratio / m.requests as f64).clamp(0.0, 1.0)
             };
@@ -260,7 +345,7 @@ pub struct Measurement {
     pub duration_s: f64,
     /// Completed operations per second of `duration_s`.
     pub rps: f64,
-    /// Share of operations of class `ok`, 0..1 (1 when nothing ran).
+    /// Share of operations of class `ok`, 0..1 (0 when nothing completed).
     pub success_ratio: f64,
     /// Status code → count ("0" = no status, e.g. transport errors).
     pub status: BTreeMap<String, u64>,
@@ -273,6 +358,10 @@ pub struct Measurement {
     pub service_time_ms: Option<LatencyMs>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub open_model: Option<OpenModelStats>,
+    /// Closed model only: what the latencies would look like had each connection kept its
+    /// pace through every stall (an estimate; see [`CoEstimate`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinated_omission: Option<CoEstimate>,
     /// Operations in flight when the phase was cut off (Ctrl-C, or still running after the
     /// deadline plus the request timeout); they are not in the counts above.
     pub aborted_in_flight: u64,
@@ -310,7 +399,7 @@ impl Measurement {
             latency_ms: LatencyMs::from_histogram(&rec.response),
             service_time_ms: rec.service.as_ref().map(LatencyMs::from_histogram),
             open_model: open.map(|(rate, window, max_inflight)| {
-                let started = requests + rec.aborted;
+                let started = rec.started_in_window;
                 let w = window.as_secs_f64();
                 OpenModelStats {
                     requested_rate: rate,
@@ -320,6 +409,7 @@ impl Measurement {
                     max_inflight,
                 }
             }),
+            coordinated_omission: None,
             aborted_in_flight: rec.aborted,
             histogram: Histograms {
                 unit: "us".into(),
@@ -392,7 +482,7 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
             0.0
         },
         success_ratio: if requests == 0 {
-            1.0
+            0.0
         } else {
             (ok / requests as f64).clamp(0.0, 1.0)
         },
@@ -403,6 +493,7 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
         latency_ms: LatencyMs::from_histogram(&response),
         service_time_ms: service.as_ref().map(LatencyMs::from_histogram),
         open_model: None,
+        coordinated_omission: None,
         aborted_in_flight: aborted,
         histogram: Histograms {
             unit: "us".into(),
@@ -524,6 +615,33 @@ mod tests {
     use crate::Outcome;
 
     #[test]
+    fn a_closed_run_over_stalls_is_suspected_and_a_steady_one_is_not() {
+        // 10,000 requests of 0.2 ms and, in 5 stalls, 20 connections each waiting 200 ms:
+        // raw p99 stays 0.2 ms, while a user sending every 0.2 ms would have waited up to
+        // 200 ms a thousand times per stalled request.
+        let mut h = new_histogram(SIGFIG);
+        h.saturating_record_n(200, 10_000);
+        h.saturating_record_n(200_000, 100);
+        let e = CoEstimate::of(&h).unwrap();
+        assert_eq!(e.expected_interval_ms, 0.2);
+        assert!(e.suspected);
+        assert!(LatencyMs::from_histogram(&h).p99 < 1.0);
+        assert!((e.latency_ms.p99 - 198.0).abs() < 4.0, "{:?}", e.latency_ms);
+        // A steady server with a few 10 ms hiccups: no suspicion.
+        let mut h = new_histogram(SIGFIG);
+        h.saturating_record_n(200, 50_000);
+        h.saturating_record_n(10_000, 5);
+        let e = CoEstimate::of(&h).unwrap();
+        assert!(!e.suspected, "{e:?}");
+        // A 1 h value at a 1 µs median is bounded work, not 3.6 billion records.
+        let mut h = new_histogram(SIGFIG);
+        h.saturating_record_n(1, 1000);
+        h.saturating_record(3_600_000_000);
+        assert!(CoEstimate::of(&h).unwrap().suspected);
+        assert!(CoEstimate::of(&new_histogram(SIGFIG)).is_none());
+    }
+
+    #[test]
     fn histogram_round_trips_through_base64() {
         let mut r = Recorder::new(false);
         for us in [10u64, 200, 3000, 45_000, 1_000_000] {
@@ -613,6 +731,7 @@ mod tests {
             );
         }
         r.late = 3;
+        r.started_in_window = 10;
         r.finish();
         let m = Measurement::from_recorder(
             &r,

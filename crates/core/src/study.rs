@@ -120,6 +120,16 @@ pub struct StepRow {
     /// does not decode.
     #[serde(with = "crate::nan::pairs")]
     pub under_ms: Vec<(f64, f64)>,
+    /// Why the step is not a valid measurement of its offered load, when it is not: an
+    /// open-model step that started more than 1 % fewer operations than its rate asked for.
+    /// Such a step counts as past the knee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid: Option<String>,
+    /// The median of the per-second p99s in the first, middle and last third of the step
+    /// (ms), with at least 3 seconds of timeline: a p99 that keeps climbing within a step
+    /// means a queue that keeps growing, so the step is past capacity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_thirds_ms: Option<[f64; 3]>,
 }
 
 /// The limits that make a ladder step "bad"; how they are applied is documented on
@@ -140,6 +150,15 @@ pub struct KneeRule {
     /// the previous step is bad (default 0.05, i.e. 5 %).
     #[serde(with = "crate::nan::f64")]
     pub min_gain: f64,
+    /// Any step: a p99 that climbs from the step's first third through its middle to its
+    /// last third, ending above `trend_factor` × the first third's (and at least 1 ms
+    /// higher), is bad: the queue is still growing (default 1.5).
+    #[serde(default = "default_trend_factor", with = "crate::nan::f64")]
+    pub trend_factor: f64,
+}
+
+fn default_trend_factor() -> f64 {
+    KneeRule::default().trend_factor
 }
 
 impl Default for KneeRule {
@@ -149,6 +168,7 @@ impl Default for KneeRule {
             p99_factor: 3.0,
             max_error_ratio: 0.01,
             min_gain: 0.05,
+            trend_factor: 1.5,
         }
     }
 }
@@ -300,6 +320,8 @@ mod tests {
             p99_ms: 4.5,
             max_ms: 10.0,
             under_ms: vec![(1.0, 0.5), (10.0, 1.0)],
+            invalid: None,
+            p99_thirds_ms: None,
         }
     }
 
@@ -378,7 +400,7 @@ mod tests {
 
     /// The JSON of finite figures, as written before these types moved here (and before the
     /// NaN adapter): same fields, same order, same numbers.
-    const FINITE_JSON: &str = r#"{"plan":"plan.toml","scale":1.0,"slo":["p99 < 20ms"],"knee_rule":{"min_throughput_ratio":0.95,"p99_factor":3.0,"max_error_ratio":0.01,"min_gain":0.05},"scenarios":[{"name":"s","kind":"rate ladder","workload":"w","target":"http://x","repetitions":3,"steps":[{"name":"rate=100/s","offered":{"rate":100.0},"achieved_rps":99.5,"success_ratio":1.0,"p50_ms":1.25,"p90_ms":2.0,"p95_ms":3.0,"p99_ms":4.5,"max_ms":10.0,"under_ms":[[1.0,0.5],[10.0,1.0]]},{"name":"c=4","offered":{"concurrency":4},"achieved_rps":99.5,"success_ratio":1.0,"p50_ms":1.25,"p90_ms":2.0,"p95_ms":3.0,"p99_ms":4.5,"max_ms":10.0,"under_ms":[[1.0,0.5],[10.0,1.0]]}],"knee":{"last_good":0,"first_bad":1,"reason":"why"},"operating_point":{"index":0,"offered":{"rate":100.0},"headroom":0.25},"repetition_stats":[{"step":"rate=100/s","runs":3,"rps":{"n":3,"mean":100.0,"variance":0.25,"stdev":0.5,"min":99.0,"max":101.0,"ci95":[99.25,100.75]},"success_ratio":{"n":3,"mean":1.0,"variance":0.25,"stdev":0.5,"min":0.0,"max":2.0,"ci95":[0.25,1.75]},"min_ms":{"n":3,"mean":0.5,"variance":0.25,"stdev":0.5,"min":-0.5,"max":1.5,"ci95":[-0.25,1.25]},"mean_ms":{"n":3,"mean":1.5,"variance":0.25,"stdev":0.5,"min":0.5,"max":2.5,"ci95":[0.75,2.25]},"p50_ms":{"n":3,"mean":1.25,"variance":0.25,"stdev":0.5,"min":0.25,"max":2.25,"ci95":[0.5,2.0]},"p90_ms":{"n":3,"mean":2.0,"variance":0.25,"stdev":0.5,"min":1.0,"max":3.0,"ci95":[1.25,2.75]},"p99_ms":{"n":3,"mean":4.5,"variance":0.25,"stdev":0.5,"min":3.5,"max":5.5,"ci95":[3.75,5.25]},"max_ms":{"n":3,"mean":10.0,"variance":0.25,"stdev":0.5,"min":9.0,"max":11.0,"ci95":[9.25,10.75]}}],"thresholds":[{"phase":"rate=100/s","threshold":"p99 < 20ms","actual":4.5,"passed":true}],"passed":true},{"name":"c","kind":"constant","workload":"w","target":"t","repetitions":1,"steps":[],"repetition_stats":[],"thresholds":[],"passed":false}],"checks":[{"name":"chk","requests":10,"expect":{"200":10},"actual":{"200":9,"500":1},"passed":false}],"passed":false}"#;
+    const FINITE_JSON: &str = r#"{"plan":"plan.toml","scale":1.0,"slo":["p99 < 20ms"],"knee_rule":{"min_throughput_ratio":0.95,"p99_factor":3.0,"max_error_ratio":0.01,"min_gain":0.05,"trend_factor":1.5},"scenarios":[{"name":"s","kind":"rate ladder","workload":"w","target":"http://x","repetitions":3,"steps":[{"name":"rate=100/s","offered":{"rate":100.0},"achieved_rps":99.5,"success_ratio":1.0,"p50_ms":1.25,"p90_ms":2.0,"p95_ms":3.0,"p99_ms":4.5,"max_ms":10.0,"under_ms":[[1.0,0.5],[10.0,1.0]]},{"name":"c=4","offered":{"concurrency":4},"achieved_rps":99.5,"success_ratio":1.0,"p50_ms":1.25,"p90_ms":2.0,"p95_ms":3.0,"p99_ms":4.5,"max_ms":10.0,"under_ms":[[1.0,0.5],[10.0,1.0]]}],"knee":{"last_good":0,"first_bad":1,"reason":"why"},"operating_point":{"index":0,"offered":{"rate":100.0},"headroom":0.25},"repetition_stats":[{"step":"rate=100/s","runs":3,"rps":{"n":3,"mean":100.0,"variance":0.25,"stdev":0.5,"min":99.0,"max":101.0,"ci95":[99.25,100.75]},"success_ratio":{"n":3,"mean":1.0,"variance":0.25,"stdev":0.5,"min":0.0,"max":2.0,"ci95":[0.25,1.75]},"min_ms":{"n":3,"mean":0.5,"variance":0.25,"stdev":0.5,"min":-0.5,"max":1.5,"ci95":[-0.25,1.25]},"mean_ms":{"n":3,"mean":1.5,"variance":0.25,"stdev":0.5,"min":0.5,"max":2.5,"ci95":[0.75,2.25]},"p50_ms":{"n":3,"mean":1.25,"variance":0.25,"stdev":0.5,"min":0.25,"max":2.25,"ci95":[0.5,2.0]},"p90_ms":{"n":3,"mean":2.0,"variance":0.25,"stdev":0.5,"min":1.0,"max":3.0,"ci95":[1.25,2.75]},"p99_ms":{"n":3,"mean":4.5,"variance":0.25,"stdev":0.5,"min":3.5,"max":5.5,"ci95":[3.75,5.25]},"max_ms":{"n":3,"mean":10.0,"variance":0.25,"stdev":0.5,"min":9.0,"max":11.0,"ci95":[9.25,10.75]}}],"thresholds":[{"phase":"rate=100/s","threshold":"p99 < 20ms","actual":4.5,"passed":true}],"passed":true},{"name":"c","kind":"constant","workload":"w","target":"t","repetitions":1,"steps":[],"repetition_stats":[],"thresholds":[],"passed":false}],"checks":[{"name":"chk","requests":10,"expect":{"200":10},"actual":{"200":9,"500":1},"passed":false}],"passed":false}"#;
 
     #[test]
     fn finite_study_json_is_unchanged() {

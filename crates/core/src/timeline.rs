@@ -13,15 +13,35 @@ use std::time::Duration;
 
 const SIGFIG: u8 = 2;
 
-/// One second of a phase as reports show it.
+/// One second of the run as reports show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
-    /// Seconds since the phase started (the second [s, s+1)).
+    /// The second [s, s+1) of the run's clock, which starts with its first measured phase:
+    /// the phases of a plan follow one another on it.
     pub second: u32,
     pub requests: u64,
     pub errors: u64,
     pub p50_ms: f64,
     pub p99_ms: f64,
+    /// How much of the second the phase (or run) covered, 0..1: less than 1 at its first and
+    /// last second. A rate per second is `requests / span_s`.
+    #[serde(default = "whole_second")]
+    pub span_s: f64,
+}
+
+fn whole_second() -> f64 {
+    1.0
+}
+
+impl TimelinePoint {
+    /// Completions per second of the time this second was covered.
+    pub fn rate(&self) -> f64 {
+        if self.span_s > 0.0 {
+            self.requests as f64 / self.span_s
+        } else {
+            self.requests as f64
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +60,9 @@ pub struct Timeline {
     errors: u64,
     histogram: Histogram<u64>,
     closed: Vec<Closed>,
+    /// The time covered on the run's clock, [from, to): set for a finished phase, joined
+    /// when phases merge. Unset, every second counts whole, from second 0.
+    span: Option<(Duration, Duration)>,
 }
 
 impl Default for Timeline {
@@ -75,7 +98,22 @@ impl Timeline {
             errors: 0,
             histogram: new_small(),
             closed: Vec::new(),
+            span: None,
         }
+    }
+
+    /// Sets the time this timeline covers on the run's clock (a phase's start and end).
+    pub fn set_span(&mut self, from: Duration, to: Duration) {
+        self.span = Some((from, to.max(from)));
+    }
+
+    /// How much of second `s` the covered time holds (1 without a span).
+    fn covered(&self, s: u32) -> f64 {
+        let Some((from, to)) = self.span else {
+            return 1.0;
+        };
+        let (a, b) = (f64::from(s), f64::from(s) + 1.0);
+        (b.min(to.as_secs_f64()) - a.max(from.as_secs_f64())).clamp(0.0, 1.0)
     }
 
     /// Counts a completion at `at` since the phase start.
@@ -139,18 +177,24 @@ impl Timeline {
         }
     }
 
-    /// Adds another (flushed) timeline into this one.
+    /// Adds another (flushed) timeline into this one; the covered time becomes the span of
+    /// both (phases of a run follow one another, so the gaps between them are milliseconds).
     pub fn merge(&mut self, other: &Timeline) {
         self.flush();
         for c in &other.closed {
             self.push_closed(c.clone());
         }
+        self.span = match (self.span, other.span) {
+            (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+            (a, b) => a.or(b),
+        };
     }
 
-    /// The seconds recorded so far, with empty seconds in between filled with zeros.
+    /// The seconds recorded so far, from the first second covered (0 without a span), with
+    /// empty seconds in between filled with zeros.
     pub fn points(&self) -> Vec<TimelinePoint> {
         let mut out = Vec::new();
-        let mut next = 0u32;
+        let mut next = self.span.map_or(0, |(from, _)| from.as_secs() as u32);
         for c in &self.closed {
             while next < c.second {
                 out.push(TimelinePoint {
@@ -159,6 +203,7 @@ impl Timeline {
                     errors: 0,
                     p50_ms: 0.0,
                     p99_ms: 0.0,
+                    span_s: self.covered(next),
                 });
                 next += 1;
             }
@@ -169,6 +214,8 @@ impl Timeline {
                 errors: c.errors,
                 p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
                 p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
+                // A completion just past the covered time (rounding) still has a second.
+                span_s: self.covered(c.second).max(1e-3),
             });
             next = c.second + 1;
         }
@@ -185,6 +232,7 @@ impl Timeline {
             errors: c.errors,
             p50_ms: h.value_at_quantile(0.5) as f64 / 1000.0,
             p99_ms: h.value_at_quantile(0.99) as f64 / 1000.0,
+            span_s: self.covered(c.second),
         })
     }
 }
@@ -208,5 +256,36 @@ mod tests {
         assert_eq!(p[1].requests, 0);
         assert_eq!(p[3].errors, 1);
         assert!((p[3].p99_ms - 50.0).abs() < 0.6);
+        assert!(p.iter().all(|p| p.span_s == 1.0));
+    }
+
+    /// Issue 13: two 1.5 s phases at 100/s in a 3 s run are seconds 0–1.5 and 1.5–3 of the
+    /// run (they were both 0–1.5: [(0, 150), (1, 75)]), and a partial second's rate divides
+    /// by its real length.
+    #[test]
+    fn phases_line_up_on_the_run_clock() {
+        let phase = |from_ms: u64| {
+            let mut t = Timeline::new();
+            for i in 0..150u64 {
+                t.record(Duration::from_millis(from_ms + i * 10), 1000, false);
+            }
+            t.flush();
+            t.set_span(
+                Duration::from_millis(from_ms),
+                Duration::from_millis(from_ms + 1500),
+            );
+            t
+        };
+        let mut run = phase(0);
+        run.merge(&phase(1500));
+        let p = run.points();
+        let counts: Vec<(u32, u64)> = p.iter().map(|p| (p.second, p.requests)).collect();
+        assert_eq!(counts, [(0, 100), (1, 100), (2, 100)]);
+        assert!(p.iter().all(|p| (p.rate() - 100.0).abs() < 1e-9));
+        // The second phase alone: its first second is half covered, 50 in 0.5 s is 100/s.
+        let second = phase(1500).points();
+        assert_eq!((second[0].second, second[0].requests), (1, 50));
+        assert!((second[0].span_s - 0.5).abs() < 1e-9);
+        assert!((second[0].rate() - 100.0).abs() < 1e-9);
     }
 }

@@ -62,10 +62,14 @@ impl<D: Driver> Shared<D> {
         use perfbase_core::Session as _;
         let outcome = match tokio::time::timeout(self.setup.timeout, session.execute(n)).await {
             Ok(o) => o,
-            Err(_) => Outcome::error(
-                perfbase_core::Class::Timeout,
-                format!("no complete response within {:?}", self.setup.timeout),
-            ),
+            Err(_) => {
+                let (read, written) = session.bytes_of_abandoned_op();
+                Outcome::error(
+                    perfbase_core::Class::Timeout,
+                    format!("no complete response within {:?}", self.setup.timeout),
+                )
+                .with_bytes(read, written)
+            }
         };
         if self.labels.is_empty() {
             outcome
@@ -89,6 +93,8 @@ pub(crate) struct PhaseCtx {
     stride: u64,
     /// The closed model's op numbers, shared by the phase's workers.
     shared_ops: Arc<AtomicU64>,
+    /// Where the phase starts on the run's clock, which the timeline counts seconds on.
+    offset: Duration,
     pub(crate) rec: RefCell<Recorder>,
     pub(crate) in_flight: Cell<u64>,
     end: Cell<Instant>,
@@ -96,23 +102,38 @@ pub(crate) struct PhaseCtx {
 }
 
 impl PhaseCtx {
-    /// Worker `sh`'s part of `spec` starting at `start`, op numbers shared by `active`
-    /// workers (the closed model's through `shared_ops`), recorded into `rec`.
+    /// Worker `sh`'s part of `spec` starting at `start` (`offset` into the run), op numbers
+    /// shared by `active` workers (the closed model's through `shared_ops`), recorded into
+    /// `rec`.
     pub(crate) fn new<D: Driver>(
         sh: &Shared<D>,
         spec: &PhaseSpec,
-        (start, active, shared_ops): (Instant, usize, Arc<AtomicU64>),
+        (start, active, shared_ops, offset): (Instant, usize, Arc<AtomicU64>, Duration),
         rec: Recorder,
     ) -> PhaseCtx {
         let deadline = spec.duration.map(|d| start + d);
+        // The open model may start an op planned just before the deadline up to a timeout
+        // after it (waiting for a free session), and that op may take a timeout more.
+        let timeouts = match spec.load {
+            crate::phase::Load::Open { .. } => 2,
+            _ => 1,
+        };
         PhaseCtx {
             start,
             deadline,
-            hard_deadline: deadline.map(|d| d + sh.setup.timeout + CUTOFF_GRACE),
+            hard_deadline: deadline.and_then(|d| {
+                d.checked_add(
+                    sh.setup
+                        .timeout
+                        .saturating_mul(timeouts)
+                        .saturating_add(CUTOFF_GRACE),
+                )
+            }),
             count: spec.count,
             first: sh.setup.id as u64,
             stride: active as u64,
             shared_ops,
+            offset,
             rec: RefCell::new(rec),
             in_flight: Cell::new(0),
             end: Cell::new(start),
@@ -174,7 +195,7 @@ impl PhaseCtx {
         self.in_flight.set(self.in_flight.get().saturating_sub(1));
         let at = end.saturating_duration_since(self.start);
         let mut rec = self.rec.borrow_mut();
-        rec.record(outcome, response, service, at);
+        rec.record(outcome, response, service, self.offset + at);
         if end > self.end.get() {
             self.end.set(end);
         }
@@ -188,6 +209,28 @@ impl PhaseCtx {
             // four times a second).
             p.p99_us
                 .store(rec.response.value_at_quantile(0.99), Ordering::Relaxed);
+        }
+    }
+
+    /// Records op `n`, which never started: `outcome` says why, `waited` how long it waited
+    /// for a session (a lower bound of its latency), `now` when it gave up.
+    pub(crate) fn record_unsent<D: Driver>(
+        &self,
+        sh: &Shared<D>,
+        outcome: Outcome,
+        n: u64,
+        waited: Duration,
+        now: Instant,
+    ) {
+        let outcome = if sh.labels.is_empty() {
+            outcome
+        } else {
+            outcome.with_label(sh.setup.driver.label(n))
+        };
+        let at = self.offset + now.saturating_duration_since(self.start);
+        self.rec.borrow_mut().record_unsent(&outcome, waited, at);
+        if now > self.end.get() {
+            self.end.set(now);
         }
     }
 

@@ -25,4 +25,4 @@ mod worker;
 pub use pacer::Pacer;
 pub use phase::{EngineError, Load, PhaseOutcome, PhaseSpec};
 pub use progress::{Progress, ProgressSnapshot};
-pub use runtime::{run, EngineConfig, Observer, DEFAULT_PACING};
+pub use runtime::{run, EngineConfig, Observer, RunClock, DEFAULT_PACING};

@@ -27,6 +27,9 @@ pub(crate) struct Command {
     /// are exact over whole cycles. (With op n fixed to worker n % active, a worker saw only
     /// its residues of the mix: four equal targets over two threads went 10,455/37/10,454/37.)
     pub(crate) ops: Arc<AtomicU64>,
+    /// Where the phase starts on the run's clock ([`crate::RunClock`]): timelines count
+    /// seconds on that clock, so the phases of a run line up.
+    pub(crate) offset: Duration,
 }
 
 pub(crate) struct WorkerReport {

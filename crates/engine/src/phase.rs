@@ -71,7 +71,12 @@ impl PhaseOutcome {
             } => Some((pacer.mean_rate(), self.window, max_inflight)),
             _ => None,
         };
-        perfbase_core::result::Measurement::from_recorder(&self.recorder, self.elapsed, open)
+        let mut m =
+            perfbase_core::result::Measurement::from_recorder(&self.recorder, self.elapsed, open);
+        if matches!(self.spec.load, Load::Closed { .. }) {
+            m.coordinated_omission = perfbase_core::result::CoEstimate::of(&self.recorder.response);
+        }
+        m
     }
 }
 

@@ -27,6 +27,31 @@ pub struct EngineConfig {
     /// Open model: the dispatcher wakes at most once per this interval and starts every op
     /// due by then; zero wakes exactly at every op's intended time.
     pub pacing: Duration,
+    /// The run's clock, shared by every engine run of one study (one per scenario), so that
+    /// per-second timelines count seconds since the run's first measured phase.
+    pub clock: RunClock,
+}
+
+/// The start of a run's first measured phase, set by whichever engine run gets there first;
+/// clones share it. Timelines are kept on this clock: two 1.5 s phases are seconds 0–1.5 and
+/// 1.5–3 of the run, not both 0–1.5.
+#[derive(Debug, Clone, Default)]
+pub struct RunClock(Arc<std::sync::OnceLock<Instant>>);
+
+impl RunClock {
+    /// Where a phase starting at `start` sits on the clock; the first measured phase sets it.
+    fn offset(&self, start: Instant, measured: bool) -> Duration {
+        let origin = if measured {
+            *self.0.get_or_init(|| start)
+        } else {
+            match self.0.get() {
+                Some(o) => *o,
+                // A warm-up before anything was measured: at the clock's start.
+                None => return Duration::ZERO,
+            }
+        };
+        start.saturating_duration_since(origin)
+    }
 }
 
 /// Hooks the caller gets while the engine runs (progress lines, saving each phase at once).
@@ -89,6 +114,7 @@ pub fn run<D: Driver>(
         let started_at = SystemTime::now() + lead;
         let active = spec.load.active_workers(threads);
         let ops = Arc::new(AtomicU64::new(0));
+        let offset = cfg.clock.offset(start, spec.record);
         for tx in &commands {
             // A closed channel means the worker died; that surfaces below as WorkerLost.
             let _ = tx.send(Command {
@@ -96,6 +122,7 @@ pub fn run<D: Driver>(
                 start,
                 active,
                 ops: Arc::clone(&ops),
+                offset,
             });
         }
         let mut reports: Vec<WorkerReport> = Vec::with_capacity(threads);
@@ -121,7 +148,7 @@ pub fn run<D: Driver>(
         let outcome = merge(
             index,
             spec,
-            start,
+            (start, offset),
             started_at,
             reports,
             interrupt.load(Ordering::Relaxed),
@@ -146,7 +173,7 @@ pub fn run<D: Driver>(
 fn merge(
     index: usize,
     spec: &PhaseSpec,
-    start: Instant,
+    (start, offset): (Instant, Duration),
     started_at: SystemTime,
     reports: Vec<WorkerReport>,
     interrupted: bool,
@@ -183,6 +210,9 @@ fn merge(
         }
         _ => elapsed,
     };
+    // The phase's span on the run's clock: its timeline's first and last seconds are
+    // partial, and a rate per second divides by the part the phase covered.
+    recorder.timeline.set_span(offset, offset + elapsed);
     PhaseOutcome {
         index,
         spec: spec.clone(),

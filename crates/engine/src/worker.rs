@@ -54,6 +54,7 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
         start,
         active,
         ops,
+        offset,
     } = cmd;
     let id = sh.setup.id;
     let open_model = matches!(spec.load, Load::Open { .. });
@@ -68,7 +69,7 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
     let ctx = Rc::new(PhaseCtx::new(
         &sh,
         &spec,
-        (start, active, ops),
+        (start, active, ops, offset),
         sh.recorder(open_model),
     ));
     let last_dispatch = match spec.load {
@@ -87,14 +88,21 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
             pacer,
             max_inflight,
         } => {
-            open::run(
+            let last = open::run(
                 &sh,
                 &ctx,
                 pacer,
                 share(max_inflight, id, active),
                 spec.duration,
             )
-            .await
+            .await;
+            // A timed open phase lasts its window even when its last op came back early,
+            // so the next phase (a stage, a step) starts where the schedule says.
+            if let Some(d) = ctx.deadline {
+                ctx.with_cutoff(&sh, tokio::time::sleep_until(d.into()))
+                    .await;
+            }
+            last
         }
     };
     let (recorder, end) = ctx.finish();

@@ -7,8 +7,8 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -37,6 +37,32 @@ pub enum Fault {
     /// Never reads: 50 ms after accepting, resets the connection (`SO_LINGER` 0). A client
     /// sending a body larger than the socket buffers is then still writing: a write error.
     ResetUnread,
+    /// Answers like `CloseAfter` (200 `ok\n`, keep-alive) at once, except during stalls: on
+    /// the clock that starts at the first request it ever reads, a stall runs from
+    /// `offset + k·period` for `stall` (k = 0, 1, …), and a request read during one is
+    /// answered when it ends. A service with periodic pauses (a GC, a checkpoint), to test
+    /// coordinated omission: the latency of a request that arrives in a stall is the rest of
+    /// the stall.
+    Stalls {
+        period: Duration,
+        stall: Duration,
+        offset: Duration,
+    },
+}
+
+/// When the rest of a stall ends, for a request read `since_first` after the first one.
+fn stall_left(
+    since_first: Duration,
+    period: Duration,
+    stall: Duration,
+    offset: Duration,
+) -> Duration {
+    let Some(t) = since_first.checked_sub(offset) else {
+        return Duration::ZERO;
+    };
+    let period_ns = period.as_nanos().max(1);
+    let into = Duration::from_nanos((t.as_nanos() % period_ns) as u64);
+    stall.saturating_sub(into)
 }
 
 /// A faulty server running on its own thread with its own runtime, bound to 127.0.0.1.
@@ -65,11 +91,14 @@ pub fn spawn_faulty(fault: Fault) -> io::Result<FaultyBackground> {
             let shutdown = async move {
                 let _ = rx.await;
             };
+            // The stalls' clock: set by the first request head any connection reads.
+            let first = Arc::new(std::sync::OnceLock::<Instant>::new());
             runner::accept_loop(listener, shutdown, move |stream, _peer| {
                 counter.fetch_add(1, Ordering::Relaxed);
+                let first = first.clone();
                 async move {
                     // Errors only mean the client went away.
-                    let _ = handle(fault, stream).await;
+                    let _ = handle(fault, stream, &first).await;
                 }
             })
             .await;
@@ -156,7 +185,7 @@ fn oversized_block() -> Vec<u8> {
     line.repeat(1024)
 }
 
-async fn handle(fault: Fault, stream: TcpStream) -> io::Result<()> {
+async fn handle(fault: Fault, stream: TcpStream, first: &OnceLock<Instant>) -> io::Result<()> {
     // Small writes (SlowBody) must go out at once.
     stream.set_nodelay(true)?;
     let mut conn = Conn {
@@ -211,6 +240,21 @@ async fn handle(fault: Fault, stream: TcpStream) -> io::Result<()> {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             conn.stream.set_zero_linger()?;
             drop(conn);
+        }
+        Fault::Stalls {
+            period,
+            stall,
+            offset,
+        } => {
+            while conn.read_head().await? {
+                let now = Instant::now();
+                let since = now.saturating_duration_since(*first.get_or_init(|| now));
+                let wait = stall_left(since, period, stall, offset);
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
+                conn.stream.write_all(GOOD).await?;
+            }
         }
         Fault::CloseAfter(n) => {
             let mut answered = 0;

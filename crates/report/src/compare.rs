@@ -30,6 +30,14 @@ pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## A: {}  vs  B: {}\n", c.a, c.b);
     let _ = writeln!(out, "How differences are judged: {}.\n", c.method);
+    if !c.not_like_for_like.is_empty() {
+        let _ = writeln!(
+            out,
+            "**Not like for like**: A and B differ in {}; their deltas say as much about that \
+             as about the system under test.\n",
+            c.not_like_for_like.join(", ")
+        );
+    }
     for e in &c.entries {
         let runs = if e.runs_a > 1 || e.runs_b > 1 {
             format!(" ({} vs {} runs)", e.runs_a, e.runs_b)
@@ -43,6 +51,9 @@ pub fn render(c: &Comparison) -> String {
             e.verdict,
             if e.regression { " — regression" } else { "" }
         );
+        if e.metrics.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             out,
             "| metric | A | B | delta | p | verdict |\n|---|---|---|---|---|---|"

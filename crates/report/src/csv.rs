@@ -50,14 +50,14 @@ fn row(
         m.success_ratio,
         m.errors.values().sum::<u64>(),
         m.bytes_read,
-        l.min,
-        l.mean,
-        l.p50,
-        l.p90,
-        l.p95,
-        l.p99,
-        l.p999,
-        l.max
+        num(l.min),
+        num(l.mean),
+        num(l.p50),
+        num(l.p90),
+        num(l.p95),
+        num(l.p99),
+        num(l.p999),
+        num(l.max)
     );
 }
 
@@ -95,6 +95,15 @@ pub fn render(runs: &[(String, &RunResult)]) -> String {
         }
     }
     out
+}
+
+/// A latency figure, or an empty field when it is undefined (nothing completed).
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        v.to_string()
+    } else {
+        String::new()
+    }
 }
 
 #[cfg(test)]

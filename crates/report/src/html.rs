@@ -718,9 +718,13 @@ fn sweep_table(out: &mut String, s: &ScenarioStudy) {
         };
         let _ = write!(
             out,
-            "<tr{class}><td class=\"l\">{}{}{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td>{}</td>\
+            "<tr{class}><td class=\"l\">{}{}{}{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td>{}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             escape(&row.name),
+            row.invalid.as_deref().map_or(String::new(), |why| format!(
+                "<span class=\"tag knee\" title=\"{}\">invalid</span>",
+                escape(why)
+            )),
             if knee {
                 "<span class=\"tag knee\">knee</span>"
             } else {
@@ -996,38 +1000,28 @@ fn distribution_chart(title: &str, series: &[(String, &Curve, &'static str, bool
     chart.render()
 }
 
-/// The run's per-second timeline: for a plan, each phase's timeline end to end (the top-level
-/// timeline of a plan adds phases up second by second since their own starts); else the
-/// top-level timeline. Returns the chart and its caption, or None without any second.
+/// The run's per-second timeline, on the run's clock: the top-level timeline (a plan's
+/// phases follow one another on it), or the phases' own where there is none (a suite), with a
+/// mark where each phase starts. Rates divide a partial second by the part of it covered.
+/// Returns the chart and its caption, or None without any second.
 fn timeline_chart(r: &RunResult) -> Option<(String, String)> {
     let mut points: Vec<(f64, &TimelinePoint)> = Vec::new();
     let mut marks = Vec::new();
-    if r.phases.is_empty() {
-        points.extend(
-            r.measurement
-                .timeline
-                .iter()
-                .map(|p| (f64::from(p.second) + 0.5, p)),
-        );
-    } else {
-        let mut offset = 0.0;
-        for ph in &r.phases {
-            let m = &ph.measurement;
-            if m.timeline.is_empty() {
-                continue;
-            }
-            marks.push(Mark {
-                at: offset,
-                label: ph.name.clone(),
-                color: "#8c959f",
-                dash: "3 3",
-            });
-            points.extend(
-                m.timeline
-                    .iter()
-                    .map(|p| (offset + f64::from(p.second) + 0.5, p)),
-            );
-            offset += (m.timeline.len() as f64).max(m.duration_s.ceil());
+    let at = |p: &TimelinePoint| f64::from(p.second) + 0.5;
+    points.extend(r.measurement.timeline.iter().map(|p| (at(p), p)));
+    for ph in &r.phases {
+        let Some(first) = ph.measurement.timeline.first() else {
+            continue;
+        };
+        // A phase covers the end of its first second: it starts at 1 − span into it.
+        marks.push(Mark {
+            at: f64::from(first.second) + 1.0 - first.span_s.clamp(0.0, 1.0),
+            label: ph.name.clone(),
+            color: "#8c959f",
+            dash: "3 3",
+        });
+        if r.measurement.timeline.is_empty() {
+            points.extend(ph.measurement.timeline.iter().map(|p| (at(p), p)));
         }
     }
     if points.is_empty() {
@@ -1036,25 +1030,12 @@ fn timeline_chart(r: &RunResult) -> Option<(String, String)> {
     let xmax = points.iter().map(|(x, _)| x + 0.5).fold(1.0, f64::max);
     // 15 % headroom keeps the phase labels at the top clear of the lines.
     let headroom = if marks.is_empty() { 1.0 } else { 1.15 };
-    let ymax = headroom
-        * points
-            .iter()
-            .map(|(_, p)| p.requests as f64)
-            .fold(1.0, f64::max);
+    let ymax = headroom * points.iter().map(|(_, p)| p.rate()).fold(1.0, f64::max);
     let p99max = headroom * points.iter().map(|(_, p)| p.p99_ms).fold(0.0, f64::max);
     let mut chart = Chart::new(
         "timeline",
         "Requests, errors and p99 per second",
-        Axis::linear(
-            if r.phases.is_empty() {
-                "seconds since the start of measurement"
-            } else {
-                "seconds of measurement (phases end to end)"
-            },
-            0.0,
-            xmax,
-            10,
-        ),
+        Axis::linear("seconds since the start of measurement", 0.0, xmax, 10),
         Axis::linear("per second", 0.0, ymax, 6),
     );
     chart.y2 = Some(Axis::linear(
@@ -1066,16 +1047,16 @@ fn timeline_chart(r: &RunResult) -> Option<(String, String)> {
     chart.series.push(Series {
         name: "requests/s".into(),
         color: P50,
-        line: points
-            .iter()
-            .map(|(x, p)| (*x, p.requests as f64))
-            .collect(),
+        line: points.iter().map(|(x, p)| (*x, p.rate())).collect(),
         ..Series::default()
     });
     chart.series.push(Series {
         name: "errors/s".into(),
         color: P99,
-        line: points.iter().map(|(x, p)| (*x, p.errors as f64)).collect(),
+        line: points
+            .iter()
+            .map(|(x, p)| (*x, p.errors as f64 * p.rate() / (p.requests.max(1) as f64)))
+            .collect(),
         ..Series::default()
     });
     chart.series.push(Series {
@@ -1092,13 +1073,13 @@ fn timeline_chart(r: &RunResult) -> Option<(String, String)> {
     });
     chart.vmarks = marks;
     let caption = if r.phases.is_empty() {
-        "Completed requests and errors in each second (left axis) and that second's p99 \
-         response time (right axis)."
+        "Completed requests and errors per second (left axis; a partial first or last second \
+         is divided by its real length) and that second's p99 response time (right axis)."
             .to_string()
     } else {
-        "Each phase's seconds, one phase after another (dashed lines mark where a phase \
-         starts; pauses between phases are left out): completed requests and errors per second \
-         (left axis) and that second's p99 (right axis)."
+        "The run's seconds (dashed lines mark where each phase starts): completed requests \
+         and errors per second (left axis; a second a phase covered only in part is divided \
+         by that part) and that second's p99 (right axis)."
             .to_string()
     };
     Some((chart.render(), caption))

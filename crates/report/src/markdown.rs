@@ -338,9 +338,14 @@ fn sweep_table(out: &mut String, s: &ScenarioStudy) {
             Some(p) if p.index == i => " (operating point)",
             _ => "",
         };
+        let invalid = if row.invalid.is_some() {
+            " (invalid)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "| {}{mark}{op} | {} | {} | {:.2} % | {} |{}",
+            "| {}{mark}{op}{invalid} | {} | {} | {:.2} % | {} |{}",
             row.name,
             offered(&row.offered),
             thousands_f(row.achieved_rps),

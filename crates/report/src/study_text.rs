@@ -20,7 +20,7 @@ pub fn latency_cells(row: &perfbase_analysis::sweep::StepRow) -> [String; 5] {
 
 pub fn ms(v: f64) -> String {
     if v.is_nan() {
-        "-".into()
+        "—".into()
     } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 10.0 {
@@ -63,6 +63,14 @@ pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
             )),
         }
     }
+    for row in &s.steps {
+        if let Some(why) = &row.invalid {
+            out.push(format!(
+                "step {} is invalid: it {why}; its figures are not those of the load it names",
+                row.name
+            ));
+        }
+    }
     if s.kind.ends_with("ladder") && !study.slo.is_empty() {
         match &s.operating_point {
             Some(op) => out.push(format!(
@@ -70,7 +78,11 @@ pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
                 study.slo.join(", "),
                 offered(&op.offered),
                 op.headroom
-                    .map(|h| format!(", headroom {:.0} % to the knee", h * 100.0))
+                    .map(|h| if h <= 0.0 {
+                        ", at the knee itself: no headroom".to_string()
+                    } else {
+                        format!(", headroom {:.0} % to the knee", h * 100.0)
+                    })
                     .unwrap_or_default()
             )),
             None => out.push(format!("no step meets the SLO ({})", study.slo.join(", "))),

@@ -6,7 +6,10 @@ use perfbase_core::result::{Endpoint, ErrorSampleOut, LatencyMs, Model, RunResul
 use std::fmt::Write;
 
 fn ms(v: f64) -> String {
-    if v >= 100.0 {
+    if v.is_nan() {
+        // Nothing completed: there is no latency to show.
+        "—".into()
+    } else if v >= 100.0 {
         format!("{v:.1}")
     } else if v >= 10.0 {
         format!("{v:.2}")
@@ -16,6 +19,10 @@ fn ms(v: f64) -> String {
 }
 
 fn latency_block(out: &mut String, title: &str, l: &LatencyMs) {
+    if !l.is_defined() {
+        let _ = writeln!(out, "  {title:<13} —  (no operation completed)");
+        return;
+    }
     let _ = writeln!(
         out,
         "  {title:<13} min {}  mean {}  stdev {}  max {}",
@@ -239,6 +246,19 @@ pub fn render(r: &RunResult) -> String {
     if let Some(s) = &m.service_time_ms {
         latency_block(&mut out, "Service ms", s);
     }
+    if let Some(co) = m.coordinated_omission.as_ref().filter(|c| c.suspected) {
+        // The closed model cannot see what a stall did to the requests it never sent.
+        let _ = writeln!(
+            out,
+            "  {:<13} stalls hid latency (coordinated omission): p99 {} ms measured, ~{} ms \
+             estimated had each connection kept its {} ms pace (an estimate); measure it with \
+             -r RATE, the open model",
+            "Warning",
+            ms(m.latency_ms.p99),
+            ms(co.latency_ms.p99),
+            ms(co.expected_interval_ms)
+        );
+    }
     endpoints_block(&mut out, &m.endpoints);
     if m.aborted_in_flight > 0 {
         let _ = writeln!(
@@ -327,9 +347,14 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
                 (_, Some(p)) if p.index == i => " ← operating point",
                 _ => "",
             };
+            let invalid = if row.invalid.is_some() {
+                " (invalid)"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
-                "  {:<16} {:>10} {:>11} {:>7.2}% {}{}{mark}",
+                "  {:<16} {:>10} {:>11} {:>7.2}% {}{}{mark}{invalid}",
                 row.name.chars().take(16).collect::<String>(),
                 offered(&row.offered),
                 thousands_f(row.achieved_rps),

@@ -65,6 +65,7 @@ fn open_phase(rng: &mut Rng, rate: f64, capacity: f64, secs: u32, spike_ms: f64)
     let mut rec = Recorder::new(true);
     let served = rate.min(capacity);
     let n = (served * f64::from(secs)) as u64;
+    rec.started_in_window = n;
     for i in 0..n {
         let t = i as f64 / served;
         let service_s = 0.0008 + rng.exp(0.0004);

@@ -73,6 +73,11 @@ impl rusqlite::ToSql for Val {
         Ok(match self {
             Val::Null => ToSqlOutput::Owned(Value::Null),
             Val::Int(i) => ToSqlOutput::Owned(Value::Integer(*i)),
+            // SQLite stores a NaN REAL as NULL, which the summary columns of schema v1
+            // (`p50_ms … NOT NULL`) refuse, and an empty run's latencies are NaN. A REAL
+            // column keeps the text instead; `row::real` reads it back as NaN. (PostgreSQL's
+            // DOUBLE PRECISION holds NaN itself.)
+            Val::Real(f) if f.is_nan() => ToSqlOutput::Borrowed(ValueRef::Text(b"NaN")),
             Val::Real(f) => ToSqlOutput::Owned(Value::Real(*f)),
             Val::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
             Val::Bool(b) => ToSqlOutput::Owned(Value::Integer(i64::from(*b))),

@@ -96,6 +96,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
                 p99_factor: 123_456.789,
                 max_error_ratio: 1e-300,
                 min_gain: -0.0,
+                trend_factor: 1.25,
             },
             scenarios: Vec::new(),
             checks: Vec::new(),

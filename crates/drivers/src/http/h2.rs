@@ -11,7 +11,11 @@
 //! - **Cost.** hyper and h2 are not the hand-written HTTP/1.1 path: a request allocates its
 //!   header map, and the stream state machine runs per request. No benchmark has shown them
 //!   to be the bottleneck against HTTP/2 peers (see `bench/README.md`).
-//! - **Bytes.** Transfer counts the bodies only: HPACK-compressed header sizes are not exposed.
+//! - **Bytes.** Transfer counts what crossed the socket (frames, HPACK-compressed headers,
+//!   settings and window updates included), as HTTP/1.1's counts heads and bodies: each
+//!   connection counts its bytes, and an op that ends takes what was counted since the last
+//!   one. On a shared connection an op may so carry another stream's frames; the run's totals
+//!   are exact, and the bytes of an op that timed out are not lost.
 
 use super::conn::{self, Tls};
 use super::HttpError;
@@ -24,10 +28,13 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use perfbase_core::{Class, Outcome};
 use std::collections::HashMap;
 use std::error::Error as _;
+use std::io::IoSlice;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncRead, AsyncWrite};
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// One request, ready to be sent as often as needed.
 pub(crate) struct H2Request {
@@ -95,10 +102,81 @@ impl H2Request {
         *req.headers_mut() = self.headers.clone();
         req
     }
+}
 
-    /// Request body bytes, what transfer counts as sent.
-    pub(crate) fn body_len(&self) -> u64 {
-        self.body.len() as u64
+/// The bytes a connection moved and no op has yet reported. (Atomics, as hyper requires its
+/// IO to be `Send`; the connection runs on the worker's thread, so they are never contended.)
+#[derive(Default)]
+struct WireBytes {
+    read: AtomicU64,
+    written: AtomicU64,
+}
+
+impl WireBytes {
+    /// What was counted since the last take: (read, written).
+    fn take(&self) -> (u64, u64) {
+        (
+            self.read.swap(0, Ordering::Relaxed),
+            self.written.swap(0, Ordering::Relaxed),
+        )
+    }
+}
+
+/// A connection's IO that counts the bytes crossing it.
+struct Counted<T> {
+    io: T,
+    bytes: Arc<WireBytes>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.io).poll_read(cx, buf);
+        let n = buf.filled().len().saturating_sub(before) as u64;
+        self.bytes.read.fetch_add(n, Ordering::Relaxed);
+        r
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.io).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = r {
+            self.bytes.written.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let r = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        if let Poll::Ready(Ok(n)) = r {
+            self.bytes.written.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 
@@ -106,12 +184,14 @@ impl H2Request {
 struct Multiplexed {
     send: SendRequest<Full<Bytes>>,
     users: Arc<AtomicUsize>,
+    bytes: Arc<WireBytes>,
 }
 
 /// A session's share of a connection; giving it back (dropping it) frees a stream slot.
 pub(crate) struct Lease {
     send: SendRequest<Full<Bytes>>,
     users: Arc<AtomicUsize>,
+    bytes: Arc<WireBytes>,
 }
 
 impl Drop for Lease {
@@ -165,22 +245,29 @@ impl Pool {
             return Ok(Lease {
                 send: c.send.clone(),
                 users: c.users.clone(),
+                bytes: c.bytes.clone(),
             });
         }
-        let send = self.connect().await?;
+        let bytes = Arc::new(WireBytes::default());
+        let send = self.connect(&bytes).await?;
         let users = Arc::new(AtomicUsize::new(1));
         conns.push(Multiplexed {
             send: send.clone(),
             users: users.clone(),
+            bytes: bytes.clone(),
         });
-        Ok(Lease { send, users })
+        Ok(Lease { send, users, bytes })
     }
 
-    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, Outcome> {
+    async fn connect(&self, bytes: &Arc<WireBytes>) -> Result<SendRequest<Full<Bytes>>, Outcome> {
         let addr = self.addr;
         let tcp = conn::connect(addr).await?;
+        let counted = |io| Counted {
+            io,
+            bytes: bytes.clone(),
+        };
         match &self.tls {
-            None => start(tcp, addr).await,
+            None => start(counted(tcp), addr).await,
             Some(tls) => {
                 let stream = conn::handshake(tcp, tls, addr).await?;
                 if stream.get_ref().1.alpn_protocol() != Some(b"h2") {
@@ -192,7 +279,16 @@ impl Pool {
                         ),
                     ));
                 }
-                start(stream, addr).await
+                // Counted above TLS: the bytes of the HTTP/2 stream, as HTTP/1.1 counts the
+                // request and response, not the TLS records around them.
+                start(
+                    Counted {
+                        io: stream,
+                        bytes: bytes.clone(),
+                    },
+                    addr,
+                )
+                .await
             }
         }
     }
@@ -219,30 +315,33 @@ where
     Ok(send)
 }
 
-/// Sends `req` on the lease's connection and reads the whole response: its status and body
-/// bytes, or the error's class and message with the body bytes read before it.
-pub(crate) async fn send(lease: &mut Lease, req: &H2Request) -> Result<(u16, u64), Outcome> {
-    let out = req.body_len();
-    lease
-        .send
-        .ready()
-        .await
-        .map_err(|e| failure(&e).with_bytes(0, 0))?;
+/// Sends `req` on the lease's connection and reads the whole response: its status and the
+/// bytes (read, written) its connection moved since the last op took them, or the error's
+/// outcome with those bytes.
+pub(crate) async fn send(lease: &mut Lease, req: &H2Request) -> Result<(u16, (u64, u64)), Outcome> {
+    let result = exchange(lease, req).await;
+    let (read, written) = lease.bytes.take();
+    match result {
+        Ok(status) => Ok((status, (read, written))),
+        Err(o) => Err(o.with_bytes(read, written)),
+    }
+}
+
+async fn exchange(lease: &mut Lease, req: &H2Request) -> Result<u16, Outcome> {
+    lease.send.ready().await.map_err(|e| failure(&e))?;
     let resp = lease
         .send
         .send_request(req.to_request())
         .await
-        .map_err(|e| failure(&e).with_bytes(0, out))?;
+        .map_err(|e| failure(&e))?;
     let status = resp.status().as_u16();
     let mut body = resp.into_body();
-    let mut bytes = 0u64;
     while let Some(frame) = body.frame().await {
-        match frame {
-            Ok(f) => bytes += f.data_ref().map_or(0, |d| d.len() as u64),
-            Err(e) => return Err(failure(&e).with_bytes(bytes, out)),
+        if let Err(e) = frame {
+            return Err(failure(&e));
         }
     }
-    Ok((status, bytes))
+    Ok(status)
 }
 
 /// The outcome of a failed request: a reset or closed connection is class `read`, anything

@@ -334,6 +334,7 @@ impl Driver for HttpDriver {
                 scratch: Vec::new(),
                 worker,
                 lease: Some(h2.pool.lease(worker).await?),
+                written_by_op: 0,
             });
         }
         let mut s = HttpSession {
@@ -344,6 +345,7 @@ impl Driver for HttpDriver {
             scratch: Vec::new(),
             worker,
             lease: None,
+            written_by_op: 0,
         };
         // Keep-alive sessions connect now, so the connect is not in the first latency (as
         // wrk does); fresh-connection sessions connect inside every request instead.
@@ -375,6 +377,9 @@ pub struct HttpSession {
     worker: usize,
     /// HTTP/2: this session's stream slot on a shared connection.
     lease: Option<h2::Lease>,
+    /// Bytes the current op has written, for the engine when it abandons the op on timeout
+    /// (a completed op reports its bytes in its outcome).
+    written_by_op: u64,
 }
 
 impl HttpSession {
@@ -402,6 +407,7 @@ impl HttpSession {
             let retry = reused && req.idempotent;
             return Err((Outcome::error(Class::Write, format!("write: {e}")), retry));
         }
+        self.written_by_op += out;
         match read_response(stream, &mut self.buf, shared.max_head, req.head).await {
             Ok(resp) => {
                 if resp.close || !shared.keepalive {
@@ -476,7 +482,7 @@ impl HttpSession {
             }
         };
         match h2::send(lease, req).await {
-            Ok((status, bytes_in)) => Outcome::http(status, bytes_in, req.body_len()),
+            Ok((status, (read, written))) => Outcome::http(status, read, written),
             Err(o) => o,
         }
     }
@@ -484,8 +490,14 @@ impl HttpSession {
 
 impl Session for HttpSession {
     async fn execute(&mut self, op: u64) -> Outcome {
+        self.written_by_op = 0;
         let o = self.execute_op(op).await;
         self.shared.ok_status.apply(o)
+    }
+
+    fn bytes_of_abandoned_op(&mut self) -> (u64, u64) {
+        // HTTP/2 counts its connection's bytes itself, whichever op they belong to.
+        (0, std::mem::take(&mut self.written_by_op))
     }
 }
 

@@ -23,6 +23,8 @@ pub(super) fn real(row: &Row, i: usize, what: &str) -> Result<f64, StoreError> {
         Val::Real(f) => Ok(*f),
         // SQLite may hand back a whole REAL as an integer; it is exact below 2^53.
         Val::Int(n) => Ok(*n as f64),
+        // An undefined figure, as the SQLite backend writes it (see its `ToSql`).
+        Val::Text(t) if t == "NaN" => Ok(f64::NAN),
         other => Err(StoreError::Corrupt(format!(
             "{what} is {other:?}, not a number"
         ))),
