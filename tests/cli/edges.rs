@@ -113,6 +113,7 @@ fn a_stall_at_the_end_of_the_window_is_not_hidden() {
             j["latency_ms"]["p95"].as_f64().unwrap(),
             j["latency_ms"]["p99"].as_f64().unwrap(),
         );
+        eprintln!("stall at {stall_at:?}: p95/p99 {got:?} ms, truth {p95}/{p99} ms");
         let near = |a: f64, b: f64| (a - b).abs() <= 0.05 * b;
         assert!(
             near(got.0, p95) && near(got.1, p99),
@@ -191,6 +192,7 @@ fn a_closed_run_over_stalls_is_flagged_and_a_steady_one_is_not() {
     assert_eq!(co["suspected"], true, "{co}");
     let raw = r.json()["latency_ms"]["p99"].as_f64().unwrap();
     let estimated = co["latency_ms"]["p99"].as_f64().unwrap();
+    eprintln!("closed over stalls: p99 {raw} ms measured, {estimated} ms estimated");
     assert!(
         raw < 100.0 && estimated > 150.0,
         "p99 {raw} measured, {estimated} estimated"
