@@ -59,6 +59,7 @@ pub(crate) struct KneeDef {
     pub p99_factor: Option<S<f64>>,
     pub error_ratio: Option<S<f64>>,
     pub min_gain: Option<S<f64>>,
+    pub trend_factor: Option<S<f64>>,
 }
 
 #[derive(Debug, Deserialize)]

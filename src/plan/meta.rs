@@ -111,6 +111,13 @@ pub(super) fn settings(
             ratio,
             &mut knee.min_gain,
         )?;
+        set(
+            &k.trend_factor,
+            "trend_factor",
+            1.0..=1e6,
+            "a factor of 1 or more",
+            &mut knee.trend_factor,
+        )?;
     }
     let thresholds = meta
         .thresholds

@@ -468,6 +468,7 @@ fn absurd_numbers_are_refused_with_their_line_and_limit() {
         ("p99_factor = -1.0", "p99_factor"),
         ("error_ratio = 2.0", "error_ratio"),
         ("min_gain = inf", "min_gain"),
+        ("trend_factor = 0.5", "trend_factor"),
     ] {
         let e = err(&format!("[plan]\nknee = {{ {knee} }}\n{base}"));
         assert!(
