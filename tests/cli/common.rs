@@ -209,3 +209,19 @@ pub fn interrupt(mut child: std::process::Child) {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+/// Runs `perfbase ARGS…` with the store in `dir` (`results.db`): exit code, stdout, stderr.
+pub fn pb(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(args)
+        .env("PERFBASE_STORE", dir.join("results.db"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -1,7 +1,6 @@
 //! Truthful numbers at the edges of the measurement window.
 
 use crate::common::*;
-use assert_cmd::Command;
 use perfbase_reference::faulty::Fault;
 use serde_json::Value;
 use std::time::Duration;
@@ -248,13 +247,12 @@ fn an_empty_run_has_no_latency_and_cannot_be_compared() {
     let _g = serial();
     let server = perfbase_reference::spawn(0).unwrap();
     let dir = tmp();
-    let store = dir.path().join("results.db");
     let empty = dir.path().join("empty.json");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
         .args(["http", &format!("http://{}/delay/60000", server.addr)])
         .args(["-c", "2", "-d", "60s", "--quiet", "--json"])
         .arg(&empty)
-        .env("PERFBASE_STORE", &store)
+        .env("PERFBASE_STORE", dir.path().join("results.db"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -279,35 +277,25 @@ fn an_empty_run_has_no_latency_and_cannot_be_compared() {
     );
     assert_eq!(good.code(), 0, "{}", good.stderr());
     let good_json = dir.path().join("result.json");
-    let pb = |args: &[&str]| {
-        let o = Command::cargo_bin("perfbase")
-            .unwrap()
-            .args(args)
-            .env("PERFBASE_STORE", &store)
-            .output()
-            .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    };
-    let (code, text, _) = pb(&[
-        "compare",
-        good_json.to_str().unwrap(),
-        empty.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0));
+    let (code, text, _) = pb(
+        dir.path(),
+        &[
+            "compare",
+            good_json.to_str().unwrap(),
+            empty.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0);
     assert!(
         text.contains("cannot be compared: B completed no operation"),
         "{text}"
     );
     assert!(!text.contains("B is faster"), "{text}");
     // The store holds both: the empty run is 1, the real one 2. A gate on the empty fails.
-    let (code, _, err) = pb(&["baseline", "set", "main", "2"]);
-    assert_eq!(code, Some(0), "{err}");
-    let (code, _, err) = pb(&["baseline", "check", "main", "1"]);
-    assert_eq!(code, Some(1), "{err}");
+    let (code, _, err) = pb(dir.path(), &["baseline", "set", "main", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = pb(dir.path(), &["baseline", "check", "main", "1"]);
+    assert_eq!(code, 1, "{err}");
     // Item 10: runs of another load model are compared with a word of warning, and a
     // baseline check refuses them.
     let open = perfbase(
@@ -315,14 +303,14 @@ fn an_empty_run_has_no_latency_and_cannot_be_compared() {
         dir.path(),
     );
     assert_eq!(open.code(), 0, "{}", open.stderr());
-    let (code, text, _) = pb(&["compare", "2", "3"]);
-    assert_eq!(code, Some(0));
+    let (code, text, _) = pb(dir.path(), &["compare", "2", "3"]);
+    assert_eq!(code, 0);
     assert!(
         text.contains("**Not like for like**: A and B differ in load model closed vs open"),
         "{text}"
     );
-    let (code, _, err) = pb(&["baseline", "check", "main", "3"]);
-    assert_eq!(code, Some(1), "{err}");
+    let (code, _, err) = pb(dir.path(), &["baseline", "check", "main", "3"]);
+    assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("cannot be checked against baseline main"),
         "{err}"

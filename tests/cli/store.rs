@@ -6,24 +6,8 @@ use crate::common::*;
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
-use std::time::Duration;
 
 /// Runs `perfbase ARGS` with the store in `dir`; returns (exit code, stdout, stderr).
-fn pb(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("perfbase")
-        .unwrap()
-        .args(args)
-        .env("PERFBASE_STORE", dir.join("results.db"))
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// The id a command that saved a run names on stderr ("saved as run N").
 fn saved_id(stderr: &str) -> String {
     stderr
