@@ -13,8 +13,10 @@
 pub mod clock;
 pub mod driver;
 mod histogram;
+pub mod latency;
 pub mod monitor;
 pub mod nan;
+pub mod omission;
 pub mod outcome;
 pub mod recorder;
 pub mod redact;

@@ -2,6 +2,8 @@
 //! and what reports read. Documented in `docs/result-schema.md` and validated against
 //! `docs/result.schema.json` in tests. Fields are only ever added, never renamed, within v1.
 
+pub use crate::latency::LatencyMs;
+pub use crate::omission::CoEstimate;
 use crate::recorder::{new_histogram, LabelStats, Recorder, MAX_LABELS, SIGFIG};
 use crate::timeline::TimelinePoint;
 use base64::Engine as _;
@@ -29,75 +31,6 @@ impl Model {
         match self {
             Model::Open => "open",
             Model::Closed => "closed",
-        }
-    }
-}
-
-/// Latency statistics in milliseconds. When nothing completed there is no latency: every
-/// figure is NaN, written `null` in JSON (through [`crate::nan`]) and "—" in reports, never a
-/// 0 that would read as the fastest run ever.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LatencyMs {
-    #[serde(with = "crate::nan::f64")]
-    pub min: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub mean: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub stdev: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub p50: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub p75: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub p90: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub p95: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub p99: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub p999: f64,
-    #[serde(with = "crate::nan::f64")]
-    pub max: f64,
-}
-
-impl LatencyMs {
-    /// The figures of a histogram that holds nothing: all undefined.
-    pub const NONE: LatencyMs = LatencyMs {
-        min: f64::NAN,
-        mean: f64::NAN,
-        stdev: f64::NAN,
-        p50: f64::NAN,
-        p75: f64::NAN,
-        p90: f64::NAN,
-        p95: f64::NAN,
-        p99: f64::NAN,
-        p999: f64::NAN,
-        max: f64::NAN,
-    };
-
-    /// Whether there are figures at all (something completed).
-    pub fn is_defined(&self) -> bool {
-        !self.max.is_nan()
-    }
-
-    /// Summarises a µs histogram. Percentiles are HDR's "highest equivalent value" at the
-    /// quantile, the convention of wrk and HdrHistogram itself.
-    pub fn from_histogram(h: &Histogram<u64>) -> LatencyMs {
-        if h.is_empty() {
-            return LatencyMs::NONE;
-        }
-        let ms = |us: u64| us as f64 / 1000.0;
-        LatencyMs {
-            min: ms(h.min()),
-            mean: h.mean() / 1000.0,
-            stdev: h.stdev() / 1000.0,
-            p50: ms(h.value_at_quantile(0.50)),
-            p75: ms(h.value_at_quantile(0.75)),
-            p90: ms(h.value_at_quantile(0.90)),
-            p95: ms(h.value_at_quantile(0.95)),
-            p99: ms(h.value_at_quantile(0.99)),
-            p999: ms(h.value_at_quantile(0.999)),
-            max: ms(h.max()),
         }
     }
 }
@@ -155,60 +88,6 @@ pub struct OpenModelStats {
     pub unsent: u64,
     /// The cap on concurrent operations.
     pub max_inflight: u64,
-}
-
-/// The closed model's blind spot, estimated. A closed-model connection sends its next
-/// request only when the last one answered, so while the server stalls it sends nothing, and
-/// the requests a user would have sent meanwhile are never timed (coordinated omission). As
-/// wrk does, each response slower than the expected interval (here the median response
-/// time) stands for the requests that would have been sent every interval during it, each
-/// waiting for the rest: values `v − i, v − 2i, …` are added to a copy of the histogram.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CoEstimate {
-    /// The interval each connection is assumed to keep: the median response time, ms.
-    pub expected_interval_ms: f64,
-    /// The corrected figures: an estimate, not a measurement. Only the open model (`-r`)
-    /// measures what users see during a stall.
-    pub latency_ms: LatencyMs,
-    /// The run shows the signature of coordinated omission: the corrected p99 is at least
-    /// twice the measured one (and 1 ms more). Reports then warn and name `-r` as the remedy.
-    pub suspected: bool,
-}
-
-/// Most synthetic values added for one recorded value: past this the estimate steps by
-/// several intervals at once (each step weighted as the intervals it stands for), so a
-/// 10 s timeout at a 50 µs median costs 10,000 records, not 200,000.
-const MAX_CORRECTION_STEPS: u64 = 10_000;
-
-impl CoEstimate {
-    /// The estimate for a closed-model response histogram (µs); None when it is empty.
-    pub fn of(response: &Histogram<u64>) -> Option<CoEstimate> {
-        if response.is_empty() {
-            return None;
-        }
-        let interval = response.value_at_quantile(0.5).max(1);
-        let mut corrected = response.clone();
-        for v in response.iter_recorded() {
-            let (value, count) = (v.value_iterated_to(), v.count_at_value());
-            let steps = value / interval;
-            if steps < 2 {
-                continue;
-            }
-            let stride = steps.div_ceil(MAX_CORRECTION_STEPS).max(1);
-            let mut missed = value.saturating_sub(interval * stride);
-            while missed >= interval {
-                corrected.saturating_record_n(missed, count.saturating_mul(stride));
-                missed = missed.saturating_sub(interval * stride);
-            }
-        }
-        let raw = LatencyMs::from_histogram(response);
-        let latency_ms = LatencyMs::from_histogram(&corrected);
-        Some(CoEstimate {
-            expected_interval_ms: interval as f64 / 1000.0,
-            suspected: latency_ms.p99 >= 2.0 * raw.p99 && latency_ms.p99 - raw.p99 >= 1.0,
-            latency_ms,
-        })
-    }
 }
 
 /// One distinct error message and how often it was seen.
@@ -613,33 +492,6 @@ pub struct RunResult {
 mod tests {
     use super::*;
     use crate::Outcome;
-
-    #[test]
-    fn a_closed_run_over_stalls_is_suspected_and_a_steady_one_is_not() {
-        // 10,000 requests of 0.2 ms and, in 5 stalls, 20 connections each waiting 200 ms:
-        // raw p99 stays 0.2 ms, while a user sending every 0.2 ms would have waited up to
-        // 200 ms a thousand times per stalled request.
-        let mut h = new_histogram(SIGFIG);
-        h.saturating_record_n(200, 10_000);
-        h.saturating_record_n(200_000, 100);
-        let e = CoEstimate::of(&h).unwrap();
-        assert_eq!(e.expected_interval_ms, 0.2);
-        assert!(e.suspected);
-        assert!(LatencyMs::from_histogram(&h).p99 < 1.0);
-        assert!((e.latency_ms.p99 - 198.0).abs() < 4.0, "{:?}", e.latency_ms);
-        // A steady server with a few 10 ms hiccups: no suspicion.
-        let mut h = new_histogram(SIGFIG);
-        h.saturating_record_n(200, 50_000);
-        h.saturating_record_n(10_000, 5);
-        let e = CoEstimate::of(&h).unwrap();
-        assert!(!e.suspected, "{e:?}");
-        // A 1 h value at a 1 µs median is bounded work, not 3.6 billion records.
-        let mut h = new_histogram(SIGFIG);
-        h.saturating_record_n(1, 1000);
-        h.saturating_record(3_600_000_000);
-        assert!(CoEstimate::of(&h).unwrap().suspected);
-        assert!(CoEstimate::of(&new_histogram(SIGFIG)).is_none());
-    }
 
     #[test]
     fn histogram_round_trips_through_base64() {
