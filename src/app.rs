@@ -24,6 +24,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Amqp(a) => study(a.plan(&store)?),
         Command::Nats(a) => study(a.plan(&store)?),
         Command::Mqtt(a) => study(a.plan(&store)?),
+        Command::Mongo(a) => study(a.plan(&store)?),
         Command::Run(a) => run_plan(a, &store),
         Command::Serve(a) => crate::serve::serve(a),
         Command::Demo(a) => crate::serve::demo(a, &store),

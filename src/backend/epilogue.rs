@@ -23,6 +23,18 @@ pub fn epilogue(
             }
             misses_line(extras, result, single);
         }
+        Some(Backend::Mongo(_)) => {
+            let misses: u64 = extras
+                .iter()
+                .filter_map(|e| e.get("misses").and_then(Value::as_u64))
+                .sum();
+            if misses > 0 {
+                out!(
+                    "  matched no document (counted as successes): {}\n",
+                    perfbase_report::thousands(misses)
+                );
+            }
+        }
         Some(Backend::Amqp(AmqpTarget {
             stream: Some(side), ..
         })) => stream_lines(result, side),

@@ -15,7 +15,7 @@ use anyhow::Context as _;
 use perfbase_core::{redact, Driver};
 use perfbase_drivers::http::{HttpDriver, HttpOptions, HttpVersion, RequestSpec, Target};
 use perfbase_drivers::workload::Corpus;
-use perfbase_drivers::{amqp, mqtt, nats, redis, sql};
+use perfbase_drivers::{amqp, mongo, mqtt, nats, redis, sql};
 use perfbase_engine::{EngineConfig, Observer, PhaseOutcome, PhaseSpec};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -42,6 +42,18 @@ pub enum Backend {
     Amqp(AmqpTarget),
     Nats(BrokerTarget<nats::NatsOptions>),
     Mqtt(BrokerTarget<mqtt::MqttOptions>),
+    Mongo(MongoTarget),
+}
+
+/// A workload against MongoDB (or a server of its wire protocol, such as FerretDB).
+#[derive(Debug, Clone)]
+pub struct MongoTarget {
+    /// With the password from the environment; never shown.
+    pub url: String,
+    pub op: mongo::MongoOp,
+    pub options: mongo::MongoOptions,
+    /// Rebuild the collections before the scenario (`--init`).
+    pub init: bool,
 }
 
 /// Requests over HTTP/1.1 or HTTP/2.
@@ -182,6 +194,13 @@ macro_rules! with_driver {
                     Arc::new(mqtt::MqttDriver::new(&b.url, b.options).map_err(|e| e.to_string())?);
                 $body
             }
+            Backend::Mongo(m) => {
+                let $d = Arc::new(
+                    mongo::MongoDriver::new(&m.url, m.op, m.options.clone())
+                        .map_err(|e| e.to_string())?,
+                );
+                $body
+            }
         }
     };
 }
@@ -207,6 +226,7 @@ impl Backend {
             Backend::Amqp(_) => "amqp",
             Backend::Nats(_) => "nats",
             Backend::Mqtt(_) => "mqtt",
+            Backend::Mongo(_) => "mongodb",
         }
     }
 
@@ -251,6 +271,11 @@ impl Backend {
         if let Backend::Redis(r) = self {
             if r.prefill {
                 setup::prefill(r).map_err(|e| bad_input(format!("{context}prefill: {e}")))?;
+            }
+        }
+        if let Backend::Mongo(m) = self {
+            if m.init {
+                setup::mongo_init(m).map_err(|e| bad_input(format!("{context}--init: {e}")))?;
             }
         }
         let group = match self {
@@ -351,6 +376,12 @@ impl Backend {
                 put("qos", b.options.qos.into());
                 put("message_size", b.options.message_size.into());
             }
+            Backend::Mongo(m) => {
+                put("workload", m.op.name().into());
+                put("keyspace", m.options.keyspace.into());
+                put("scan_docs", m.options.scan_docs.into());
+                put("doc_size", m.options.doc_size.into());
+            }
         }
         m
     }
@@ -407,6 +438,17 @@ impl Extras for sql::mysql::MyDriver {}
 impl Extras for amqp::AmqpDriver {}
 impl Extras for nats::NatsDriver {}
 impl Extras for mqtt::MqttDriver {}
+
+impl Extras for mongo::MongoDriver {
+    /// Finds, updates and deletes that matched no document.
+    fn extras(&self) -> BTreeMap<String, Value> {
+        let mut m = BTreeMap::new();
+        if self.misses() > 0 {
+            m.insert("misses".into(), self.misses().into());
+        }
+        m
+    }
+}
 
 impl Extras for redis::RedisDriver {
     /// Per-node figures need the slot map first. A cluster that does not answer now is left

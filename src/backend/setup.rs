@@ -89,3 +89,17 @@ pub fn prefill(r: &RedisTarget) -> Result<(), AppError> {
     );
     Ok(())
 }
+
+/// `--init` of a MongoDB workload: the collections made anew, said on stderr.
+pub fn mongo_init(m: &super::MongoTarget) -> Result<(), AppError> {
+    let r = block_on_local(perfbase_drivers::mongo::init(&m.url, &m.options))?
+        .map_err(|e| bad_input(e.to_string()))?;
+    errln!(
+        "perfbase: made {db}.perfbase_docs and perfbase_deletes ({} documents each), \
+         perfbase_scan ({} documents, no index on v) and an empty perfbase_inserts",
+        perfbase_report::thousands(r.keyspace),
+        perfbase_report::thousands(r.scan_docs),
+        db = r.database
+    );
+    Ok(())
+}

@@ -6,6 +6,7 @@ mod brokers;
 mod command;
 mod http;
 mod load;
+mod mongo;
 mod records;
 mod run;
 mod serve;
@@ -14,6 +15,7 @@ mod sql;
 pub use brokers::{AmqpArgs, MqttArgs, NatsArgs, RedisArgs};
 pub use http::{parse_header, HttpArgs};
 pub use load::LoadArgs;
+pub use mongo::MongoArgs;
 pub use records::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
 };
@@ -97,6 +99,8 @@ pub enum Command {
     Nats(Box<NatsArgs>),
     /// Load an MQTT broker: QoS 0/1 publish with end-to-end latency.
     Mqtt(Box<MqttArgs>),
+    /// Load MongoDB (or FerretDB): an operation suite, or one operation.
+    Mongo(Box<MongoArgs>),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
     Run(RunArgs),
     /// Run the embedded reference service on a loopback port.

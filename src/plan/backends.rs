@@ -4,7 +4,7 @@ use super::context::Ctx;
 use super::file::{self, S};
 use super::model::*;
 use super::targets::Family;
-use crate::backend::{AmqpTarget, BrokerTarget};
+use crate::backend::{AmqpTarget, BrokerTarget, MongoTarget};
 use perfbase_drivers::workload::{Corpus, Template};
 use std::sync::Arc;
 
@@ -158,6 +158,53 @@ pub(super) fn redis_workload(
             pipeline: int(&w.pipeline, "pipeline", 1)? as usize,
         },
         prefill: w.prefill.as_ref().is_some_and(|p| *p.get_ref()),
+    })
+}
+
+/// The operation of a workload on a mongodb:// target, with its keyspace and `init`.
+pub(super) fn mongo_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    url: &str,
+) -> Result<MongoTarget, PlanError> {
+    use perfbase_drivers::mongo::{MongoOp, MongoOptions};
+    let op = match &w.command {
+        Some(c) => MongoOp::from_name(c.get_ref()).ok_or_else(|| {
+            cx.err(
+                c,
+                format!("{field}.command"),
+                format!(
+                    "unknown MongoDB operation '{}'; use one of {}",
+                    c.get_ref(),
+                    MongoOp::names()
+                ),
+            )
+        })?,
+        None => {
+            return Err(cx.err(
+                &w.target,
+                format!("{field}.command"),
+                format!(
+                    "a MongoDB workload needs `command`: one of {}",
+                    MongoOp::names()
+                ),
+            ))
+        }
+    };
+    let defaults = MongoOptions::default();
+    let keyspace = match &w.keyspace {
+        Some(v) => cx.positive(v, &format!("{field}.keyspace"))?,
+        None => defaults.keyspace,
+    };
+    Ok(MongoTarget {
+        url: url.to_string(),
+        op,
+        options: MongoOptions {
+            keyspace,
+            ..defaults
+        },
+        init: w.init.as_ref().is_some_and(|p| *p.get_ref()),
     })
 }
 

@@ -144,14 +144,16 @@ pub(crate) struct WorkloadDef {
     /// PostgreSQL pipelining depth, default 1; Redis: commands sent together.
     pub pipeline: Option<S<i64>>,
     /// Redis targets: the command (ping, set, get, get-miss, del, incr, lpush, rpush, lpop,
-    /// rpop, sadd, zadd, hset)…
+    /// rpop, sadd, zadd, hset)…; MongoDB targets: the operation (insert-one, find-one, …)…
     pub command: Option<S<String>>,
-    /// …over this many keys (default 100000)…
+    /// …over this many keys (default 100000; MongoDB: documents, default 1000)…
     pub keyspace: Option<S<i64>>,
     /// …with values of this many bytes (default 3)…
     pub value_size: Option<S<i64>>,
     /// …after setting every key once (so GETs hit).
     pub prefill: Option<S<bool>>,
+    /// MongoDB: drop and rebuild the collections before the scenario.
+    pub init: Option<S<bool>>,
     /// Brokers: amqp `roundtrip` or `publish`; nats `pubsub`, `request` or `jetstream`.
     pub mode: Option<S<String>>,
     /// Brokers: message bytes.

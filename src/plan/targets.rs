@@ -27,7 +27,7 @@ pub(super) fn targets<'r>(
                 &field,
                 format!(
                     "'{}': use an http://, https://, postgres://, mysql://, redis://, \
-                     redis+cluster://, amqp://, nats:// or mqtt:// URL",
+                     redis+cluster://, amqp://, nats://, mqtt:// or mongodb:// URL",
                     perfbase_core::redact::url(t.url.get_ref())
                 ),
             ));
@@ -61,6 +61,12 @@ pub(super) fn targets<'r>(
             }
             Family::Mqtt => {
                 perfbase_drivers::mqtt::MqttDriver::new(&url_text, Default::default())
+                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
+                None
+            }
+            Family::Mongo => {
+                use perfbase_drivers::mongo::{MongoDriver, MongoOp};
+                MongoDriver::new(&url_text, MongoOp::FindOne, Default::default())
                     .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
                 None
             }
@@ -105,6 +111,7 @@ pub(super) enum Family {
     Amqp,
     Nats,
     Mqtt,
+    Mongo,
 }
 
 impl Family {
@@ -116,6 +123,7 @@ impl Family {
             "amqp" => Family::Amqp,
             "nats" => Family::Nats,
             "mqtt" => Family::Mqtt,
+            "mongodb" => Family::Mongo,
             _ => return None,
         })
     }
@@ -131,6 +139,7 @@ impl Family {
                 Family::Amqp => "amqp://",
                 Family::Nats => "nats://",
                 Family::Mqtt => "mqtt://",
+                Family::Mongo => "mongodb://",
             })
             .collect();
         names.join(", ")

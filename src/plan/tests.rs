@@ -268,7 +268,7 @@ concurrency = [1, 2]
     assert!(err(&format!(
         "[targets.c]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\n{scenario}"
     ))
-    .starts_with("p.toml:5: workloads.w.command: applies to redis:// targets"));
+    .starts_with("p.toml:5: workloads.w.command: applies to redis://, mongodb:// targets"));
     assert!(err(&format!(
         "[targets.c]\nurl = \"redis://127.0.0.1:notaport\"\n[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\n{scenario}"
     ))

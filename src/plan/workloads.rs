@@ -1,7 +1,7 @@
 //! `[workloads]`: what each workload sends to its target. HTTP workloads are a request or a
 //! weighted mix of templates; the others take their protocol's fields (backends.rs).
 
-use super::backends::{broker_workload, redis_workload, sql_workload};
+use super::backends::{broker_workload, mongo_workload, redis_workload, sql_workload};
 use super::context::Ctx;
 use super::file::{self, PlanFile, RequestDef, S};
 use super::model::*;
@@ -105,6 +105,11 @@ fn backend_of(
             let redis = redis_workload(cx, field, w, url_text)?;
             let what = redis.op.name().to_string();
             (Backend::Redis(redis), what)
+        }
+        Family::Mongo => {
+            let mongo = mongo_workload(cx, field, w, url_text)?;
+            let what = mongo.op.name().to_string();
+            (Backend::Mongo(mongo), what)
         }
         _ => broker_workload(cx, field, w, family, url_text)?,
     })
@@ -373,12 +378,17 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
         &[Sql, Redis],
         w.pipeline.as_ref().map(|v| at(&v.span())),
     );
-    add("command", REDIS, w.command.as_ref().map(|v| at(&v.span())));
+    add(
+        "command",
+        &[Redis, Mongo],
+        w.command.as_ref().map(|v| at(&v.span())),
+    );
     add(
         "keyspace",
-        REDIS,
+        &[Redis, Mongo],
         w.keyspace.as_ref().map(|v| at(&v.span())),
     );
+    add("init", &[Mongo], w.init.as_ref().map(|v| at(&v.span())));
     add(
         "value_size",
         REDIS,

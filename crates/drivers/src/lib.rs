@@ -8,6 +8,8 @@ pub mod amqp;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod input;
+#[cfg(feature = "mongo")]
+pub mod mongo;
 #[cfg(feature = "mqtt")]
 pub mod mqtt;
 #[cfg(feature = "nats")]

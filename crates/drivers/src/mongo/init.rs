@@ -1,0 +1,74 @@
+//! `--init`: the collections the operations use, made anew.
+
+use super::{client, database_of, key, MongoError, MongoOptions, DELETES, DOCS, INSERTS, SCAN};
+use mongodb::bson::{doc, Document};
+use mongodb::Database;
+use perfbase_core::redact;
+
+/// Documents sent per `insertMany`.
+const BATCH: u64 = 1000;
+
+/// What `init` made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitReport {
+    pub database: String,
+    /// Documents in `perfbase_docs` and in `perfbase_deletes` each.
+    pub keyspace: u64,
+    /// Documents in `perfbase_scan`.
+    pub scan_docs: u64,
+}
+
+fn server(what: &str, e: &mongodb::error::Error) -> MongoError {
+    MongoError::Server(redact::text(&format!("{what}: {e}")))
+}
+
+/// Inserts `count` documents made by `make` into `name`, in batches.
+async fn fill(
+    db: &Database,
+    name: &str,
+    count: u64,
+    make: impl Fn(u64) -> Document,
+) -> Result<(), MongoError> {
+    let coll = db.collection::<Document>(name);
+    let mut first = 0;
+    while first < count {
+        let last = (first + BATCH).min(count);
+        let docs: Vec<Document> = (first..last).map(&make).collect();
+        coll.insert_many(docs)
+            .await
+            .map_err(|e| server(&format!("filling {name}"), &e))?;
+        first = last;
+    }
+    Ok(())
+}
+
+/// Drops and rebuilds the collections: `perfbase_docs` and `perfbase_deletes` with the keys
+/// of 0 … keyspace − 1 as `_id`, `perfbase_scan` with `scan_docs` documents (`v` = its number, `g` = one of
+/// 10 groups, no index but `_id`'s), and an empty `perfbase_inserts`.
+pub async fn init(url: &str, options: &MongoOptions) -> Result<InitReport, MongoError> {
+    let database = database_of(url)?;
+    let client = client(url, 2).await.map_err(|e| server("connecting", &e))?;
+    let db = client.database(&database);
+    for name in [DOCS, SCAN, INSERTS, DELETES] {
+        db.collection::<Document>(name)
+            .drop()
+            .await
+            .map_err(|e| server(&format!("dropping {name}"), &e))?;
+    }
+    let pad = "x".repeat(options.doc_size);
+    let keyed = |i: u64| doc! { "_id": key(i), "counter": 0i64, "pad": pad.as_str() };
+    fill(&db, DOCS, options.keyspace, keyed).await?;
+    fill(&db, DELETES, options.keyspace, keyed).await?;
+    fill(&db, SCAN, options.scan_docs, |i| {
+        doc! { "_id": i as i64, "v": i as i64, "g": (i % 10) as i64 }
+    })
+    .await?;
+    db.create_collection(INSERTS)
+        .await
+        .map_err(|e| server(&format!("creating {INSERTS}"), &e))?;
+    Ok(InitReport {
+        database,
+        keyspace: options.keyspace,
+        scan_docs: options.scan_docs,
+    })
+}

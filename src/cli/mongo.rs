@@ -1,0 +1,103 @@
+//! `perfbase mongo`: MongoDB's operation table, or one operation.
+
+use super::command::Job;
+use super::LoadArgs;
+use crate::backend::{Backend, MongoTarget};
+use crate::exit::{bad_input, AppError};
+use crate::plan::Plan;
+use crate::records::StoreOptions;
+use crate::study::StudyOptions;
+use clap::Args;
+use perfbase_core::redact;
+use perfbase_drivers::mongo::{MongoOp, MongoOptions};
+
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  perfbase mongo mongodb://127.0.0.1:27017/ --init -w suite -d 5s
+  perfbase mongo mongodb://user:secret@127.0.0.1:27017/shop -w find-one -c 8 -r 2k -d 30s
+
+The collections (perfbase_docs, perfbase_scan, perfbase_inserts, perfbase_deletes, in the URL's
+database or `perfbase`) are made by --init; find-scan filters on a field without an index.")]
+pub struct MongoArgs {
+    /// mongodb://[user:password@]host:port[/database] (the password is redacted everywhere)
+    pub url: String,
+
+    /// suite (every operation in turn) or one of: insert-one, find-one, find-scan, update-one,
+    /// aggregate, aggregate-complex, delete-one
+    #[arg(short = 'w', long, default_value = "suite")]
+    pub workload: String,
+
+    /// Documents in perfbase_docs and perfbase_deletes (_id k000000000000 …, picked at random)
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub keyspace: u64,
+
+    /// Documents in perfbase_scan, which find-scan reads in full
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub scan_docs: u64,
+
+    /// Bytes of padding per document written
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=16_000_000))]
+    pub doc_size: u64,
+
+    /// Drop and rebuild the collections first
+    #[arg(long)]
+    pub init: bool,
+
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
+
+impl MongoArgs {
+    /// One scenario per operation asked for (the suite: every one in turn).
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+        if !self.url.starts_with("mongodb://") {
+            return Err(bad_input(format!(
+                "URL '{}': perfbase mongo takes a mongodb:// URL",
+                redact::url(&self.url)
+            )));
+        }
+        self.load.check_json()?;
+        let options = MongoOptions {
+            keyspace: self.keyspace,
+            scan_docs: self.scan_docs,
+            doc_size: self.doc_size as usize,
+        };
+        let ops: Vec<MongoOp> = if self.workload == "suite" {
+            MongoOp::ALL.to_vec()
+        } else {
+            vec![MongoOp::from_name(&self.workload).ok_or_else(|| {
+                bad_input(format!(
+                    "--workload '{}': use suite, {}",
+                    self.workload,
+                    MongoOp::names()
+                ))
+            })?]
+        };
+        let label = redact::url(&self.url);
+        let suite = ops.len() > 1;
+        let jobs = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| Job {
+                step: if suite {
+                    op.name().into()
+                } else {
+                    "measure".into()
+                },
+                label: label.clone(),
+                backend: Backend::Mongo(MongoTarget {
+                    url: self.url.clone(),
+                    op: *op,
+                    options: options.clone(),
+                    // Once, before the first operation.
+                    init: self.init && i == 0,
+                }),
+            })
+            .collect();
+        let title = suite.then(|| format!("perfbase mongo suite on {label}"));
+        Ok((
+            self.load.plan("mongodb", jobs, 1),
+            self.load.options("mongodb", title, store),
+        ))
+    }
+}
