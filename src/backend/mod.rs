@@ -440,6 +440,11 @@ impl Extras for nats::NatsDriver {}
 impl Extras for mqtt::MqttDriver {}
 
 impl Extras for mongo::MongoDriver {
+    /// The collection the operation reads holds documents (else: run with --init).
+    fn before(&self) -> Result<(), AppError> {
+        setup::block_on_local(self.check())?.map_err(|e| bad_input(e.to_string()))
+    }
+
     /// Finds, updates and deletes that matched no document.
     fn extras(&self) -> BTreeMap<String, Value> {
         let mut m = BTreeMap::new();

@@ -9,7 +9,7 @@ use crate::records::StoreOptions;
 use crate::study::StudyOptions;
 use clap::Args;
 use perfbase_core::redact;
-use perfbase_drivers::mongo::{MongoOp, MongoOptions};
+use perfbase_drivers::mongo::{DocumentTemplate, MongoOp, MongoOptions};
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -39,6 +39,11 @@ pub struct MongoArgs {
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=16_000_000))]
     pub doc_size: u64,
 
+    /// insert-one: the document to insert, as JSON; a string "{{n}}" becomes the op number and
+    /// "{{key}}" a key of the keyspace, e.g. '{"user": "{{key}}", "seq": "{{n}}"}'
+    #[arg(long, value_name = "JSON")]
+    pub document: Option<String>,
+
     /// Drop and rebuild the collections first
     #[arg(long)]
     pub init: bool,
@@ -57,10 +62,23 @@ impl MongoArgs {
             )));
         }
         self.load.check_json()?;
+        if self.document.is_some() && !matches!(self.workload.as_str(), "suite" | "insert-one") {
+            return Err(bad_input(format!(
+                "--document is the document insert-one inserts; -w {} inserts none",
+                self.workload
+            )));
+        }
+        let document = match &self.document {
+            Some(json) => Some(
+                DocumentTemplate::parse(json).map_err(|e| bad_input(format!("--document: {e}")))?,
+            ),
+            None => None,
+        };
         let options = MongoOptions {
             keyspace: self.keyspace,
             scan_docs: self.scan_docs,
             doc_size: self.doc_size as usize,
+            document,
         };
         let ops: Vec<MongoOp> = if self.workload == "suite" {
             MongoOp::ALL.to_vec()

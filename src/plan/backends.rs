@@ -168,7 +168,7 @@ pub(super) fn mongo_workload(
     w: &file::WorkloadDef,
     url: &str,
 ) -> Result<MongoTarget, PlanError> {
-    use perfbase_drivers::mongo::{MongoOp, MongoOptions};
+    use perfbase_drivers::mongo::{DocumentTemplate, MongoOp, MongoOptions};
     let op = match &w.command {
         Some(c) => MongoOp::from_name(c.get_ref()).ok_or_else(|| {
             cx.err(
@@ -197,11 +197,26 @@ pub(super) fn mongo_workload(
         Some(v) => cx.positive(v, &format!("{field}.keyspace"))?,
         None => defaults.keyspace,
     };
+    let document = match &w.document {
+        Some(d) if op != MongoOp::InsertOne => {
+            return Err(cx.err(
+                d,
+                format!("{field}.document"),
+                format!("is what insert-one inserts; {} inserts none", op.name()),
+            ))
+        }
+        Some(d) => Some(
+            DocumentTemplate::parse(d.get_ref())
+                .map_err(|e| cx.err(d, format!("{field}.document"), e))?,
+        ),
+        None => None,
+    };
     Ok(MongoTarget {
         url: url.to_string(),
         op,
         options: MongoOptions {
             keyspace,
+            document,
             ..defaults
         },
         init: w.init.as_ref().is_some_and(|p| *p.get_ref()),

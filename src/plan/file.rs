@@ -154,6 +154,8 @@ pub(crate) struct WorkloadDef {
     pub prefill: Option<S<bool>>,
     /// MongoDB: drop and rebuild the collections before the scenario.
     pub init: Option<S<bool>>,
+    /// MongoDB insert-one: the document to insert, as JSON ("{{n}}", "{{key}}" filled per op).
+    pub document: Option<S<String>>,
     /// Brokers: amqp `roundtrip` or `publish`; nats `pubsub`, `request` or `jetstream`.
     pub mode: Option<S<String>>,
     /// Brokers: message bytes.

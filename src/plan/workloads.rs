@@ -390,6 +390,11 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
     );
     add("init", &[Mongo], w.init.as_ref().map(|v| at(&v.span())));
     add(
+        "document",
+        &[Mongo],
+        w.document.as_ref().map(|v| at(&v.span())),
+    );
+    add(
         "value_size",
         REDIS,
         w.value_size.as_ref().map(|v| at(&v.span())),

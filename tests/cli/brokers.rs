@@ -747,11 +747,52 @@ fn mongo_suite_runs_every_operation_and_the_open_model() {
         "{}",
         r.stderr()
     );
+    // A document template that is no JSON object, or on an operation that inserts nothing.
+    let (code, text, _) = pb(&["mongo", &url, "-w", "insert-one", "--document", "{\"a\": "]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--document: not JSON"), "{text}");
+    let (code, text, _) = pb(&["mongo", &url, "-w", "find-one", "--document", "{}"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("-w find-one inserts none"), "{text}");
     // A bad URL and a bad workload are one clear line each.
     let (code, text, _) = pb(&["mongo", "mongodb://u:s3cret@127.0.0.1:1/x", "-w", "findOne"]);
     assert_eq!(code, 2, "{text}");
     assert!(
         text.contains("--workload 'findOne'") && !text.contains("s3cret"),
+        "{text}"
+    );
+}
+
+/// FerretDB stopped mid-run: counted connect or read errors, a complete result, and the run
+/// recovers once it is back; a run without --init on an empty database is refused by name.
+#[test]
+fn mongo_server_stopped_mid_run_and_missing_collections() {
+    let Some(url) = service("PERFBASE_MONGODB_URL") else {
+        return;
+    };
+    let _g = serial();
+    let url = format!("{}/perfbase_stop", url.trim_end_matches('/'));
+    let (code, text, _) = pb(&["mongo", &url, "--init", "-w", "insert-one", "-n", "1"]);
+    assert_eq!(code, 0, "{text}");
+    let args = [
+        "mongo",
+        url.as_str(),
+        "-w",
+        "find-one",
+        "-c",
+        "2",
+        // FerretDB drains its connections for about 3 s after SIGTERM before it stops.
+        "-d",
+        "10s",
+        "--timeout",
+        "1s",
+    ];
+    stopped_mid_run(&args, "mongodb");
+    let empty = format!("{}_never_made", url);
+    let (code, text, _) = pb(&["mongo", &empty, "-w", "find-one", "-n", "1"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("collection perfbase_docs in database perfbase_stop_never_made is empty or missing: run with --init"),
         "{text}"
     );
 }

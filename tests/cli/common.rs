@@ -225,3 +225,36 @@ pub fn pb(dir: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Runs perfbase with `args` (a run of several seconds with a 1 s timeout), stops `service`
+/// 1.5 s in and starts it again 1.5 s after it stopped: the run goes on (exit 0), the stop is counted as transport
+/// errors, the password never shows, and successes come before the stop and after the restart.
+pub fn stopped_mid_run(args: &[&str], service: &str) {
+    let dir = tmp();
+    let run = Background::start(args, dir.path());
+    std::thread::sleep(Duration::from_millis(1500));
+    services_sh(&["down", service]);
+    std::thread::sleep(Duration::from_millis(1500));
+    services_sh(&["up", service]);
+    let (code, stderr, v) = run.finish();
+    assert_eq!(code, Some(0), "{service}: the run goes on: {stderr}");
+    validate(&v);
+    let e = &v["errors"];
+    let transport = ["read", "connect", "write", "timeout"]
+        .iter()
+        .map(|c| e[c].as_u64().unwrap_or(0))
+        .sum::<u64>();
+    assert!(transport > 0, "{service}: the stop was counted: {e}");
+    assert!(
+        !v.to_string().contains(":perfbase@"),
+        "{service}: the password never shows"
+    );
+    // Successes before the stop and again in the last second, after the restart.
+    let timeline = v["timeline"].as_array().unwrap();
+    let ok = |p: &Value| p["requests"].as_u64().unwrap() - p["errors"].as_u64().unwrap();
+    assert!(ok(&timeline[0]) > 0, "{service}: {timeline:?}");
+    assert!(
+        ok(&timeline[timeline.len() - 1]) > 0,
+        "{service}: it recovered: {timeline:?}"
+    );
+}

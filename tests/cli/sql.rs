@@ -387,47 +387,19 @@ fn connections_killed_by_the_server_mid_run_are_counted_and_the_run_goes_on() {
 /// 1.5 s in and starts it again 1.5 s later: the stop is counted, the run goes on and recovers.
 fn server_stopped_mid_run(cmd: &str, url: &str, service: &str) {
     init(cmd, url, "suite");
-    let dir = tmp();
-    let run = Background::start(
-        &[
-            cmd,
-            url,
-            "-w",
-            "select-pk",
-            "-c",
-            "2",
-            "-d",
-            "6s",
-            "--timeout",
-            "1s",
-        ],
-        dir.path(),
-    );
-    std::thread::sleep(Duration::from_millis(1500));
-    services_sh(&["down", service]);
-    std::thread::sleep(Duration::from_millis(1500));
-    services_sh(&["up", service]);
-    let (code, stderr, v) = run.finish();
-    assert_eq!(code, Some(0), "{service}: the run goes on: {stderr}");
-    validate(&v);
-    let e = &v["errors"];
-    let transport = ["read", "connect", "write", "timeout"]
-        .iter()
-        .map(|c| e[c].as_u64().unwrap_or(0))
-        .sum::<u64>();
-    assert!(transport > 0, "{service}: the stop was counted: {e}");
-    assert!(
-        !v.to_string().contains(":perfbase@"),
-        "{service}: the password never shows"
-    );
-    // Successes before the stop and again in the last second, after the restart.
-    let timeline = v["timeline"].as_array().unwrap();
-    let ok = |p: &Value| p["requests"].as_u64().unwrap() - p["errors"].as_u64().unwrap();
-    assert!(ok(&timeline[0]) > 0, "{service}: {timeline:?}");
-    assert!(
-        ok(&timeline[timeline.len() - 1]) > 0,
-        "{service}: it recovered: {timeline:?}"
-    );
+    let args = [
+        cmd,
+        url,
+        "-w",
+        "select-pk",
+        "-c",
+        "2",
+        "-d",
+        "6s",
+        "--timeout",
+        "1s",
+    ];
+    stopped_mid_run(&args, service);
 }
 
 #[test]

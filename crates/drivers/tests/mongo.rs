@@ -48,6 +48,7 @@ fn options() -> MongoOptions {
         keyspace: 50,
         scan_docs: 300,
         doc_size: 10,
+        document: None,
     }
 }
 
@@ -153,5 +154,41 @@ fn a_server_error_is_named_and_a_dead_server_is_a_connect_error() {
         let o = dead.open(0).await.err().unwrap();
         assert_eq!(o.class, Class::Connect, "{o:?}");
         assert!(!o.detail.unwrap_or_default().contains("s3cret"));
+    });
+}
+
+#[test]
+fn insert_one_inserts_the_document_template_filled_per_op() {
+    let Some(url) = server() else { return };
+    let db = "perfbase_test_template";
+    let url = in_database(&url, db);
+    local(async {
+        mongo::init(&url, &options()).await.unwrap();
+        let template = mongo::DocumentTemplate::parse(
+            r#"{"user": "{{key}}", "seq": "{{n}}", "kind": "order"}"#,
+        )
+        .unwrap();
+        let opts = MongoOptions {
+            document: Some(template),
+            ..options()
+        };
+        let driver = MongoDriver::new(&url, MongoOp::InsertOne, opts).unwrap();
+        let mut s = driver.open(0).await.unwrap();
+        for n in 0..12 {
+            assert_ok(&s.execute(n).await);
+        }
+        assert_eq!(
+            count(&url, db, mongo::INSERTS, doc! { "kind": "order" }).await,
+            12
+        );
+        let client = Client::with_uri_str(&url).await.unwrap();
+        let d = client
+            .database(db)
+            .collection::<Document>(mongo::INSERTS)
+            .find_one(doc! { "seq": 5i64 })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.get_str("user").unwrap(), key(mix64(5) % 50));
     });
 }

@@ -4,7 +4,8 @@
 //!
 //! **Operations** ([`MongoOp`]), the table people publish for a MongoDB service, each a pure
 //! function of the op number `n`, with `k` the key of `mix64(n) % keyspace` ([`key`]):
-//! - `insert-one`: a document `{n, pad}` into `perfbase_inserts` (the server makes its `_id`);
+//! - `insert-one`: a document `{n, pad}` into `perfbase_inserts` (the server makes its `_id`),
+//!   or the user's document template ([`DocumentTemplate`]);
 //! - `find-one`: `{_id: k}` in `perfbase_docs`;
 //! - `find-scan`: `{v: n mod scan_docs}` in `perfbase_scan`, whose `v` has no index, so every
 //!   query scans the collection (10,000 documents by default) for its one match;
@@ -27,7 +28,7 @@ mod init;
 
 use crate::workload::mix64;
 use futures_util::TryStreamExt;
-use mongodb::bson::{doc, Document};
+use mongodb::bson::{doc, Bson, Document};
 use mongodb::options::{ClientOptions, ConnectionString};
 use mongodb::{Client, Collection};
 use perfbase_core::{redact, Class, Driver, Outcome, Session};
@@ -95,8 +96,43 @@ impl MongoOp {
     }
 }
 
+/// A document to insert, from JSON: a string value `"{{n}}"` becomes the op number and
+/// `"{{key}}"` the op's key (`k000000000042`), anywhere in the document.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentTemplate(Document);
+
+impl DocumentTemplate {
+    /// Parses a JSON object; the error says what is wrong with it.
+    pub fn parse(json: &str) -> Result<DocumentTemplate, String> {
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| format!("not JSON: {e}"))?;
+        if !value.is_object() {
+            return Err("a document must be a JSON object ({…})".into());
+        }
+        mongodb::bson::to_document(&value)
+            .map(DocumentTemplate)
+            .map_err(|e| format!("not a document: {e}"))
+    }
+
+    /// The document of op `n` with key `key`.
+    fn render(&self, n: u64, key: &str) -> Document {
+        fn fill(b: &mut Bson, n: u64, key: &str) {
+            match b {
+                Bson::String(s) if s == "{{n}}" => *b = Bson::Int64(n as i64),
+                Bson::String(s) if s == "{{key}}" => *b = Bson::String(key.to_string()),
+                Bson::Document(d) => d.iter_mut().for_each(|(_, v)| fill(v, n, key)),
+                Bson::Array(a) => a.iter_mut().for_each(|v| fill(v, n, key)),
+                _ => {}
+            }
+        }
+        let mut d = self.0.clone();
+        d.iter_mut().for_each(|(_, v)| fill(v, n, key));
+        d
+    }
+}
+
 /// What the operations work on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MongoOptions {
     /// Documents in `perfbase_docs` and `perfbase_deletes` (`_id` 0 … keyspace − 1).
     pub keyspace: u64,
@@ -104,6 +140,8 @@ pub struct MongoOptions {
     pub scan_docs: u64,
     /// Bytes of padding in each document written.
     pub doc_size: usize,
+    /// insert-one: the document to insert instead of `{n, pad}`.
+    pub document: Option<DocumentTemplate>,
 }
 
 impl Default for MongoOptions {
@@ -112,6 +150,7 @@ impl Default for MongoOptions {
             keyspace: 1_000,
             scan_docs: 10_000,
             doc_size: 100,
+            document: None,
         }
     }
 }
@@ -186,6 +225,43 @@ impl MongoDriver {
         })
     }
 
+    /// The collection this driver's operation reads, if any.
+    fn reads(&self) -> Option<&'static str> {
+        match self.shared.op {
+            MongoOp::InsertOne => None,
+            MongoOp::FindOne | MongoOp::UpdateOne => Some(DOCS),
+            MongoOp::DeleteOne => Some(DELETES),
+            MongoOp::FindScan | MongoOp::Aggregate | MongoOp::AggregateComplex => Some(SCAN),
+        }
+    }
+
+    /// Before a run: the collection the operation reads holds documents. A missing one is no
+    /// error to MongoDB (a find in it finds nothing), so without this a run without `--init`
+    /// would measure empty reads and call them misses.
+    pub async fn check(&self) -> Result<(), MongoError> {
+        let Some(name) = self.reads() else {
+            return Ok(());
+        };
+        let s = &self.shared;
+        let client = client(&s.url, 1)
+            .await
+            .map_err(|e| MongoError::Server(failure_text(&e)))?;
+        let found = client
+            .database(&s.database)
+            .collection::<Document>(name)
+            .find_one(doc! {})
+            .await
+            .map_err(|e| MongoError::Server(failure_text(&e)))?;
+        match found {
+            Some(_) => Ok(()),
+            None => Err(MongoError::Server(format!(
+                "collection {name} in database {} is empty or missing: run with --init first \
+                 (in a plan: init = true)",
+                s.database
+            ))),
+        }
+    }
+
     /// Finds, updates and deletes so far that matched no document (successes, counted apart).
     pub fn misses(&self) -> u64 {
         self.shared.misses.load(Ordering::Relaxed)
@@ -199,6 +275,11 @@ pub struct MongoSession {
     scan: Collection<Document>,
     inserts: Collection<Document>,
     deletes: Collection<Document>,
+}
+
+/// An error from the crate in words, without secrets.
+fn failure_text(e: &mongodb::error::Error) -> String {
+    failure(e).detail.map(|d| d.to_string()).unwrap_or_default()
 }
 
 /// An error from the crate as an outcome: its class and a message without secrets.
@@ -269,7 +350,10 @@ impl MongoSession {
         let key = key(mix64(n) % s.options.keyspace);
         let found = match s.op {
             MongoOp::InsertOne => {
-                let d = doc! { "n": n as i64, "pad": s.pad.as_str() };
+                let d = match &s.options.document {
+                    Some(t) => t.render(n, &key),
+                    None => doc! { "n": n as i64, "pad": s.pad.as_str() },
+                };
                 self.inserts.insert_one(d).await?;
                 true
             }
@@ -339,6 +423,26 @@ impl Session for MongoSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_document_template_fills_n_and_key_anywhere() {
+        let t = DocumentTemplate::parse(
+            r#"{"user": "{{key}}", "seq": "{{n}}", "tags": ["a", "{{n}}"], "at": {"n": "{{n}}"}, "v": 1.5}"#,
+        )
+        .unwrap();
+        let d = t.render(7, "k000000000003");
+        assert_eq!(d.get_str("user").unwrap(), "k000000000003");
+        assert_eq!(d.get_i64("seq").unwrap(), 7);
+        assert_eq!(d.get_array("tags").unwrap()[1], Bson::Int64(7));
+        assert_eq!(d.get_document("at").unwrap().get_i64("n").unwrap(), 7);
+        assert_eq!(d.get_f64("v").unwrap(), 1.5);
+        assert!(DocumentTemplate::parse("[1]")
+            .unwrap_err()
+            .contains("JSON object"));
+        assert!(DocumentTemplate::parse("{\"a\": ")
+            .unwrap_err()
+            .starts_with("not JSON"));
+    }
 
     #[test]
     fn names_round_trip_and_urls_are_checked_without_showing_the_password() {
