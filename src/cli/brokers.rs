@@ -1,6 +1,6 @@
 //! `perfbase redis`, `perfbase amqp`, `perfbase nats`, `perfbase mqtt`.
 
-use super::command::Job;
+use super::command::{op_jobs, Job};
 use super::LoadArgs;
 use crate::backend::options::{self, AckName, AmqpModeName, NatsModeName};
 use crate::backend::{AmqpTarget, Backend, BrokerTarget, RedisTarget, StreamSide};
@@ -166,27 +166,21 @@ impl RedisArgs {
             })?]
         };
         let label = redact::url(&self.url);
-        let suite = ops.len() > 1;
-        let jobs = ops
-            .iter()
-            .enumerate()
-            .map(|(i, op)| Job {
-                step: if suite {
-                    op.name().into()
-                } else {
-                    "measure".into()
-                },
-                label: label.clone(),
-                backend: Backend::Redis(RedisTarget {
+        let jobs = op_jobs(
+            &ops,
+            |op| op.name(),
+            &label,
+            |i, op| {
+                Backend::Redis(RedisTarget {
                     url: self.url.clone(),
                     op: *op,
                     options: options.clone(),
                     // Once, before the first command.
                     prefill: self.prefill && i == 0,
-                }),
-            })
-            .collect();
-        let title = suite.then(|| {
+                })
+            },
+        );
+        let title = (ops.len() > 1).then(|| {
             format!(
                 "perfbase redis suite on {label} (pipeline {})",
                 options.pipeline

@@ -27,6 +27,26 @@ pub struct Job {
     pub backend: Backend,
 }
 
+/// The jobs of a command over `ops` (one, or a suite's every operation in turn) against
+/// `label`: a suite's steps are named by operation, a single one is `measure`; `backend`
+/// makes operation i's backend.
+pub fn op_jobs<O>(
+    ops: &[O],
+    name: impl Fn(&O) -> &'static str,
+    label: &str,
+    backend: impl Fn(usize, &O) -> Backend,
+) -> Vec<Job> {
+    let suite = ops.len() > 1;
+    ops.iter()
+        .enumerate()
+        .map(|(i, op)| Job {
+            step: if suite { name(op) } else { "measure" }.into(),
+            label: label.to_string(),
+            backend: backend(i, op),
+        })
+        .collect()
+}
+
 impl LoadArgs {
     /// The load these flags give `backend`: the open model with -r, else the closed model
     /// with -c (or the backend's default), `per_connection` sessions on each connection

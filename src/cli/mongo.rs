@@ -1,6 +1,6 @@
 //! `perfbase mongo`: MongoDB's operation table, or one operation.
 
-use super::command::Job;
+use super::command::op_jobs;
 use super::LoadArgs;
 use crate::backend::{Backend, MongoTarget};
 use crate::exit::{bad_input, AppError};
@@ -92,27 +92,21 @@ impl MongoArgs {
             })?]
         };
         let label = redact::url(&self.url);
-        let suite = ops.len() > 1;
-        let jobs = ops
-            .iter()
-            .enumerate()
-            .map(|(i, op)| Job {
-                step: if suite {
-                    op.name().into()
-                } else {
-                    "measure".into()
-                },
-                label: label.clone(),
-                backend: Backend::Mongo(MongoTarget {
+        let jobs = op_jobs(
+            &ops,
+            |op| op.name(),
+            &label,
+            |i, op| {
+                Backend::Mongo(MongoTarget {
                     url: self.url.clone(),
                     op: *op,
                     options: options.clone(),
                     // Once, before the first operation.
                     init: self.init && i == 0,
-                }),
-            })
-            .collect();
-        let title = suite.then(|| format!("perfbase mongo suite on {label}"));
+                })
+            },
+        );
+        let title = (ops.len() > 1).then(|| format!("perfbase mongo suite on {label}"));
         Ok((
             self.load.plan("mongodb", jobs, 1),
             self.load.options("mongodb", title, store),
