@@ -29,6 +29,13 @@ if ! command -v chromium >/dev/null 2>&1; then
   apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }
 fi
 
+if ! command -v man >/dev/null 2>&1; then
+  # The man page is checked by rendering it with man(1).
+  echo "== apt-get install man-db (for the man page test)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y man-db >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y man-db >/dev/null; }
+fi
+
 echo "== services (loopback only)"
 scripts/services.sh up >/dev/null
 eval "$(scripts/services.sh env)"

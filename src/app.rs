@@ -33,7 +33,25 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Baseline(a) => crate::inspect::baseline(a, &store),
         Command::Compare(a) => crate::inspect::compare(a, &store),
         Command::Report(a) => crate::inspect::report(a, &store),
+        Command::Completions(a) => shell_text(|cmd, out| {
+            clap_complete::generate(a.shell, cmd, "perfbase", out);
+            Ok(())
+        }),
+        Command::Man => shell_text(|cmd, out| clap_mangen::Man::new(cmd.clone()).render(out)),
     }
+}
+
+/// `perfbase completions SHELL` and `perfbase man`: text made from the one clap definition of
+/// the flags, so it cannot drift from them, written to stdout.
+fn shell_text(
+    make: impl FnOnce(&mut clap::Command, &mut Vec<u8>) -> std::io::Result<()>,
+) -> Result<Exit, AppError> {
+    use clap::CommandFactory as _;
+    let mut cmd = Cli::command();
+    let mut text = Vec::new();
+    make(&mut cmd, &mut text).map_err(|e| bad_input(format!("cannot render: {e}")))?;
+    out!("{}", String::from_utf8_lossy(&text));
+    Ok(Exit::Success)
 }
 
 /// Runs a plan as a study, stopping early on Ctrl-C.

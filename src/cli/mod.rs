@@ -117,6 +117,17 @@ pub enum Command {
     Compare(CompareArgs),
     /// Render runs as Markdown, HTML, JSON, CSV or JUnit XML
     Report(ReportArgs),
+    /// Print a shell completion script: source <(perfbase completions bash)
+    Completions(CompletionsArgs),
+    /// Print perfbase's man page (roff): perfbase man | man -l -
+    Man,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// clap value parsers for perfbase's units, so bad values name their flag.

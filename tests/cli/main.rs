@@ -10,6 +10,7 @@ mod common;
 mod edges;
 mod hostile;
 mod http;
+mod shell;
 mod sql;
 mod store;
 mod study;
