@@ -21,19 +21,15 @@ pub fn epilogue(
             if r.url.starts_with("redis+cluster://") {
                 out!("{}", cluster_lines(extras));
             }
-            misses_line(extras, result, single);
+            misses_line(extras, result, single, "GET misses (no such key");
         }
         Some(Backend::Mongo(_)) => {
-            let misses: u64 = extras
-                .iter()
-                .filter_map(|e| e.get("misses").and_then(Value::as_u64))
-                .sum();
-            if misses > 0 {
-                out!(
-                    "  matched no document (counted as successes): {}\n",
-                    perfbase_report::thousands(misses)
-                );
-            }
+            misses_line(
+                extras,
+                result,
+                single,
+                "matched no document (finds, updates, deletes",
+            );
         }
         Some(Backend::Amqp(AmqpTarget {
             stream: Some(side), ..
@@ -71,17 +67,19 @@ fn stream_lines(result: &RunResult, side: &StreamSide) {
     }
 }
 
-/// How many GETs found no key: they count as successes, so the share is said here (a run
-/// against an empty keyspace reads 100 % success and 100 % misses).
-fn misses_line(extras: &[BTreeMap<String, Value>], result: &RunResult, single: bool) {
+/// How many operations found nothing (a Redis GET of a missing key, a MongoDB find, update or
+/// delete that matched no document, the drivers' `misses` extra): they count as successes,
+/// so the count is said here (a run against an empty keyspace reads 100 % success and 100 %
+/// misses). `what` opens the line and its parenthesis.
+fn misses_line(extras: &[BTreeMap<String, Value>], result: &RunResult, single: bool, what: &str) {
     let misses: u64 = extras
         .iter()
-        .filter_map(|e| e.get("get_misses").and_then(Value::as_u64))
+        .filter_map(|e| e.get("misses").and_then(Value::as_u64))
         .sum();
     if misses == 0 {
         return;
     }
-    // In a suite the GETs are one operation among others: the count alone is said.
+    // In a suite they are one operation among others: the count alone is said.
     let share = if single {
         format!(
             " of {} ({:.2} %)",
@@ -92,7 +90,7 @@ fn misses_line(extras: &[BTreeMap<String, Value>], result: &RunResult, single: b
         String::new()
     };
     out!(
-        "  GET misses (no such key, counted as successes): {}{share}\n",
+        "  {what}, counted as successes): {}{share}\n",
         perfbase_report::thousands(misses)
     );
 }

@@ -470,7 +470,7 @@ impl Extras for redis::RedisDriver {
     fn extras(&self) -> BTreeMap<String, Value> {
         let mut m = BTreeMap::new();
         if self.misses() > 0 {
-            m.insert("get_misses".into(), self.misses().into());
+            m.insert("misses".into(), self.misses().into());
         }
         if self.is_cluster() {
             let nodes: serde_json::Map<String, Value> = self

@@ -1,6 +1,6 @@
 //! `perfbase redis`, `perfbase amqp`, `perfbase nats`, `perfbase mqtt`.
 
-use super::command::{op_jobs, Job};
+use super::command::{check_url, op_jobs, pick_ops, Job};
 use super::LoadArgs;
 use crate::backend::options::{self, AckName, AmqpModeName, NatsModeName};
 use crate::backend::{AmqpTarget, Backend, BrokerTarget, RedisTarget, StreamSide};
@@ -118,18 +118,6 @@ pub struct MqttArgs {
 }
 
 /// The URL's scheme is one of `schemes`, else an error naming the command's.
-fn check_url(url: &str, schemes: &[&str], command: &str) -> Result<(), AppError> {
-    if schemes.iter().any(|s| url.starts_with(&format!("{s}://"))) {
-        return Ok(());
-    }
-    let wanted: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
-    Err(bad_input(format!(
-        "URL '{}': perfbase {command} takes a {} URL",
-        redact::url(url),
-        wanted.join(" or ")
-    )))
-}
-
 /// A plan of one broker workload under `load`'s flags.
 fn one(load: &LoadArgs, url: &str, backend: Backend, store: &StoreOptions) -> (Plan, StudyOptions) {
     let kind = backend.protocol();
@@ -154,17 +142,12 @@ impl RedisArgs {
             value_size: self.value_size,
             pipeline: self.pipeline as usize,
         };
-        let ops: Vec<redis::RedisOp> = if self.workload == "suite" {
-            redis::RedisOp::ALL.to_vec()
-        } else {
-            vec![redis::RedisOp::from_name(&self.workload).ok_or_else(|| {
-                bad_input(format!(
-                    "--workload '{}': use suite, {}",
-                    self.workload,
-                    options::redis_names()
-                ))
-            })?]
-        };
+        let ops = pick_ops(
+            &self.workload,
+            &redis::RedisOp::ALL,
+            redis::RedisOp::from_name,
+            &options::redis_names(),
+        )?;
         let label = redact::url(&self.url);
         let jobs = op_jobs(
             &ops,

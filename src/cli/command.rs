@@ -27,6 +27,35 @@ pub struct Job {
     pub backend: Backend,
 }
 
+/// The operations `-w WORKLOAD` names: `suite` (every one of `all`, in turn) or one by name;
+/// an unknown name is an error listing `names`.
+pub fn pick_ops<O: Copy>(
+    workload: &str,
+    all: &[O],
+    from_name: impl Fn(&str) -> Option<O>,
+    names: &str,
+) -> Result<Vec<O>, AppError> {
+    if workload == "suite" {
+        return Ok(all.to_vec());
+    }
+    from_name(workload)
+        .map(|op| vec![op])
+        .ok_or_else(|| bad_input(format!("--workload '{workload}': use suite, {names}")))
+}
+
+/// `url` starts with one of `schemes`, or the error names what `perfbase COMMAND` takes.
+pub fn check_url(url: &str, schemes: &[&str], command: &str) -> Result<(), AppError> {
+    if schemes.iter().any(|s| url.starts_with(&format!("{s}://"))) {
+        return Ok(());
+    }
+    let wanted: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
+    Err(bad_input(format!(
+        "URL '{}': perfbase {command} takes a {} URL",
+        perfbase_core::redact::url(url),
+        wanted.join(" or ")
+    )))
+}
+
 /// The jobs of a command over `ops` (one, or a suite's every operation in turn) against
 /// `label`: a suite's steps are named by operation, a single one is `measure`; `backend`
 /// makes operation i's backend.

@@ -1,6 +1,6 @@
 //! `perfbase mongo`: MongoDB's operation table, or one operation.
 
-use super::command::op_jobs;
+use super::command::{check_url, op_jobs, pick_ops};
 use super::LoadArgs;
 use crate::backend::{Backend, MongoTarget};
 use crate::exit::{bad_input, AppError};
@@ -55,12 +55,7 @@ pub struct MongoArgs {
 impl MongoArgs {
     /// One scenario per operation asked for (the suite: every one in turn).
     pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
-        if !self.url.starts_with("mongodb://") {
-            return Err(bad_input(format!(
-                "URL '{}': perfbase mongo takes a mongodb:// URL",
-                redact::url(&self.url)
-            )));
-        }
+        check_url(&self.url, &["mongodb"], "mongo")?;
         self.load.check_json()?;
         if self.document.is_some() && !matches!(self.workload.as_str(), "suite" | "insert-one") {
             return Err(bad_input(format!(
@@ -80,17 +75,12 @@ impl MongoArgs {
             doc_size: self.doc_size as usize,
             document,
         };
-        let ops: Vec<MongoOp> = if self.workload == "suite" {
-            MongoOp::ALL.to_vec()
-        } else {
-            vec![MongoOp::from_name(&self.workload).ok_or_else(|| {
-                bad_input(format!(
-                    "--workload '{}': use suite, {}",
-                    self.workload,
-                    MongoOp::names()
-                ))
-            })?]
-        };
+        let ops = pick_ops(
+            &self.workload,
+            &MongoOp::ALL,
+            MongoOp::from_name,
+            &MongoOp::names(),
+        )?;
         let label = redact::url(&self.url);
         let jobs = op_jobs(
             &ops,
