@@ -173,15 +173,15 @@ fn http_workload(
             "at least one request needs a weight above 0",
         ));
     }
-    let label = format!(
-        "{}{}",
-        shown_url.trim_end_matches('/'),
-        if specs.len() == 1 {
-            specs[0].path.clone()
-        } else {
-            format!(" (mix of {})", specs.len())
-        }
-    );
+    let label = match specs.as_slice() {
+        [one] if one.path.is_empty() => shown_url.to_string(),
+        [one] => format!("{}{}", shown_url.trim_end_matches('/'), one.path),
+        _ => format!(
+            "{} (mix of {})",
+            shown_url.trim_end_matches('/'),
+            specs.len()
+        ),
+    };
     let options = HttpOptions {
         version: http_version(cx, tdef, w.target.get_ref())?,
         keepalive: tdef.keepalive.unwrap_or(true),
@@ -268,7 +268,8 @@ fn request_spec(
             Template::parse(p.get_ref(), corpora).map_err(|e| cx.err(p, format!("{f}.path"), e))?;
             p.get_ref().clone()
         }
-        None => "/".to_string(),
+        // The target URL as written, path and query included.
+        None => String::new(),
     };
     let body = match (&r.body, &r.body_file) {
         (Some(b), None) => {

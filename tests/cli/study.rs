@@ -776,3 +776,32 @@ expect = { 200 = 30, 503 = 10 }
     assert_eq!(check["passed"], true, "{check}");
     validate(r.json());
 }
+
+#[test]
+fn a_target_url_with_a_path_is_requested_as_written_like_ab() {
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    // The shape of plans/ab-60000-requests.toml: no `path`, the endpoint is the target URL.
+    let plan = r#"
+[targets.site]
+url = "{URL}"
+[workloads.get]
+target = "site"
+[[scenarios]]
+name = "n=300 c=10"
+workload = "get"
+concurrency = 10
+requests = 300
+"#;
+    for (url, status) in [
+        (format!("http://{}/health", server.addr), "200"),
+        (format!("http://{}/status/418?why=tea", server.addr), "418"),
+    ] {
+        let r = run_plan(plan, &url, dir.path(), &[]);
+        let phase = &r.json()["phases"][0];
+        assert_eq!(phase["status"][status], 300, "{url}: {phase}");
+        let endpoint = r.json()["study"]["scenarios"][0]["target"].to_string();
+        assert!(endpoint.contains(&url), "{url} labelled {endpoint}");
+    }
+}

@@ -30,7 +30,8 @@ pub struct RequestSpec {
     pub method: String,
     /// Scheme, host, port and an optional path prefix (`http://127.0.0.1:8080/api`).
     pub base: Url,
-    /// Path and query after the base, e.g. `/lookup/{{keys}}`.
+    /// Path and query after the base, e.g. `/lookup/{{keys}}`. Empty: the base URL itself,
+    /// path and query as given (`ab http://host/health` asks for `/health`, not `/health/`).
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<BodySpec>,
@@ -44,7 +45,23 @@ impl RequestSpec {
     pub fn label(&self) -> String {
         self.name
             .clone()
-            .unwrap_or_else(|| format!("{} {}", self.method, self.path))
+            .unwrap_or_else(|| format!("{} {}", self.method, self.request_path()))
+    }
+
+    /// The request target sent: the base's path prefix joined with `path`, or the base's own
+    /// path and query when `path` is empty.
+    pub fn request_path(&self) -> String {
+        if self.path.is_empty() {
+            let mut p = self.base.path().to_string();
+            if let Some(q) = self.base.query() {
+                p.push('?');
+                p.push_str(q);
+            }
+            return p;
+        }
+        let prefix = self.base.path().trim_end_matches('/');
+        let sep = if self.path.starts_with('/') { "" } else { "/" };
+        format!("{prefix}{sep}{}", self.path)
     }
 }
 
@@ -355,9 +372,7 @@ impl Templated {
         let mut requests = Vec::with_capacity(specs.len());
         for spec in specs {
             let host = authority(&spec.base)?;
-            let prefix = spec.base.path().trim_end_matches('/');
-            let sep = if spec.path.starts_with('/') { "" } else { "/" };
-            let path = format!("{prefix}{sep}{}", spec.path);
+            let path = spec.request_path();
             let (head, user_length) = head_lines(&spec.method, &path, &host, &spec.headers, o)?;
             let head = Template::parse(&head, &corpora).map_err(HttpError::Template)?;
             let body = match &spec.body {
