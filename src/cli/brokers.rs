@@ -164,10 +164,8 @@ impl RedisArgs {
             },
         );
         let title = (ops.len() > 1).then(|| {
-            format!(
-                "perfbase redis suite on {label} (pipeline {})",
-                options.pipeline
-            )
+            let on = format!("{label} (pipeline {})", options.pipeline);
+            self.load.suite_title("redis", &on, ops.len())
         });
         Ok((
             self.load.plan("redis", jobs, 1),

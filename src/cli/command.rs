@@ -11,6 +11,7 @@ use crate::records::StoreOptions;
 use crate::study::{Output, StudyOptions};
 use perfbase_analysis::knee::KneeRule;
 use perfbase_analysis::sweep::Offered;
+use perfbase_core::units::format_duration;
 use perfbase_engine::{Load, Pacer};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -184,6 +185,17 @@ impl LoadArgs {
             checks: Vec::new(),
             monitor: self.monitor(),
         }
+    }
+
+    /// A suite's title: what, where, and how long each operation runs (`-d` and `-n` apply to
+    /// each one, as redis-benchmark's `-n` does).
+    pub fn suite_title(&self, what: &str, label: &str, operations: usize) -> String {
+        let each = match (self.requests, self.duration) {
+            (Some(n), Some(d)) => format!("{n} requests or {} each", format_duration(d)),
+            (Some(n), None) => format!("{n} requests each"),
+            (None, d) => format!("{} each", format_duration(d.unwrap_or(DEFAULT_DURATION))),
+        };
+        format!("perfbase {what} suite on {label}: {operations} operations, {each}")
     }
 
     /// How the command's study runs and where its result goes; `title` makes it a suite.

@@ -17,11 +17,14 @@ pub struct LoadArgs {
     #[arg(short = 'r', long, value_name = "RATE", value_parser = parse::rate)]
     pub rate: Option<f64>,
 
-    /// Stop after this long (250ms, 10s, 1m) [default: 10s unless -n is given]
+    /// Stop after this long (250ms, 10s, 1m) [default: 10s unless -n is given]. A suite
+    /// (-w suite) runs each operation this long, as redis-benchmark's -n: 7 operations at
+    /// -d 7s take 49 s
     #[arg(short = 'd', long, value_name = "DURATION", value_parser = parse::positive_duration)]
     pub duration: Option<Duration>,
 
-    /// Stop after this many requests (1000, 60k); with -d, whichever comes first
+    /// Stop after this many requests (1000, 60k); with -d, whichever comes first. A suite
+    /// sends this many per operation
     #[arg(short = 'n', long = "requests", value_name = "COUNT", value_parser = parse::count)]
     pub requests: Option<u64>,
 

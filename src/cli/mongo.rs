@@ -96,7 +96,7 @@ impl MongoArgs {
                 })
             },
         );
-        let title = (ops.len() > 1).then(|| format!("perfbase mongo suite on {label}"));
+        let title = (ops.len() > 1).then(|| self.load.suite_title("mongo", &label, ops.len()));
         Ok((
             self.load.plan("mongodb", jobs, 1),
             self.load.options("mongodb", title, store),

@@ -147,12 +147,8 @@ impl SqlArgs {
             .collect();
         let plan = self.load.plan(dialect.protocol(), jobs, 1);
         let title = suite.then(|| {
-            let per_op = plan.scenarios[0].steps[0].duration.unwrap_or_default();
-            format!(
-                "perfbase {} suite on {label} — {} per operation",
-                dialect.protocol(),
-                perfbase_core::units::format_duration(per_op)
-            )
+            self.load
+                .suite_title(dialect.protocol(), &label, plan.scenarios.len())
         });
         let options = self.load.options(dialect.protocol(), title, store);
         Ok((plan, options))
