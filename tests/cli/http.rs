@@ -326,6 +326,17 @@ fn target_faults_are_counted_in_their_class() {
             r.json()["errors"]
         );
         assert!(!r.json()["error_samples"].as_array().unwrap().is_empty());
+        // wrk's line, where its users look: only for the socket classes.
+        let stdout = r.stdout();
+        let socket = stdout.lines().find(|l| l.contains("Socket errors"));
+        match class {
+            "protocol" => assert!(socket.is_none(), "{fault:?}: {socket:?}"),
+            _ => {
+                let line = socket.unwrap_or_else(|| panic!("{fault:?}: {stdout}"));
+                assert!(line.contains(&format!("{class} 20")), "{fault:?}: {line}");
+                assert!(line.contains("connect 0"), "{fault:?}: {line}");
+            }
+        }
         if matches!(fault, Fault::TruncatedBody) {
             // 10 of the 100 body bytes came, after a 38-byte head: the message counts the body.
             let m = r.json()["error_samples"][0]["message"].as_str().unwrap();

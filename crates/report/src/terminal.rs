@@ -215,6 +215,9 @@ pub fn render(r: &RunResult) -> String {
             errors.join(", ")
         }
     );
+    if let Some(line) = socket_errors(&m.errors) {
+        let _ = writeln!(out, "  {:<13} {line}", "Socket errors");
+    }
     if let Some(o) = &m.open_model {
         let _ = writeln!(
             out,
@@ -279,6 +282,21 @@ pub fn render(r: &RunResult) -> String {
         );
     }
     out
+}
+
+/// wrk's one line, where its users look for it: `connect N, read N, write N, timeout N`, only
+/// when one of them happened (wrk prints it only then too).
+fn socket_errors(errors: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+    let kinds = ["connect", "read", "write", "timeout"];
+    let count = |k: &str| errors.get(k).copied().unwrap_or(0);
+    if kinds.iter().all(|k| count(k) == 0) {
+        return None;
+    }
+    let parts: Vec<String> = kinds
+        .iter()
+        .map(|k| format!("{k} {}", thousands(count(k))))
+        .collect();
+    Some(parts.join(", "))
 }
 
 /// Renders a plan run's findings for the terminal; `color` marks failures in red.
