@@ -340,6 +340,8 @@ mod tests {
             offered: Offered::Rate(offered),
             achieved_rps: achieved,
             success_ratio: 1.0,
+            mean_ms: p99 / 2.0,
+            min_ms: p99 / 4.0,
             p50_ms: p99 / 2.0,
             p90_ms: p99,
             p95_ms: p99,

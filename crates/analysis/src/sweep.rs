@@ -49,6 +49,8 @@ pub fn step_row(name: &str, offered: Offered, m: &Measurement, buckets_ms: &[f64
         offered,
         achieved_rps: m.rps,
         success_ratio: m.success_ratio,
+        mean_ms: l.mean,
+        min_ms: l.min,
         p50_ms: l.p50,
         p90_ms: l.p90,
         p95_ms: l.p95,

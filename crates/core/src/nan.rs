@@ -51,6 +51,11 @@ impl<'de> Deserialize<'de> for Figure {
     }
 }
 
+/// NaN, the default of a figure that older results did not record.
+pub fn missing() -> f64 {
+    f64::NAN
+}
+
 /// One `f64`: NaN and ±∞ are written as `null`, `null` reads as NaN.
 /// Use as `#[serde(with = "perfbase_core::nan::f64")]`.
 pub mod f64 {

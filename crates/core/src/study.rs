@@ -105,6 +105,12 @@ pub struct StepRow {
     /// Share of successful operations, 0..1.
     #[serde(with = "crate::nan::f64")]
     pub success_ratio: f64,
+    /// Mean and minimum latency (the VU-ladder studies' avg and min columns); NaN in results
+    /// saved before they were recorded.
+    #[serde(default = "crate::nan::missing", with = "crate::nan::f64")]
+    pub mean_ms: f64,
+    #[serde(default = "crate::nan::missing", with = "crate::nan::f64")]
+    pub min_ms: f64,
     #[serde(with = "crate::nan::f64")]
     pub p50_ms: f64,
     #[serde(with = "crate::nan::f64")]
@@ -314,6 +320,8 @@ mod tests {
             offered,
             achieved_rps: 99.5,
             success_ratio: 1.0,
+            mean_ms: 1.5,
+            min_ms: 0.5,
             p50_ms: 1.25,
             p90_ms: 2.0,
             p95_ms: 3.0,
@@ -405,9 +413,21 @@ mod tests {
     #[test]
     fn finite_study_json_is_unchanged() {
         let s = study();
-        assert_eq!(serde_json::to_string(&s).expect("serialises"), FINITE_JSON);
-        let back: Study = serde_json::from_str(FINITE_JSON).expect("reads");
+        // Since then, steps also carry mean and min, between success and p50.
+        let now = FINITE_JSON.replace(
+            r#""success_ratio":1.0,"p50_ms""#,
+            r#""success_ratio":1.0,"mean_ms":1.5,"min_ms":0.5,"p50_ms""#,
+        );
+        assert_eq!(serde_json::to_string(&s).expect("serialises"), now);
+        let back: Study = serde_json::from_str(&now).expect("reads");
         assert_eq!(back, s);
+        // A study saved before them reads back with those two unknown, the rest the same.
+        let mut old: Study = serde_json::from_str(FINITE_JSON).expect("reads");
+        for row in &mut old.scenarios[0].steps {
+            assert!(row.mean_ms.is_nan() && row.min_ms.is_nan());
+            (row.mean_ms, row.min_ms) = (1.5, 0.5);
+        }
+        assert_eq!(old, s);
     }
 
     #[test]

@@ -701,9 +701,11 @@ fn sweep_table(out: &mut String, s: &ScenarioStudy) {
         })
         .unwrap_or_default();
     out.push_str(
-        "<table>\n<tr><th class=\"l\">step</th><th>offered</th><th>achieved/s</th><th>success</th>\
-         <th>p50 ms</th><th>p90 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th>",
+        "<table>\n<tr><th class=\"l\">step</th><th>offered</th><th>achieved/s</th><th>success</th>",
     );
+    for h in crate::study_text::LATENCY_HEADS {
+        let _ = write!(out, "<th>{h}</th>");
+    }
     for b in &buckets {
         let _ = write!(out, "<th>{b}</th>");
     }
@@ -718,8 +720,7 @@ fn sweep_table(out: &mut String, s: &ScenarioStudy) {
         };
         let _ = write!(
             out,
-            "<tr{class}><td class=\"l\">{}{}{}{}</td><td>{}</td><td>{}</td><td>{:.2} %</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            "<tr{class}><td class=\"l\">{}{}{}{}</td><td>{}</td><td>{}</td><td>{:.2} %</td>{}",
             escape(&row.name),
             row.invalid.as_deref().map_or(String::new(), |why| format!(
                 "<span class=\"tag knee\" title=\"{}\">invalid</span>",
@@ -738,11 +739,9 @@ fn sweep_table(out: &mut String, s: &ScenarioStudy) {
             offered(&row.offered),
             thousands_f(row.achieved_rps),
             row.success_ratio * 100.0,
-            ms(row.p50_ms),
-            ms(row.p90_ms),
-            ms(row.p95_ms),
-            ms(row.p99_ms),
-            ms(row.max_ms)
+            crate::study_text::latency_cells(row)
+                .map(|c| format!("<td>{c}</td>"))
+                .concat()
         );
         for (_, share) in &row.under_ms {
             if share.is_nan() {

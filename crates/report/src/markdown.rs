@@ -325,8 +325,13 @@ fn sweep_table(out: &mut String, s: &ScenarioStudy) {
         .unwrap_or_default();
     let _ = writeln!(
         out,
-        "| step | offered | achieved/s | success | p50 ms | p90 ms | p95 ms | p99 ms | max ms |{}\n|---|---|---|---|---|---|---|---|---|{}",
-        buckets.iter().map(|b| format!(" {b} |")).collect::<String>(),
+        "| step | offered | achieved/s | success | {} |{}\n|---|---|---|---|{}{}",
+        crate::study_text::LATENCY_HEADS.join(" | "),
+        buckets
+            .iter()
+            .map(|b| format!(" {b} |"))
+            .collect::<String>(),
+        "---|".repeat(crate::study_text::LATENCY_HEADS.len()),
         "---|".repeat(buckets.len())
     );
     for (i, row) in s.steps.iter().enumerate() {

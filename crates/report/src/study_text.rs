@@ -12,11 +12,27 @@ pub fn offered(o: &Offered) -> String {
     }
 }
 
-/// Latency in ms with sensible precision.
-/// A sweep row's latency columns, p50, p90, p95, p99 and max, as every report prints them.
-pub fn latency_cells(row: &perfbase_analysis::sweep::StepRow) -> [String; 5] {
-    [row.p50_ms, row.p90_ms, row.p95_ms, row.p99_ms, row.max_ms].map(ms)
+/// A sweep row's latency column heads, as every report prints them: avg and min as the
+/// VU-ladder studies report them, then the percentiles and max.
+pub const LATENCY_HEADS: [&str; 7] = [
+    "avg ms", "min ms", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms",
+];
+
+/// A sweep row's latency cells, in the order of [`LATENCY_HEADS`].
+pub fn latency_cells(row: &perfbase_analysis::sweep::StepRow) -> [String; 7] {
+    [
+        row.mean_ms,
+        row.min_ms,
+        row.p50_ms,
+        row.p90_ms,
+        row.p95_ms,
+        row.p99_ms,
+        row.max_ms,
+    ]
+    .map(ms)
 }
+
+/// Latency in ms with sensible precision.
 
 pub fn ms(v: f64) -> String {
     if v.is_nan() {

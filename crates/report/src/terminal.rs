@@ -348,16 +348,14 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
             .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {:<16} {:>10} {:>11} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}{buckets}",
+            "  {:<16} {:>10} {:>11} {:>8} {}{buckets}",
             "step",
             "offered",
             "achieved/s",
             "success",
-            "p50 ms",
-            "p90 ms",
-            "p95 ms",
-            "p99 ms",
-            "max ms"
+            crate::study_text::LATENCY_HEADS
+                .map(|h| format!("{h:>8}"))
+                .join(" ")
         );
         for (i, row) in s.steps.iter().enumerate() {
             let mark = match (&s.knee, &s.operating_point) {

@@ -42,7 +42,7 @@ fn failed_thresholds_and_checks_are_red_on_a_terminal_and_plain_elsewhere() {
 }
 
 #[test]
-fn sweep_tables_show_p90_and_the_share_under_each_bucket() {
+fn sweep_tables_show_avg_min_p90_and_the_share_under_each_bucket() {
     let (r, study) = fixture();
     let rows = &study.scenarios[0].steps;
     let text = terminal::render_study(&r, &study, false);
@@ -58,6 +58,10 @@ fn sweep_tables_show_p90_and_the_share_under_each_bucket() {
             "offered",
             "achieved/s",
             "success",
+            "avg",
+            "ms",
+            "min",
+            "ms",
             "p50",
             "ms",
             "p90",
@@ -87,10 +91,18 @@ fn sweep_tables_show_p90_and_the_share_under_each_bucket() {
             line.contains(&shares.join("  ")),
             "{line:?} lacks {shares:?}"
         );
+        // avg and min as the VU-ladder studies report them, before the percentiles.
+        let cells = format!(
+            "{:>8} {:>8} {:>8}",
+            format!("{:.2}", row.mean_ms),
+            format!("{:.2}", row.min_ms),
+            format!("{:.2}", row.p50_ms)
+        );
+        assert!(line.contains(&cells), "{line:?} lacks {cells:?}");
     }
     let md = markdown::render(&r, &study);
     assert!(
-        md.contains("| step | offered | achieved/s | success | p50 ms | p90 ms | p95 ms | p99 ms | max ms | < 50 ms | < 100 ms | < 200 ms |"),
+        md.contains("| step | offered | achieved/s | success | avg ms | min ms | p50 ms | p90 ms | p95 ms | p99 ms | max ms | < 50 ms | < 100 ms | < 200 ms |"),
         "{md}"
     );
     assert!(md.contains("FAIL"), "{md}");
