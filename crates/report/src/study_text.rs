@@ -33,7 +33,6 @@ pub fn latency_cells(row: &perfbase_analysis::sweep::StepRow) -> [String; 7] {
 }
 
 /// Latency in ms with sensible precision.
-
 pub fn ms(v: f64) -> String {
     if v.is_nan() {
         "—".into()
