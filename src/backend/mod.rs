@@ -87,6 +87,8 @@ pub struct SqlTarget {
     pub pipeline: usize,
     /// A TPC-B workload's scale as given; a run takes the tables' own, as pgbench does.
     pub scale_given: Option<u32>,
+    /// Create and fill the workload's tables before the run (a plan's `init = true`).
+    pub init: bool,
 }
 
 /// A workload against Redis (standalone or cluster).
@@ -217,6 +219,18 @@ impl HttpTarget {
 }
 
 impl Backend {
+    /// The same load without its set-up (tables made, collections rebuilt, keys prefilled):
+    /// a suite's later operations, which run on what the first one set up.
+    pub fn without_setup(mut self) -> Backend {
+        match &mut self {
+            Backend::Sql(s) => s.init = false,
+            Backend::Redis(r) => r.prefill = false,
+            Backend::Mongo(m) => m.init = false,
+            _ => {}
+        }
+        self
+    }
+
     /// The protocol results carry.
     pub fn protocol(&self) -> &'static str {
         match self {
@@ -262,6 +276,13 @@ impl Backend {
         interrupt: Arc<AtomicBool>,
         observer: &mut dyn Observer,
     ) -> Result<Ran, AppError> {
+        if let Backend::Sql(s) = self.clone() {
+            if s.init {
+                let done = setup::init_tables(&s, s.scale_given.unwrap_or(1))
+                    .map_err(|e| bad_input(format!("{context}init: {e}")))?;
+                errln!("perfbase: {done}");
+            }
+        }
         let workload = match self {
             Backend::Sql(s) => Some(setup::table_scale(s)?),
             _ => None,

@@ -115,6 +115,7 @@ impl LoadArgs {
             kind: Kind::Constant,
             steps: vec![Step {
                 name: job.step.clone(),
+                workload: None,
                 load,
                 offered,
                 duration,
@@ -163,6 +164,7 @@ impl LoadArgs {
                     corpora: Vec::new(),
                     shown_headers: Vec::new(),
                     backend: j.backend,
+                    suite: Vec::new(),
                 };
                 (j.step, w)
             })

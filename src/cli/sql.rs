@@ -68,6 +68,8 @@ impl SqlArgs {
             shown: shown.to_string(),
             pipeline: self.pipeline as usize,
             scale_given: self.scale,
+            // --init creates the tables and exits; a run never re-creates them.
+            init: false,
         }
     }
 

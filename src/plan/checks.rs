@@ -16,6 +16,13 @@ pub(super) fn checks(
     for (i, c) in raw.checks.iter().enumerate() {
         let field = format!("checks[{i}]");
         let workload = cx.workload_ref(workloads, &c.workload, format!("{field}.workload"))?;
+        if !workloads[&workload].suite.is_empty() {
+            return Err(cx.err(
+                &c.workload,
+                format!("{field}.workload"),
+                format!("'{workload}' is a suite; a check sends one workload (name one operation)"),
+            ));
+        }
         let mut expect = BTreeMap::new();
         for (k, v) in c.expect.get_ref() {
             let code: u16 = k

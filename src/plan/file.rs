@@ -117,7 +117,7 @@ pub(crate) struct RequestDef {
     pub name: Option<S<String>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WorkloadDef {
     pub target: S<String>,
@@ -152,8 +152,11 @@ pub(crate) struct WorkloadDef {
     pub value_size: Option<S<i64>>,
     /// …after setting every key once (so GETs hit).
     pub prefill: Option<S<bool>>,
-    /// MongoDB: drop and rebuild the collections before the scenario.
+    /// SQL and MongoDB: create (or rebuild) the tables or collections before the scenario.
     pub init: Option<S<bool>>,
+    /// A suite (`builtin = "suite"`, `command = "suite"`): the operations to run, in order
+    /// (default: all of them).
+    pub operations: Option<S<Vec<String>>>,
     /// MongoDB insert-one: the document to insert, as JSON ("{{n}}", "{{key}}" filled per op).
     pub document: Option<S<String>>,
     /// Brokers: amqp `roundtrip` or `publish`; nats `pubsub`, `request` or `jetstream`.

@@ -57,7 +57,12 @@ pub struct Workload {
     pub corpora: Vec<Arc<Corpus>>,
     /// Header lines as written (`${ENV}` unexpanded, secrets redacted), for results.
     pub shown_headers: Vec<String>,
+    /// What it runs: for a suite (`builtin = "suite"`, `command = "suite"`), its first
+    /// operation's backend, which validates the target.
     pub backend: Backend,
+    /// A suite's operations, in order: the names of the workloads (`NAME/operation`) a
+    /// scenario over it runs one after another, one step each. Empty for any other workload.
+    pub suite: Vec<String>,
 }
 
 impl Workload {
@@ -77,6 +82,9 @@ pub enum Kind {
     Stages,
     RateLadder,
     ConcurrencyLadder,
+    /// One step per operation of a suite workload, each at the scenario's one load: an
+    /// operation table.
+    Suite,
 }
 
 impl Kind {
@@ -89,6 +97,7 @@ impl Kind {
             Kind::Stages => "stages",
             Kind::RateLadder => "rate ladder",
             Kind::ConcurrencyLadder => "concurrency ladder",
+            Kind::Suite => "suite",
         }
     }
 }
@@ -97,6 +106,8 @@ impl Kind {
 #[derive(Debug, Clone)]
 pub struct Step {
     pub name: String,
+    /// The workload this step runs, when not the scenario's: a suite's operation.
+    pub workload: Option<String>,
     pub load: Load,
     pub offered: Offered,
     pub duration: Option<Duration>,

@@ -34,7 +34,8 @@ pub(super) fn scenarios(
             ));
         }
         let workload = cx.workload_ref(workloads, &sd.workload, format!("{field}.workload"))?;
-        scenarios.push(scenario(cx, &field, sd, workload, scale)?);
+        let suite = &workloads[&workload].suite;
+        scenarios.push(scenario(cx, &field, sd, workload.clone(), suite, scale)?);
     }
     Ok(scenarios)
 }
@@ -127,6 +128,7 @@ fn scenario(
     field: &str,
     sd: &file::ScenarioDef,
     workload: String,
+    suite: &[String],
     scale: f64,
 ) -> Result<Scenario, PlanError> {
     let shapes =
@@ -148,6 +150,14 @@ fn scenario(
         (Kind::Stages, stage_steps(cx, field, stages, b, scale)?)
     };
     check_steps(cx, field, sd, kind, &steps, scale)?;
+    let (kind, steps) = if suite.is_empty() {
+        (kind, steps)
+    } else {
+        (
+            Kind::Suite,
+            suite_steps(cx, field, sd, kind, &steps[0], suite)?,
+        )
+    };
     Ok(Scenario {
         name: sd.name.get_ref().clone(),
         workload,
@@ -178,6 +188,38 @@ fn scenario(
             .map(|t| cx.threshold(t, &format!("{field}.thresholds")))
             .collect::<Result<Vec<_>, _>>()?,
     })
+}
+
+/// A scenario over a suite workload: one step per operation (`NAME/operation`), each at the
+/// scenario's one load and bounds, named by its operation.
+fn suite_steps(
+    cx: &Ctx<'_>,
+    field: &str,
+    sd: &file::ScenarioDef,
+    kind: Kind,
+    load: &Step,
+    suite: &[String],
+) -> Result<Vec<Step>, PlanError> {
+    if kind != Kind::Constant {
+        return Err(cx.err(
+            &sd.workload,
+            format!("{field}.workload"),
+            format!(
+                "'{}' is a suite: it runs each operation at one load, so give one rate or one \
+                 concurrency, not a {}",
+                sd.workload.get_ref(),
+                kind.name()
+            ),
+        ));
+    }
+    Ok(suite
+        .iter()
+        .map(|w| Step {
+            name: w.rsplit('/').next().unwrap_or(w).to_string(),
+            workload: Some(w.clone()),
+            ..load.clone()
+        })
+        .collect())
 }
 
 /// The duration, count and in-flight cap of a scenario's steps.
@@ -231,6 +273,7 @@ fn rate_steps(
                 Kind::Constant,
                 vec![Step {
                     name: fmt_rate(rate),
+                    workload: None,
                     load: open(rate),
                     offered: Offered::Rate(rate),
                     duration,
@@ -244,6 +287,7 @@ fn rate_steps(
                 let rate = rate_of(cx, v, r, &f, scale)?;
                 steps.push(Step {
                     name: fmt_rate(rate),
+                    workload: None,
                     load: open(rate),
                     offered: Offered::Rate(rate),
                     duration,
@@ -274,6 +318,7 @@ fn concurrency_steps(
         let n = conc_of(cx, v, c, &f, scale)?;
         steps.push(Step {
             name: format!("c={n}"),
+            workload: None,
             load: Load::Closed { connections: n },
             offered: Offered::Concurrency(n),
             duration,
@@ -316,6 +361,7 @@ fn stage_steps(
             let rate = rate_of(cx, r.get_ref(), r, &format!("{f}.rate"), scale)?;
             last_rate = Some(rate);
             Step {
+                workload: None,
                 name: format!("stage {}: {}", j + 1, fmt_rate(rate)),
                 load: open(rate),
                 offered: Offered::Rate(rate),
@@ -327,6 +373,7 @@ fn stage_steps(
             let from = last_rate.unwrap_or(0.0);
             last_rate = Some(to);
             Step {
+                workload: None,
                 name: format!("stage {}: ramp {}→{}", j + 1, fmt_rate(from), fmt_rate(to)),
                 load: Load::Open {
                     pacer: Pacer::Ramp { from, to, over: d },
@@ -347,6 +394,7 @@ fn stage_steps(
             )?;
             last_rate = None;
             Step {
+                workload: None,
                 name: format!("stage {}: c={n}", j + 1),
                 load: Load::Closed { connections: n },
                 offered: Offered::Concurrency(n),

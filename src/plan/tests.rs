@@ -577,3 +577,86 @@ rate = 1
     .to_string();
     assert!(e.contains("p.toml:3: targets.api.url: ${PERFBASE_TEST_BAD_HOST} stands in the URL's scheme, host or port"), "{e}");
 }
+
+#[test]
+fn suites_are_one_step_per_operation_set_up_once() {
+    let text = |workload: &str, shape: &str| {
+        format!(
+            "[targets.db]\nurl = \"postgres://u@127.0.0.1:5432/d\"\n[targets.r]\nurl = \"redis://127.0.0.1:6379\"\n\
+             [targets.m]\nurl = \"mongodb://127.0.0.1:27017/d\"\n{workload}\n\
+             [[scenarios]]\nname = \"s\"\nworkload = \"w\"\n{shape}\n"
+        )
+    };
+    let pg = plan(&text(
+        "[workloads.w]\ntarget = \"db\"\nbuiltin = \"suite\"\ninit = true",
+        "concurrency = 2\nrepetitions = 2",
+    ))
+    .unwrap();
+    let s = &pg.scenarios[0];
+    assert_eq!(s.kind, Kind::Suite);
+    let names: Vec<&str> = s.steps.iter().map(|st| st.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "insert",
+            "select-pk",
+            "scan",
+            "update",
+            "delete",
+            "transaction",
+            "join"
+        ]
+    );
+    // The tables are made once, before the first operation.
+    for (i, st) in s.steps.iter().enumerate() {
+        let w = &pg.workloads[st.workload.as_ref().unwrap()];
+        let Backend::Sql(t) = &w.backend else {
+            panic!("{w:?}")
+        };
+        assert_eq!(t.init, i == 0, "{}", st.name);
+    }
+    let redis = plan(&text(
+        "[workloads.w]\ntarget = \"r\"\ncommand = \"suite\"\noperations = [\"set\", \"get\"]\nprefill = true",
+        "rate = 100",
+    ))
+    .unwrap();
+    let steps: Vec<(&str, bool)> = redis.scenarios[0]
+        .steps
+        .iter()
+        .map(
+            |st| match &redis.workloads[st.workload.as_ref().unwrap()].backend {
+                Backend::Redis(r) => (r.op.name(), r.prefill),
+                b => panic!("{b:?}"),
+            },
+        )
+        .collect();
+    assert_eq!(steps, [("set", true), ("get", false)]);
+    let mongo = plan(&text(
+        "[workloads.w]\ntarget = \"m\"\ncommand = \"suite\"",
+        "concurrency = 1",
+    ))
+    .unwrap();
+    assert_eq!(mongo.scenarios[0].steps.len(), 7);
+
+    let err = |w: &str, shape: &str| plan(&text(w, shape)).unwrap_err().to_string();
+    let suite = "[workloads.w]\ntarget = \"r\"\ncommand = \"suite\"";
+    assert!(err(suite, "rate = [1, 2]").contains(
+        "scenarios[0].workload: 'w' is a suite: it runs each operation at one load, so give \
+         one rate or one concurrency, not a rate ladder"
+    ));
+    assert!(err(
+        "[workloads.w]\ntarget = \"r\"\ncommand = \"suite\"\noperations = [\"set\", \"fly\"]",
+        "rate = 1"
+    )
+    .contains("workloads.w.operations: unknown operation 'fly'; use ping, set"));
+    assert!(err(
+        "[workloads.w]\ntarget = \"r\"\ncommand = \"get\"\noperations = [\"set\"]",
+        "rate = 1"
+    )
+    .contains("workloads.w.operations: pick operations of a suite only"));
+    assert!(err(
+        &format!("{suite}\n[[checks]]\nname = \"c\"\nworkload = \"w\"\nrequests = 1\nexpect = {{ 200 = 1 }}"),
+        "rate = 1"
+    )
+    .contains("checks[0].workload: 'w' is a suite; a check sends one workload"));
+}

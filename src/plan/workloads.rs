@@ -40,6 +40,36 @@ pub(super) fn workloads(
         let shown_url = cx.shown_url(&tdef.url, &format!("targets.{}.url", w.target.get_ref()))?;
         let workload = if *family == Family::Http {
             http_workload(cx, (name, &field, w), target, &shown_url, corpora)?
+        } else if let Some(ops) = suite_operations(cx, &field, w, *family)? {
+            // One workload per operation, `NAME/operation`; the suite names them in order.
+            let mut suite = Vec::new();
+            for (i, (op, def)) in ops.into_iter().enumerate() {
+                let (backend, _) = backend_of(cx, &field, &def, *family, url_text, corpora)?;
+                let op_name = format!("{name}/{op}");
+                let mut one = Workload {
+                    name: op_name.clone(),
+                    label: format!("{shown_url} ({op})"),
+                    corpora: corpora.to_vec(),
+                    shown_headers: Vec::new(),
+                    backend,
+                    suite: Vec::new(),
+                };
+                if i > 0 {
+                    // Tables, collections and keys are set up once, before the first.
+                    one.backend = one.backend.without_setup();
+                }
+                workloads.insert(op_name.clone(), one);
+                suite.push(op_name);
+            }
+            let first = workloads[&suite[0]].backend.clone();
+            Workload {
+                name: name.clone(),
+                label: format!("{shown_url} (suite of {})", suite.len()),
+                corpora: corpora.to_vec(),
+                shown_headers: Vec::new(),
+                backend: first,
+                suite,
+            }
         } else {
             let (backend, what) = backend_of(cx, &field, w, *family, url_text, corpora)?;
             Workload {
@@ -48,11 +78,92 @@ pub(super) fn workloads(
                 corpora: corpora.to_vec(),
                 shown_headers: Vec::new(),
                 backend,
+                suite: Vec::new(),
             }
         };
         workloads.insert(name.clone(), workload);
     }
     Ok(workloads)
+}
+
+/// A suite workload's operations (`builtin = "suite"` on SQL, `command = "suite"` on Redis
+/// and MongoDB), each with the workload's fields naming that one operation; `None` for a
+/// workload of one operation.
+fn suite_operations(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    family: Family,
+) -> Result<Option<Vec<(String, file::WorkloadDef)>>, PlanError> {
+    let (chosen, all): (&Option<S<String>>, Vec<&'static str>) = match family {
+        Family::Sql => (
+            &w.builtin,
+            perfbase_drivers::sql::SuiteOp::ALL
+                .iter()
+                .map(|o| o.name())
+                .collect(),
+        ),
+        Family::Redis => (
+            &w.command,
+            perfbase_drivers::redis::RedisOp::ALL
+                .iter()
+                .map(|o| o.name())
+                .collect(),
+        ),
+        Family::Mongo => (
+            &w.command,
+            perfbase_drivers::mongo::MongoOp::ALL
+                .iter()
+                .map(|o| o.name())
+                .collect(),
+        ),
+        _ => return Ok(None),
+    };
+    let Some(chosen) = chosen.as_ref().filter(|c| c.get_ref() == "suite") else {
+        if let Some(o) = &w.operations {
+            return Err(cx.err(
+                o,
+                format!("{field}.operations"),
+                "pick operations of a suite only (builtin or command = \"suite\")",
+            ));
+        }
+        return Ok(None);
+    };
+    let picked: Vec<String> = match &w.operations {
+        None => all.iter().map(|s| s.to_string()).collect(),
+        Some(o) => {
+            let f = format!("{field}.operations");
+            if o.get_ref().is_empty() {
+                return Err(cx.err(o, &f, "name at least one operation"));
+            }
+            for op in o.get_ref() {
+                if !all.contains(&op.as_str()) {
+                    return Err(cx.err(
+                        o,
+                        &f,
+                        format!("unknown operation '{op}'; use {}", all.join(", ")),
+                    ));
+                }
+            }
+            o.get_ref().clone()
+        }
+    };
+    let span = chosen.span();
+    Ok(Some(
+        picked
+            .into_iter()
+            .map(|op| {
+                let mut def = w.clone();
+                def.operations = None;
+                let named = Some(S::new(span.clone(), op.clone()));
+                match family {
+                    Family::Sql => def.builtin = named,
+                    _ => def.command = named,
+                }
+                (op, def)
+            })
+            .collect(),
+    ))
 }
 
 /// The backend of a workload on a database, Redis or broker target, and what reports call it.
@@ -98,6 +209,7 @@ fn backend_of(
                     .scale
                     .as_ref()
                     .map(|s| (*s.get_ref()).clamp(1, u32::MAX as i64) as u32),
+                init: w.init.as_ref().is_some_and(|i| *i.get_ref()),
             };
             (Backend::Sql(target), what)
         }
@@ -204,6 +316,7 @@ fn http_workload(
             },
             options,
         }),
+        suite: Vec::new(),
     })
 }
 
@@ -389,7 +502,16 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
         &[Redis, Mongo],
         w.keyspace.as_ref().map(|v| at(&v.span())),
     );
-    add("init", &[Mongo], w.init.as_ref().map(|v| at(&v.span())));
+    add(
+        "init",
+        &[Sql, Mongo],
+        w.init.as_ref().map(|v| at(&v.span())),
+    );
+    add(
+        "operations",
+        &[Sql, Redis, Mongo],
+        w.operations.as_ref().map(|v| at(&v.span())),
+    );
     add(
         "document",
         &[Mongo],

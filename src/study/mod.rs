@@ -109,12 +109,17 @@ impl Observer for Saver<'_, '_> {
     }
 }
 
-/// The engine's phases of scenario `s`, and where each measured one sits. A command's phases
-/// keep the names its users know (`warmup`, `measure`, the operation); a plan's name the
-/// scenario and step.
-fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>) {
+/// The engine's phases of scenario `s`, where each measured one sits, and the workload each
+/// runs. A command's phases keep the names its users know (`warmup`, `measure`, the
+/// operation); a plan's name the scenario and step. A suite's steps run on their own
+/// workloads, in order within each repetition (so a repetition's deletes remove the rows its
+/// inserts made, as one `perfbase pg -w suite` run does).
+fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<String>) {
     let mut specs = Vec::new();
     let mut slots = Vec::new();
+    let order = (1..=s.repetitions).flat_map(|rep| (0..s.steps.len()).map(move |k| (rep, k)));
+    let workload_of = |k: usize| s.steps[k].workload.clone().unwrap_or(s.workload.clone());
+    let mut workloads = Vec::new();
     if let Some(w) = s.warmup {
         specs.push(PhaseSpec {
             name: if plain {
@@ -128,43 +133,57 @@ fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>) {
             record: false,
         });
         slots.push(None);
+        workloads.push(workload_of(0));
     }
-    for rep in 1..=s.repetitions {
-        for (k, step) in s.steps.iter().enumerate() {
-            if let (Some(c), false) = (s.cooldown, specs.is_empty()) {
-                specs.push(PhaseSpec {
-                    name: format!("{} cool-down", s.name),
-                    load: Load::Idle,
-                    duration: Some(c),
-                    count: None,
-                    record: false,
-                });
-                slots.push(None);
-            }
-            let name = if plain {
-                step.name.clone()
-            } else if s.repetitions > 1 {
-                format!("{} {} #{rep}", s.name, step.name)
-            } else if s.steps.len() > 1 {
-                format!("{} {}", s.name, step.name)
-            } else {
-                s.name.clone()
-            };
+    for (rep, k) in order {
+        let step = &s.steps[k];
+        if let (Some(c), false) = (s.cooldown, specs.is_empty()) {
             specs.push(PhaseSpec {
-                name,
-                load: step.load.clone(),
-                duration: step.duration,
-                count: step.count,
-                record: true,
+                name: format!("{} cool-down", s.name),
+                load: Load::Idle,
+                duration: Some(c),
+                count: None,
+                record: false,
             });
-            slots.push(Some(Slot {
-                step: k,
-                rep,
-                offered: step.offered,
-            }));
+            slots.push(None);
+            workloads.push(workload_of(k));
+        }
+        let name = if plain {
+            step.name.clone()
+        } else if s.repetitions > 1 {
+            format!("{} {} #{rep}", s.name, step.name)
+        } else if s.steps.len() > 1 {
+            format!("{} {}", s.name, step.name)
+        } else {
+            s.name.clone()
+        };
+        specs.push(PhaseSpec {
+            name,
+            load: step.load.clone(),
+            duration: step.duration,
+            count: step.count,
+            record: true,
+        });
+        slots.push(Some(Slot {
+            step: k,
+            rep,
+            offered: step.offered,
+        }));
+        workloads.push(workload_of(k));
+    }
+    (specs, slots, workloads)
+}
+
+/// Consecutive phases on the same workload, as index ranges: each is one engine run.
+fn runs_of(workloads: &[String]) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, w) in workloads.iter().enumerate() {
+        match runs.last_mut() {
+            Some(r) if workloads[r.start] == *w => r.end = i + 1,
+            _ => runs.push(i..i + 1),
         }
     }
-    (specs, slots)
+    runs
 }
 
 /// Worker threads for `loads`: as asked (`-t`, then the plan's `threads`, then the cores),
@@ -206,7 +225,9 @@ pub fn run(
             .map_err(|e| bad_input(format!("--out {}: cannot create: {e}", dir.display())))?;
     }
     // Build every driver first: a bad workload stops the run before any load is sent.
-    let used = plan.scenarios.iter().map(|s| &s.workload);
+    let used = plan.scenarios.iter().flat_map(|s| {
+        std::iter::once(&s.workload).chain(s.steps.iter().filter_map(|st| st.workload.as_ref()))
+    });
     for name in used.chain(plan.checks.iter().map(|c| &c.workload)) {
         plan.workloads[name]
             .backend
@@ -239,34 +260,53 @@ pub fn run(
         if state.interrupted {
             break;
         }
-        let (specs, slots) = phases(s, plain);
+        let (specs, slots, workloads) = phases(s, plain);
         let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
         let cfg = engine(plan, threads, &state.clock);
-        let mut observer = crate::monitoring::Labelled {
-            monitor: &monitor,
-            inner: Saver {
-                state: &mut state,
-                scenario: (k, s.name.clone()),
-                slots: slots.clone(),
-                progress: ProgressLine::new(o.progress),
-                error: None,
-            },
-        };
-        let ran = plan.workloads[&s.workload].backend.run(
-            &context(plan, &s.workload),
-            &cfg,
-            &specs,
-            interrupt.clone(),
-            &mut observer,
-        )?;
-        if let Some(e) = observer.inner.error.take() {
-            return Err(e.into());
+        let mut outcomes = Vec::new();
+        let mut side = Side::default();
+        let mut set_up = std::collections::HashSet::new();
+        for run in runs_of(&workloads) {
+            if state.interrupted {
+                break;
+            }
+            let name = &workloads[run.start];
+            let mut observer = crate::monitoring::Labelled {
+                monitor: &monitor,
+                inner: Saver {
+                    state: &mut state,
+                    scenario: (k, s.name.clone()),
+                    slots: slots[run.clone()].to_vec(),
+                    progress: ProgressLine::new(o.progress),
+                    error: None,
+                },
+            };
+            // A suite's later repetitions run on what its first one set up.
+            let backend = &plan.workloads[name].backend;
+            let backend = if set_up.insert(name) {
+                backend.clone()
+            } else {
+                backend.clone().without_setup()
+            };
+            let ran = backend.run(
+                &context(plan, name),
+                &cfg,
+                &specs[run.clone()],
+                interrupt.clone(),
+                &mut observer,
+            )?;
+            if let Some(e) = observer.inner.error.take() {
+                return Err(e.into());
+            }
+            // Each engine run counts its phases from 0; the scenario's slots count them all.
+            outcomes.extend(ran.outcomes.into_iter().map(|mut o| {
+                o.index += run.start;
+                o
+            }));
+            side.extras.extend(ran.extras);
+            side.consumed = side.consumed.or(ran.consumed);
         }
-        scenario_studies.push(analyse::analyse(plan, s, &ran.outcomes, &slots));
-        let side = Side {
-            extras: ran.extras,
-            consumed: ran.consumed,
-        };
+        scenario_studies.push(analyse::analyse(plan, s, &outcomes, &slots));
         state.sides.insert(k, side);
     }
     let mut checks = Vec::new();

@@ -498,3 +498,135 @@ fn the_monitor_sees_postgresql_idle_and_under_load() {
     assert!((5e6..2e9).contains(&rss), "RSS {rss}");
     validate(&v);
 }
+
+#[test]
+fn plans_run_suites_of_every_database_kind_one_step_per_operation() {
+    let (Some(pg), Some(my), Some(redis), Some(mongo)) = (
+        service("PERFBASE_POSTGRES_URL"),
+        service("PERFBASE_MYSQL_URL"),
+        service("PERFBASE_REDIS_URL"),
+        service("PERFBASE_MONGODB_URL"),
+    ) else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    // Set-up (tables, collections, prefill) comes from the plan itself, once per suite.
+    let plan = format!(
+        r#"
+[targets.pg]
+url = "{pg}"
+[targets.my]
+url = "{my}"
+[targets.redis]
+url = "{redis}"
+[targets.mongo]
+url = "{mongo}"
+[workloads.pg_ops]
+target = "pg"
+builtin = "suite"
+init = true
+[workloads.my_ops]
+target = "my"
+builtin = "suite"
+operations = ["insert", "select-pk", "join"]
+init = true
+[workloads.redis_ops]
+target = "redis"
+command = "suite"
+operations = ["set", "get", "incr"]
+keyspace = 500
+prefill = true
+[workloads.mongo_ops]
+target = "mongo"
+command = "suite"
+operations = ["insert-one", "find-one", "aggregate"]
+keyspace = 200
+init = true
+[[scenarios]]
+name = "postgresql"
+workload = "pg_ops"
+concurrency = 2
+requests = 60
+repetitions = 2
+[[scenarios]]
+name = "mariadb"
+workload = "my_ops"
+concurrency = 2
+requests = 60
+[[scenarios]]
+name = "redis"
+workload = "redis_ops"
+concurrency = 2
+requests = 60
+[[scenarios]]
+name = "mongodb"
+workload = "mongo_ops"
+concurrency = 2
+requests = 60
+"#
+    );
+    let r = run_plan_with(dir.path(), &plan, |_| {});
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let expected: [(&str, &[&str], u64); 4] = [
+        (
+            "postgresql",
+            &[
+                "insert",
+                "select-pk",
+                "scan",
+                "update",
+                "delete",
+                "transaction",
+                "join",
+            ],
+            120,
+        ),
+        ("mariadb", &["insert", "select-pk", "join"], 60),
+        ("redis", &["set", "get", "incr"], 60),
+        ("mongodb", &["insert-one", "find-one", "aggregate"], 60),
+    ];
+    for (i, (name, ops, requests)) in expected.into_iter().enumerate() {
+        let s = &r.json()["study"]["scenarios"][i];
+        assert_eq!(
+            (s["name"].as_str(), s["kind"].as_str()),
+            (Some(name), Some("suite"))
+        );
+        let steps = s["steps"].as_array().unwrap();
+        let names: Vec<&str> = steps
+            .iter()
+            .map(|st| st["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ops, "{name}");
+        for (k, op) in ops.iter().enumerate() {
+            let runs: Vec<&Value> = r.json()["phases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["scenario"] == name && p["step"] == k as u64)
+                .collect();
+            let sent: u64 = runs.iter().map(|p| p["requests"].as_u64().unwrap()).sum();
+            assert_eq!(sent, requests, "{name} {op}");
+            for p in runs {
+                assert_eq!(
+                    p["success_ratio"], 1.0,
+                    "{name} {op}: {}",
+                    p["error_samples"]
+                );
+            }
+        }
+        if name == "postgresql" {
+            assert_eq!(s["repetition_stats"].as_array().unwrap().len(), 7);
+        }
+    }
+    // Each suite set up once: the tables and collections, and the keys.
+    let err = r.stderr();
+    assert_eq!(
+        err.matches("initialised the suite's tables").count(),
+        2,
+        "{err}"
+    );
+    assert_eq!(err.matches("prefilled 500 keys").count(), 1, "{err}");
+    assert_eq!(err.matches("perfbase_docs").count(), 1, "{err}");
+    validate(r.json());
+}

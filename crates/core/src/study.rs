@@ -31,7 +31,7 @@ pub struct Study {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioStudy {
     pub name: String,
-    /// `constant`, `stages`, `rate ladder` or `concurrency ladder`.
+    /// `constant`, `stages`, `rate ladder`, `concurrency ladder` or `suite` (a step per operation).
     pub kind: String,
     pub workload: String,
     pub target: String,
