@@ -101,6 +101,9 @@ fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         }
         m.selectors.extend(a.monitor.iter().cloned());
     }
+    if let Some(idle) = a.monitor_idle {
+        plan.monitor.idle = idle;
+    }
     if a.dry_run {
         out!("{}", crate::plan::describe(&plan));
         return Ok(Exit::Success);

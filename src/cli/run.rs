@@ -37,4 +37,9 @@ pub struct RunArgs {
     /// cgroup:PATH
     #[arg(long = "monitor", value_name = "TARGET")]
     pub monitor: Vec<String>,
+
+    /// Sample the watched services idle for this long before the load (overrides the plan's
+    /// [monitor] idle; default 3s)
+    #[arg(long, value_name = "DURATION", value_parser = super::parse::duration)]
+    pub monitor_idle: Option<std::time::Duration>,
 }

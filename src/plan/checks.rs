@@ -80,13 +80,16 @@ pub(super) fn monitor(
 ) -> Result<crate::monitoring::MonitorOptions, PlanError> {
     Ok(match &raw.monitor {
         Some(m) => {
+            // `pid:${PG_PID}`: the services' pids come from the environment, as URLs do.
+            let mut selectors = Vec::new();
             for t in &m.targets {
-                t.get_ref()
-                    .parse::<perfbase_monitor::Selector>()
+                let text = cx.env(t, "monitor.targets")?;
+                text.parse::<perfbase_monitor::Selector>()
                     .map_err(|e| cx.err(t, "monitor.targets", e.to_string()))?;
+                selectors.push(text);
             }
             crate::monitoring::MonitorOptions {
-                selectors: m.targets.iter().map(|t| t.get_ref().clone()).collect(),
+                selectors,
                 idle: match &m.idle {
                     Some(d) => cx.duration(d, "monitor.idle")?,
                     None => crate::monitoring::DEFAULT_IDLE,

@@ -401,21 +401,22 @@ fn a_plan_monitor_labels_samples_with_each_phase() {
         .spawn()
         .unwrap();
     let dir = tmp();
-    let plan = format!(
-        "[monitor]\ntargets = [\"pid:{}\"]\nidle = \"600ms\"\ninterval = \"200ms\"\n[targets.svc]\nurl = \"{{URL}}\"\n[workloads.w]\ntarget = \"svc\"\npath = \"/delay/2\"\n[[scenarios]]\nname = \"ladder\"\nworkload = \"w\"\nconcurrency = [1, 2]\nduration = \"800ms\"\n",
-        busy.id()
-    );
+    // The pid comes from the environment, as scripts/services.sh exports its services'.
+    let plan = "[monitor]\ntargets = [\"pid:${BUSY_PID}\"]\nidle = \"600ms\"\ninterval = \"200ms\"\n[targets.svc]\nurl = \"{URL}\"\n[workloads.w]\ntarget = \"svc\"\npath = \"/delay/2\"\n[[scenarios]]\nname = \"ladder\"\nworkload = \"w\"\nconcurrency = [1, 2]\nduration = \"800ms\"\n";
     // perfbase run --monitor adds a target to the plan's own.
     let mut sleeper = std::process::Command::new("sleep")
         .arg("30")
         .spawn()
         .unwrap();
     let extra = format!("pid:{}", sleeper.id());
-    let r = run_plan(
-        &plan,
-        &format!("http://{}", server.addr),
+    // --monitor-idle wins over the plan's idle.
+    let r = run_plan_with(
         dir.path(),
-        &["--monitor", &extra],
+        &plan.replace("{URL}", &format!("http://{}", server.addr)),
+        |c| {
+            c.args(["--monitor", &extra, "--monitor-idle", "1600ms"])
+                .env("BUSY_PID", busy.id().to_string());
+        },
     );
     for child in [&mut busy, &mut sleeper] {
         let _ = child.kill();
@@ -427,7 +428,13 @@ fn a_plan_monitor_labels_samples_with_each_phase() {
         .iter()
         .map(|t| t["label"].as_str().unwrap())
         .collect();
+    assert_eq!(labels[0], format!("pid:{}", busy.id()), "{labels:?}");
     assert_eq!(labels[1], extra, "{labels:?}");
+    let idle = targets[0]["phases"][0]["samples"].as_u64().unwrap();
+    assert!(
+        idle >= 6,
+        "1.6 s idle at 200 ms, not the plan's 0.6 s: {idle} samples"
+    );
     assert_eq!(
         labels.len(),
         3,
