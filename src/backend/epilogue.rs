@@ -3,7 +3,7 @@
 //! node for a Redis Cluster.
 
 use super::{AmqpTarget, Backend, SqlTarget, StreamSide};
-use perfbase_core::result::RunResult;
+use perfbase_core::result::{Measurement, RunResult};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -16,7 +16,16 @@ pub fn epilogue(
     single: bool,
 ) {
     match backends.first() {
-        Some(Backend::Sql(s)) if single => out!("{}", pgbench_block(result, s)),
+        Some(Backend::Sql(s)) if single => {
+            let scale = result.config.protocol.get("scale").and_then(Value::as_u64);
+            let load = PgbenchLoad {
+                clients: result.config.connections,
+                rate: result.config.rate,
+                threads: result.config.threads,
+                scale,
+            };
+            out!("{}", pgbench_block(&result.measurement, s, &load))
+        }
         Some(Backend::Redis(r)) => {
             if r.url.starts_with("redis+cluster://") {
                 out!("{}", cluster_lines(extras));
@@ -120,11 +129,21 @@ fn cluster_lines(extras: &[BTreeMap<String, Value>]) -> String {
     )
 }
 
+/// The load a pgbench block describes.
+pub struct PgbenchLoad {
+    /// Closed model: sessions.
+    pub clients: Option<u64>,
+    /// Open model: transactions per second.
+    pub rate: Option<f64>,
+    pub threads: u32,
+    /// The tables' TPC-B scale, when the run read it.
+    pub scale: Option<u64>,
+}
+
 /// pgbench's closing block, in its words, so figures can be set side by side with a pgbench
 /// run: what ran, how many transactions were processed and failed, latency and TPS (sessions
 /// connect before the clock starts, so it is pgbench's "without initial connection time").
-fn pgbench_block(r: &RunResult, s: &SqlTarget) -> String {
-    let m = &r.measurement;
+pub fn pgbench_block(m: &Measurement, s: &SqlTarget, load: &PgbenchLoad) -> String {
     let failed = m.errors.values().sum::<u64>();
     let ok = m.requests.saturating_sub(failed);
     let kind = match s.shown.as_str() {
@@ -138,7 +157,7 @@ fn pgbench_block(r: &RunResult, s: &SqlTarget) -> String {
     } else {
         "prepared".into()
     };
-    let load = match (r.config.connections, r.config.rate) {
+    let shape = match (load.clients, load.rate) {
         (Some(c), _) => format!("number of clients: {c}"),
         (None, Some(rate)) => format!("rate: {rate} transactions/s (open model)"),
         _ => String::new(),
@@ -151,12 +170,12 @@ fn pgbench_block(r: &RunResult, s: &SqlTarget) -> String {
     let mut b = String::new();
     let mut line = |text: String| b.push_str(&format!("  {text}\n"));
     line(format!("transaction type: {kind}"));
-    if let Some(scale) = r.config.protocol.get("scale").and_then(Value::as_u64) {
+    if let Some(scale) = load.scale {
         line(format!("scaling factor: {scale}"));
     }
     line(format!("query mode: {mode}"));
-    line(load);
-    line(format!("number of threads: {}", r.config.threads));
+    line(shape);
+    line(format!("number of threads: {}", load.threads));
     line(format!("duration: {:.3} s", m.duration_s));
     line(format!("number of transactions actually processed: {ok}"));
     line(format!(

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-pub use epilogue::epilogue;
+pub use epilogue::{epilogue, pgbench_block, PgbenchLoad};
 pub use options::Dialect;
 
 /// Default cap on requests in flight in the open model over HTTP.

@@ -20,15 +20,20 @@ pub(super) fn present(
     match &o.output {
         Output::Study { dir } => {
             let report = dir.join("report.md");
-            perfbase_report::json::write_text_atomic(
-                &report,
-                &perfbase_report::markdown::render(result, study),
-            )
-            .with_context(|| format!("cannot write {}", report.display()))?;
+            let pgbench = pgbench_blocks(plan, state, result);
+            let mut markdown = perfbase_report::markdown::render(result, study);
+            if !pgbench.is_empty() {
+                markdown.push_str(&format!("\n## pgbench\n\n```\n{pgbench}```\n"));
+            }
+            perfbase_report::json::write_text_atomic(&report, &markdown)
+                .with_context(|| format!("cannot write {}", report.display()))?;
             out!(
                 "{}",
                 perfbase_report::terminal::render_study(result, study, o.color)
             );
+            if !pgbench.is_empty() {
+                out!("\n{pgbench}");
+            }
             outln!(
                 "\nresults: {}  report: {}",
                 dir.join("result.json").display(),
@@ -51,4 +56,38 @@ pub(super) fn present(
     let single = matches!(o.output, Output::Single { .. });
     crate::backend::epilogue(&backends, &extras, result, single);
     Ok(())
+}
+
+/// pgbench's closing block for each measured phase of a plan's TPC-B scenarios, so a plan's
+/// figures can be set beside pgbench's as a command's can.
+pub(super) fn pgbench_blocks(plan: &Plan, state: &Progressive<'_>, result: &RunResult) -> String {
+    let mut out = String::new();
+    for (k, s) in plan.scenarios.iter().enumerate() {
+        let crate::backend::Backend::Sql(sql) = &plan.workloads[&s.workload].backend else {
+            continue;
+        };
+        if sql.workload.tpcb_scale().is_none() {
+            continue;
+        }
+        let scale = state
+            .sides
+            .get(&k)
+            .and_then(|side| side.extras.get("scale"))
+            .and_then(serde_json::Value::as_u64);
+        for p in result
+            .phases
+            .iter()
+            .filter(|p| p.scenario.as_ref() == Some(&s.name))
+        {
+            let load = crate::backend::PgbenchLoad {
+                clients: p.offered_connections,
+                rate: p.offered_rate,
+                threads: result.config.threads,
+                scale,
+            };
+            out.push_str(&format!("pgbench, {}:\n", p.name));
+            out.push_str(&crate::backend::pgbench_block(&p.measurement, sql, &load));
+        }
+    }
+    out
 }

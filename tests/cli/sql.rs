@@ -630,3 +630,37 @@ requests = 60
     assert_eq!(err.matches("perfbase_docs").count(), 1, "{err}");
     validate(r.json());
 }
+
+#[test]
+fn a_plan_tpcb_scenario_closes_with_pgbench_block() {
+    let Some(url) = service("PERFBASE_POSTGRES_URL") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let plan = format!(
+        "[targets.pg]\nurl = \"{url}\"\n[workloads.tpcb]\ntarget = \"pg\"\nbuiltin = \"tpcb\"\ninit = true\n\
+         [[scenarios]]\nname = \"tpc-b\"\nworkload = \"tpcb\"\nconcurrency = 2\nrequests = 200\n"
+    );
+    let r = run_plan_with(dir.path(), &plan, |_| {});
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    assert!(
+        r.stderr().contains("initialised pgbench tables at scale 1"),
+        "{}",
+        r.stderr()
+    );
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    for text in [r.stdout(), report] {
+        for line in [
+            "pgbench, tpc-b:",
+            "transaction type: TPC-B (sort of), pgbench's built-in script",
+            "scaling factor: 1",
+            "number of clients: 2",
+            "number of transactions actually processed: 200",
+            "number of failed transactions: 0 (0.000%)",
+            "tps = ",
+        ] {
+            assert!(text.contains(line), "{line:?} missing from:\n{text}");
+        }
+    }
+}
