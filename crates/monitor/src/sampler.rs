@@ -370,16 +370,26 @@ impl Sampler {
     }
 
     /// The thread body: samples every interval; a phase change first closes the running
-    /// interval with a sample in the old phase; stop takes a last sample and returns.
+    /// interval with a sample in the old phase (unless it is a sliver, see below); stop takes
+    /// a last sample and returns.
     pub(crate) fn run(mut self, rx: Receiver<Msg>) -> Self {
         let mut next = Instant::now() + self.interval;
         loop {
             let wait = next.saturating_duration_since(Instant::now());
             match rx.recv_timeout(wait) {
                 Ok(Msg::Phase(name)) => {
-                    self.sample();
+                    let since = self
+                        .last
+                        .map_or(f64::INFINITY, |l| l.elapsed().as_secs_f64());
+                    if since >= self.min_record_s() {
+                        self.sample();
+                        next = Instant::now() + self.interval;
+                    }
+                    // Else a sliver since the last sample: it stays in the running interval,
+                    // which the next sample charges to the new phase. Sampling now would drop
+                    // it, and a suite of phases shorter than half an interval (13 Redis
+                    // commands of 0.35 s each) would then have no CPU at all.
                     self.set_phase(name);
-                    next = Instant::now() + self.interval;
                 }
                 Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => {
                     self.sample();

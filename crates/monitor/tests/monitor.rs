@@ -165,6 +165,41 @@ fn busy_and_idle_once() -> Result<(), String> {
 }
 
 #[test]
+fn phases_shorter_than_half_an_interval_keep_their_cpu() {
+    let _cpu = cpu_lock();
+    with_retries("short phases", short_phases_once);
+}
+
+/// A suite of operations 150 ms each under a 1 s interval: no phase is long enough for its own
+/// sample, but the busy process's CPU must still be in the samples (charged to the phase a
+/// sample ends in), not dropped with every phase change.
+fn short_phases_once() -> Result<(), String> {
+    let busy = Kid::sh("while :; do :; done");
+    let m = Monitor::start(cfg(vec![Selector::Pid(busy.pid())], 1000)).expect("start");
+    let started = Instant::now();
+    for k in 0..20 {
+        m.phase(&format!("op {k}"));
+        sleep(Duration::from_millis(150));
+    }
+    let r = m.stop();
+    let elapsed = started.elapsed().as_secs_f64();
+    let b = target(&r, &format!("pid:{}", busy.pid()));
+    let covered: f64 = b.timeline.iter().map(|s| s.t_s).fold(0.0, f64::max);
+    // The samples span the whole run, and the process was busy through it.
+    if covered < elapsed - 0.2 {
+        return Err(format!(
+            "samples end at {covered:.2} s of {elapsed:.2} s: {:?}",
+            b.timeline
+        ));
+    }
+    let cpu = timeline_mean(b, |s| s.cpu_pct);
+    if !(60.0..=105.0).contains(&cpu) {
+        return Err(format!("busy child at {cpu} % over {:?}", b.timeline));
+    }
+    Ok(())
+}
+
+#[test]
 fn children_are_counted_with_their_parent() {
     let _cpu = cpu_lock();
     with_retries("tree of two busy children", children_once);
