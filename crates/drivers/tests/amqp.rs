@@ -402,3 +402,23 @@ fn stream_consumers_count_a_deleted_queue_and_resume_on_a_new_one() {
         "{sample}"
     );
 }
+
+#[test]
+fn server_version_names_the_product_and_hides_a_wrong_password() {
+    let Some(url) = url() else { return };
+    let bad = url.replacen(":perfbase@", ":Wr0ngSecret@", 1);
+    assert_ne!(bad, url, "the URL must carry the password perfbase");
+    local(async {
+        let v = perfbase_drivers::amqp::server_version(&url).await.unwrap();
+        eprintln!("server version: {v}");
+        assert!(v.starts_with("RabbitMQ "), "{v}");
+        assert!(v.chars().any(|c| c.is_ascii_digit()), "{v}");
+        let e = perfbase_drivers::amqp::server_version(&bad)
+            .await
+            .unwrap_err()
+            .to_string();
+        eprintln!("wrong password: {e}");
+        assert!(e.contains("403"), "{e}");
+        assert!(!e.contains("Wr0ngSecret"), "{e}");
+    });
+}

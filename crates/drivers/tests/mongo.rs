@@ -192,3 +192,31 @@ fn insert_one_inserts_the_document_template_filled_per_op() {
         assert_eq!(d.get_str("user").unwrap(), key(mix64(5) % 50));
     });
 }
+
+#[test]
+fn server_version_names_the_product_and_hides_a_wrong_password() {
+    let Some(url) = server() else { return };
+    local(async {
+        let v = mongo::server_version(&url).await.unwrap();
+        eprintln!("server version: {v}");
+        assert!(
+            v.starts_with("MongoDB ") || v.starts_with("FerretDB "),
+            "{v}"
+        );
+        assert!(v.chars().any(|c| c.is_ascii_digit()), "{v}");
+        // The service's URL has no user: give it one with a wrong password.
+        let secret = "Wr0ngSecret-pw";
+        let mut wrong = url::Url::parse(&url).unwrap();
+        if wrong.username().is_empty() {
+            wrong.set_username("perfbase").unwrap();
+        }
+        wrong.set_password(Some(secret)).unwrap();
+        let e = mongo::server_version(wrong.as_str())
+            .await
+            .unwrap_err()
+            .to_string();
+        eprintln!("wrong password: {e}");
+        assert!(e.contains("authentication"), "{e}");
+        assert!(!e.contains(secret), "{e}");
+    });
+}

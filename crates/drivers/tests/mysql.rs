@@ -421,3 +421,26 @@ fn sysbench_prepares_its_tables_on_the_service() {
         }
     }
 }
+
+#[test]
+fn server_version_names_the_product_and_hides_a_wrong_password() {
+    let Some(url) = service_url() else { return };
+    block_on(async {
+        let v = perfbase_drivers::sql::mysql::server_version(&url)
+            .await
+            .expect("the version");
+        eprintln!("server version: {v}");
+        assert!(v.starts_with("MariaDB ") || v.starts_with("MySQL "), "{v}");
+        assert!(v.chars().any(|c| c.is_ascii_digit()), "{v}");
+        let secret = "wrong-secret-pw";
+        let wrong = with_url(&url, |u| {
+            u.set_password(Some(secret)).expect("password");
+        });
+        let e = perfbase_drivers::sql::mysql::server_version(&wrong)
+            .await
+            .expect_err("a wrong password fails")
+            .to_string();
+        assert!(e.contains("MySQL 1045"), "{e}");
+        assert!(!e.contains(secret), "{e}");
+    });
+}

@@ -96,3 +96,27 @@ fn wrong_password_is_a_connect_error_without_the_password() {
     assert!(detail.contains("authorization"), "{detail}");
     assert!(!detail.contains("WrongPassw0rd"), "{detail}");
 }
+
+#[test]
+fn server_version_names_the_product_and_hides_a_wrong_password() {
+    let Some(url) = server() else { return };
+    let Some((head, tail)) = url.rsplit_once('@') else {
+        panic!("PERFBASE_NATS_URL has no user:password@");
+    };
+    let Some((userpart, _)) = head.rsplit_once(':') else {
+        panic!("PERFBASE_NATS_URL has no password");
+    };
+    let bad = format!("{userpart}:WrongPassw0rd@{tail}");
+    local(async {
+        let v = perfbase_drivers::nats::server_version(&url).await.unwrap();
+        eprintln!("server version: {v}");
+        assert!(v.starts_with("NATS "), "{v}");
+        assert!(v.chars().any(|c| c.is_ascii_digit()), "{v}");
+        let e = perfbase_drivers::nats::server_version(&bad)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("authorization"), "{e}");
+        assert!(!e.contains("WrongPassw0rd"), "{e}");
+    });
+}

@@ -578,3 +578,23 @@ fn init_tpcb_matches_real_pgbench() {
         assert_eq!(ours.indexes.len(), 3);
     });
 }
+
+#[test]
+fn server_version_names_the_product_and_hides_a_wrong_password() {
+    let Some((url, _lock)) = server() else { return };
+    local(async {
+        let v = perfbase_drivers::sql::postgres::server_version(&url)
+            .await
+            .unwrap();
+        eprintln!("server version: {v}");
+        assert!(v.starts_with("PostgreSQL "), "{v}");
+        assert!(v.chars().any(|c| c.is_ascii_digit()), "{v}");
+        let bad = with_password(&url, "wrong-s3cret-pw");
+        let err = perfbase_drivers::sql::postgres::server_version(&bad)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("28P01"), "{err}");
+        assert!(!err.contains("wrong-s3cret-pw"), "{err}");
+    });
+}

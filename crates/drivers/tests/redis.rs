@@ -559,3 +559,37 @@ fn client_cpu_per_request() {
         }
     });
 }
+
+#[test]
+fn server_version_names_the_product_and_hides_a_wrong_password() {
+    let Some((url, _lock)) = standalone() else {
+        return;
+    };
+    local(async {
+        let v = perfbase_drivers::redis::server_version(&url).await.unwrap();
+        eprintln!("server version: {v}");
+        assert!(v.starts_with("Redis "), "{v}");
+        assert!(v.chars().any(|c| c.is_ascii_digit()), "{v}");
+        assert!(!v.ends_with("(cluster)"), "{v}");
+        // INFO touches no data: the cluster's lock is not needed.
+        if let Some(c) = std::env::var("PERFBASE_REDIS_CLUSTER_URL")
+            .ok()
+            .filter(|c| !c.is_empty())
+        {
+            let v = perfbase_drivers::redis::server_version(&c).await.unwrap();
+            assert!(v.starts_with("Redis ") && v.ends_with(" (cluster)"), "{v}");
+        }
+        let Some((_, hostport)) = url.rsplit_once('@') else {
+            eprintln!("note: {url} has no password; wrong-password check skipped");
+            return;
+        };
+        let secret = "not-the-password-471";
+        let wrong = format!("redis://:{secret}@{hostport}");
+        let e = perfbase_drivers::redis::server_version(&wrong)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("WRONGPASS"), "{e}");
+        assert!(!e.contains(secret), "{e}");
+    });
+}

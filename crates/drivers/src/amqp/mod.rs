@@ -57,7 +57,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
 mod consumers;
+mod version;
 pub use consumers::{Consumed, ConsumerGroup, ConsumerSettings};
+pub use version::server_version;
 
 /// Bytes at the start of each message: the op (u64) and the send stamp (u64).
 const HEADER: usize = 16;

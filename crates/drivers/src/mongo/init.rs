@@ -1,7 +1,9 @@
-//! `--init`: the collections the operations use, made anew.
+//! `--init`: the collections the operations use, made anew; and the server's version.
 
-use super::{client, database_of, key, MongoError, MongoOptions, DELETES, DOCS, INSERTS, SCAN};
-use mongodb::bson::{doc, Document};
+use super::{
+    client, database_of, failure_text, key, MongoError, MongoOptions, DELETES, DOCS, INSERTS, SCAN,
+};
+use mongodb::bson::{doc, Bson, Document};
 use mongodb::Database;
 use perfbase_core::redact;
 
@@ -71,4 +73,47 @@ pub async fn init(url: &str, options: &MongoOptions) -> Result<InitReport, Mongo
         keyspace: options.keyspace,
         scan_docs: options.scan_docs,
     })
+}
+
+/// The server's product and version for a report, from `buildInfo` on `admin`: `MongoDB wire
+/// protocol 7.0.14`, or `FerretDB 1.24.2 (MongoDB 7.0.42 wire protocol)` when the reply names
+/// FerretDB, whose `version` is only the MongoDB version it answers as. FerretDB 1.x sends
+/// `ferretdbVersion: "v1.24.2"`; a `ferretdb: {version}` sub-document is read as well.
+pub async fn server_version(url: &str) -> Result<String, MongoError> {
+    // Refuses what is no mongodb:// URL with the password redacted, as `init` does.
+    database_of(url)?;
+    let client = client(url, 1).await.map_err(|e| server("connecting", &e))?;
+    let reply = client
+        .database("admin")
+        .run_command(doc! { "buildInfo": 1 })
+        .await
+        .map_err(|e| MongoError::Server(format!("buildInfo: {}", failure_text(&e))));
+    client.shutdown().await;
+    let reply = reply?;
+    let wire = match reply.get("version") {
+        Some(Bson::String(v)) if !v.is_empty() => v.clone(),
+        _ => {
+            return Err(MongoError::Server(
+                "buildInfo: the reply has no version".into(),
+            ))
+        }
+    };
+    Ok(match ferretdb_version(&reply) {
+        Some(f) => format!("FerretDB {f} (MongoDB {wire} wire protocol)"),
+        None => format!("MongoDB wire protocol {wire}"),
+    })
+}
+
+/// FerretDB's own version in a `buildInfo` reply, without the `v` its releases carry.
+fn ferretdb_version(reply: &Document) -> Option<String> {
+    let v = match reply.get("ferretdbVersion") {
+        Some(Bson::String(v)) => v.as_str(),
+        _ => match reply.get("ferretdb") {
+            Some(Bson::Document(d)) => d.get_str("version").ok()?,
+            _ => return None,
+        },
+    };
+    let v = v.trim();
+    let v = v.strip_prefix('v').unwrap_or(v);
+    (!v.is_empty()).then(|| v.to_string())
 }

@@ -265,6 +265,24 @@ impl NatsDriver {
     }
 }
 
+/// The server's product and version for a report, e.g. `NATS 2.10.24`: the `version` of the
+/// INFO the server sends on connect. Connects as the sessions do (same credentials and name),
+/// then closes. Errors never contain the password.
+pub async fn server_version(url: &str) -> Result<String, NatsError> {
+    let driver = NatsDriver::new(url, NatsOptions::default())?;
+    let shared = &driver.shared;
+    let client = connect(shared, None)
+        .await
+        .map_err(|reason| NatsError::Connect {
+            target: shared.target.display.clone(),
+            reason,
+        })?;
+    let version = client.server_info().version;
+    // Nothing was published: closing loses nothing, and ends the connection's task now.
+    let _ = client.drain().await;
+    Ok(format!("NATS {}", version.trim()))
+}
+
 /// Connects; `events` (when given) receives the connection's events. The error is a one-line
 /// reason without the password.
 async fn connect(

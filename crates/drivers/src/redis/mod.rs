@@ -28,10 +28,12 @@
 //! error reply is class `driver` with the error line as detail (the session stays usable),
 //! except `MOVED` and `ASK` in cluster mode, which are followed (at most 5 hops).
 
+mod info;
 pub mod resp;
 pub mod slot;
 
 use crate::workload::mix64;
+pub use info::server_version;
 use perfbase_core::{Class, Driver, Outcome, Session};
 use resp::{Reply, Value};
 use std::io;

@@ -1,5 +1,5 @@
 //! Set-up steps outside the load: pgbench's tables at a scale, the suite's tables, and reading
-//! the tables' scale.
+//! the tables' scale and the server's version.
 
 use super::config::{first_words, InitReport, MyError, Target, BATCH_ROWS};
 use crate::sql::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, SUITE_ROWS, TELLERS_PER_SCALE};
@@ -58,6 +58,25 @@ pub async fn tpcb_scale(url: &str) -> Result<Option<u32>, MyError> {
         .unwrap_or(None);
     let _ = conn.disconnect().await;
     Ok(n.and_then(|n| u32::try_from(n).ok()).filter(|&n| n > 0))
+}
+
+/// The server's product and version for a report, e.g. `MariaDB 10.11.6-MariaDB-0+deb12u1`
+/// or `MySQL 8.0.36`: `VERSION()` as the server gives it. MariaDB speaks the same protocol and
+/// is told apart only by the "MariaDB" in that string.
+pub async fn server_version(url: &str) -> Result<String, MyError> {
+    let target = Target::parse(url)?;
+    let mut conn = target.connect().await?;
+    let version: Result<Option<String>, _> = conn.query_first("SELECT VERSION()").await;
+    let _ = conn.disconnect().await;
+    let version = version
+        .map_err(|e| target.setup_error("SELECT VERSION()", e))?
+        .unwrap_or_default();
+    let product = if version.contains("MariaDB") {
+        "MariaDB"
+    } else {
+        "MySQL"
+    };
+    Ok(format!("{product} {}", version.trim()))
 }
 
 /// Creates pgbench's four tables (InnoDB, MySQL types) in the URL's database, replacing any

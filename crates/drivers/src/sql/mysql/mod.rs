@@ -39,7 +39,7 @@ mod tests;
 
 use config::{first_words, io_text, Target, CONNECTION_GONE};
 pub use config::{InitReport, MyError};
-pub use init::{init_suite, init_tpcb, tpcb_scale};
+pub use init::{init_suite, init_tpcb, server_version, tpcb_scale};
 
 /// pgbench's five statements (`pgbench -b tpcb-like`), in MySQL placeholders.
 const TPCB_SQL: [&str; 5] = [

@@ -1,5 +1,6 @@
 //! Set-up steps outside the load: pgbench's tables (`init_tpcb`, loaded with COPY as pgbench
-//! does), its TPC-B function, the suite's tables, and reading the tables' scale.
+//! does), its TPC-B function, the suite's tables, and reading the tables' scale and the
+//! server's version.
 
 use super::config::{describe, describe_target, parse_config, InitReport, PgError};
 use crate::sql::{ACCOUNTS_PER_SCALE, BRANCHES_PER_SCALE, SUITE_ROWS, TELLERS_PER_SCALE};
@@ -98,6 +99,21 @@ pub async fn tpcb_scale(url: &str) -> Result<Option<u32>, PgError> {
         .and_then(|row| row.try_get::<_, i64>(0).ok())
         .and_then(|n| u32::try_from(n).ok())
         .filter(|&n| n > 0))
+}
+
+/// The server's product and version for a report, e.g. `PostgreSQL 15.10 (Debian
+/// 15.10-0+deb12u1)`: `server_version` as the server reports it, which keeps the packager's
+/// suffix (`version()` would add the compiler and platform, too long for a table cell).
+pub async fn server_version(url: &str) -> Result<String, PgError> {
+    let (client, target) = setup_client(url).await?;
+    let row = client
+        .query_one("SHOW server_version", &[])
+        .await
+        .map_err(setup_error(&target, "SHOW server_version"))?;
+    let version: String = row
+        .try_get(0)
+        .map_err(setup_error(&target, "reading server_version"))?;
+    Ok(format!("PostgreSQL {}", version.trim()))
 }
 
 /// Creates and fills the TPC-B tables exactly as `pgbench -i -s scale` does (its default

@@ -52,7 +52,7 @@ use bytes::BytesMut;
 use config::{describe, describe_target, ends_connection, parse_config};
 pub use config::{redacted, InitReport, PgError, PgOptions};
 use futures_util::future::join_all;
-pub use init::{create_tpcb_function, init_suite, init_tpcb, tpcb_scale};
+pub use init::{create_tpcb_function, init_suite, init_tpcb, server_version, tpcb_scale};
 use perfbase_core::{Class, Driver, Outcome, Session};
 use std::cell::RefCell;
 use std::error::Error as StdError;
