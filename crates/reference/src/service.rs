@@ -155,6 +155,9 @@ async fn route(path: &str) -> Response<RefBody> {
     not_found()
 }
 
+/// The `Server` header of every answer.
+const SERVER: &str = concat!("perfbase-reference/", env!("CARGO_PKG_VERSION"));
+
 /// Answer one request from `peer`: read and discard its body, route on the path (any method
 /// except where a route says otherwise), count it.
 pub(crate) async fn handle(
@@ -170,13 +173,18 @@ pub(crate) async fn handle(
             break;
         }
     }
-    let resp = if !body_ok {
+    let mut resp = if !body_ok {
         bad_request()
     } else if let Some(resp) = demo_route(&parts, &shared, peer).await {
         resp
     } else {
         route(parts.uri.path()).await
     };
+    // What it is, as servers say: a baselines page names the service it measured.
+    resp.headers_mut().insert(
+        hyper::header::SERVER,
+        hyper::header::HeaderValue::from_static(SERVER),
+    );
     shared.stats.count_request();
     Ok(resp)
 }
