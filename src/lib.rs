@@ -18,6 +18,7 @@ pub mod inspect;
 pub mod interrupt;
 pub mod limits;
 pub mod monitoring;
+pub mod page;
 pub mod plan;
 mod progress;
 pub mod records;

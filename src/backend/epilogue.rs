@@ -105,7 +105,7 @@ fn misses_line(extras: &[BTreeMap<String, Value>], result: &RunResult, single: b
 }
 
 /// Redirects followed and replies per node, over every run of a Redis Cluster.
-fn cluster_lines(extras: &[BTreeMap<String, Value>]) -> String {
+pub fn cluster_lines(extras: &[BTreeMap<String, Value>]) -> String {
     let (mut moved, mut ask) = (0, 0);
     let mut per_node: BTreeMap<String, u64> = BTreeMap::new();
     for e in extras {

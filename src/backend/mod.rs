@@ -9,6 +9,7 @@ mod epilogue;
 pub mod options;
 pub mod setup;
 mod stream;
+mod version;
 
 use crate::exit::{bad_input, AppError};
 use anyhow::Context as _;
@@ -22,7 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-pub use epilogue::{epilogue, pgbench_block, PgbenchLoad};
+pub use epilogue::{cluster_lines, epilogue, pgbench_block, PgbenchLoad};
 pub use options::Dialect;
 
 /// Default cap on requests in flight in the open model over HTTP.

@@ -125,6 +125,7 @@ impl LoadArgs {
             cooldown: None,
             repetitions: 1,
             thresholds: Vec::new(),
+            section: None,
         }
     }
 
@@ -186,6 +187,8 @@ impl LoadArgs {
             scenarios,
             checks: Vec::new(),
             monitor: self.monitor(),
+            rankings: Vec::new(),
+            page: None,
         }
     }
 

@@ -24,6 +24,29 @@ pub(crate) struct PlanFile {
     pub checks: Vec<CheckDef>,
     pub slo: Option<SloDef>,
     pub monitor: Option<MonitorDef>,
+    #[serde(default)]
+    pub rankings: Vec<RankingDef>,
+    pub page: Option<PageDef>,
+}
+
+/// `[[rankings]]`: scenarios side by side, best first.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RankingDef {
+    pub name: S<String>,
+    /// Default: every scenario.
+    pub scenarios: Option<Vec<S<String>>>,
+    /// `throughput` (default), `p50`, `p99` or `mean`.
+    pub by: Option<S<String>>,
+}
+
+/// `[page]`: write a dated "Performance Baselines" page after the run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PageDef {
+    pub title: Option<S<String>>,
+    /// The file name before `-YYYYMMDD-HHMMSS.md` (default `performance-baselines`).
+    pub file: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -229,6 +252,8 @@ pub(crate) struct ScenarioDef {
     pub max_inflight: Option<S<i64>>,
     #[serde(default)]
     pub thresholds: Vec<S<String>>,
+    /// The page section it is shown in (default: its service kind, e.g. `PostgreSQL`).
+    pub section: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -15,6 +15,7 @@ mod describe;
 mod file;
 mod meta;
 mod model;
+mod page;
 mod scenarios;
 mod targets;
 mod url_vars;
@@ -62,6 +63,8 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
     let scenarios = scenarios::scenarios(&cx, &raw, &workloads, settings.scale)?;
     let checks = checks::checks(&cx, &raw, &workloads)?;
     let monitor = checks::monitor(&cx, &raw)?;
+    let rankings = page::rankings(&cx, &raw, &scenarios)?;
+    let page = page::page(&cx, &raw, meta_name(&raw, file))?;
     if scenarios.is_empty() && checks.is_empty() {
         return Err(cx.err_at(
             1,
@@ -71,11 +74,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
     }
     let meta = &raw.plan;
     Ok(Plan {
-        name: meta.name.clone().unwrap_or_else(|| {
-            Path::new(file)
-                .file_stem()
-                .map_or("plan".into(), |s| s.to_string_lossy().into_owned())
-        }),
+        name: meta_name(&raw, file),
         file: file.to_string(),
         description: meta.description.clone(),
         threads: settings.threads,
@@ -91,6 +90,17 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         scenarios,
         checks,
         monitor,
+        rankings,
+        page,
+    })
+}
+
+/// The plan's name: `[plan] name`, else the file's stem.
+fn meta_name(raw: &PlanFile, file: &str) -> String {
+    raw.plan.name.clone().unwrap_or_else(|| {
+        Path::new(file)
+            .file_stem()
+            .map_or("plan".into(), |s| s.to_string_lossy().into_owned())
     })
 }
 

@@ -45,6 +45,25 @@ pub struct Plan {
     pub checks: Vec<Check>,
     /// Services to watch beside the load (perfbase itself is always watched).
     pub monitor: crate::monitoring::MonitorOptions,
+    pub rankings: Vec<RankingSpec>,
+    /// `[page]`: a dated baselines page after the run.
+    pub page: Option<PageSpec>,
+}
+
+/// A ranking of scenarios by one figure.
+#[derive(Debug, Clone)]
+pub struct RankingSpec {
+    pub name: String,
+    pub by: perfbase_analysis::comparison::RankBy,
+    pub scenarios: Vec<String>,
+}
+
+/// What the baselines page is called.
+#[derive(Debug, Clone)]
+pub struct PageSpec {
+    pub title: String,
+    /// File name stem: `STEM-YYYYMMDD-HHMMSS.md` and `.html`.
+    pub stem: String,
 }
 
 /// What a workload loads (`backend`) and how results show it.
@@ -124,6 +143,8 @@ pub struct Scenario {
     pub cooldown: Option<Duration>,
     pub repetitions: u32,
     pub thresholds: Vec<Threshold>,
+    /// The page section it is shown in, when the plan names one.
+    pub section: Option<String>,
 }
 
 /// An exact expectation: `requests` sequential requests (over `connections`) give exactly

@@ -187,6 +187,7 @@ fn scenario(
             .iter()
             .map(|t| cx.threshold(t, &format!("{field}.thresholds")))
             .collect::<Result<Vec<_>, _>>()?,
+        section: sd.section.as_ref().map(|s| s.get_ref().trim().to_string()),
     })
 }
 

@@ -660,3 +660,34 @@ fn suites_are_one_step_per_operation_set_up_once() {
     )
     .contains("checks[0].workload: 'w' is a suite; a check sends one workload"));
 }
+
+#[test]
+fn rankings_and_the_page_are_checked_with_their_line() {
+    let base = "[targets.t]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"t\"\n\
+                [[scenarios]]\nname = \"a\"\nworkload = \"w\"\nrate = 1\n\
+                [[scenarios]]\nname = \"b\"\nworkload = \"w\"\nrate = 2\nsection = \"Edge\"\n";
+    let ok = plan(&format!(
+        "{base}[[rankings]]\nname = \"r\"\nby = \"p99\"\n[page]\nfile = \"baselines_v2\"\n"
+    ))
+    .unwrap();
+    assert_eq!(ok.rankings[0].scenarios, ["a", "b"]);
+    assert_eq!(ok.rankings[0].by.name(), "p99");
+    let page = ok.page.as_ref().unwrap();
+    assert_eq!(
+        (page.stem.as_str(), page.title.as_str()),
+        ("baselines_v2", "Performance baselines: p")
+    );
+    assert_eq!(ok.scenarios[1].section.as_deref(), Some("Edge"));
+    let err = |more: &str| plan(&format!("{base}{more}")).unwrap_err().to_string();
+    assert_eq!(
+        err("[[rankings]]\nname = \"r\"\nby = \"fastest\"\n"),
+        "p.toml:16: rankings[0].by: 'fastest': use throughput, p50, p99, mean"
+    );
+    assert!(
+        err("[[rankings]]\nname = \"r\"\nscenarios = [\"a\", \"zz\"]\n")
+            .contains("rankings[0].scenarios: no scenario named 'zz'")
+    );
+    assert!(err("[[rankings]]\nname = \"r\"\nscenarios = [\"a\"]\n")
+        .contains("a ranking needs two scenarios or more"));
+    assert!(err("[page]\nfile = \"../x\"\n").contains("page.file: '../x': use a plain file name"));
+}

@@ -125,3 +125,42 @@ pub(super) fn analyse(
         thresholds,
     }
 }
+
+/// A ranking of the plan: each named scenario's steps (repetitions merged, exactly), labelled
+/// by the scenario, and by its step when it has several.
+pub(super) fn ranking(
+    r: &crate::plan::RankingSpec,
+    phases: &[perfbase_core::result::PhaseResult],
+) -> perfbase_analysis::study::Ranking {
+    let mut entries: Vec<(String, Measurement)> = Vec::new();
+    for name in &r.scenarios {
+        let mine: Vec<&perfbase_core::result::PhaseResult> = phases
+            .iter()
+            .filter(|p| p.scenario.as_deref() == Some(name.as_str()) && p.step.is_some())
+            .collect();
+        let mut steps: Vec<u32> = mine.iter().filter_map(|p| p.step).collect();
+        steps.dedup();
+        for step in &steps {
+            let parts: Vec<&Measurement> = mine
+                .iter()
+                .filter(|p| p.step == Some(*step))
+                .map(|p| &p.measurement)
+                .collect();
+            let label = match (steps.len(), mine.iter().find(|p| p.step == Some(*step))) {
+                (1, _) | (_, None) => name.clone(),
+                (_, Some(p)) => p
+                    .name
+                    .rsplit_once(" #")
+                    .map_or(p.name.clone(), |(n, _)| n.into()),
+            };
+            entries.push((label, perfbase_core::result::merge_measurements(&parts)));
+        }
+    }
+    let refs: Vec<(String, &Measurement)> = entries.iter().map(|(l, m)| (l.clone(), m)).collect();
+    perfbase_analysis::study::Ranking {
+        name: r.name.clone(),
+        by: r.by.name().to_string(),
+        scenarios: r.scenarios.clone(),
+        rows: perfbase_analysis::comparison::rank_by(&refs, r.by),
+    }
+}

@@ -252,6 +252,8 @@ pub fn run(
         last: BTreeMap::new(),
         sides: BTreeMap::new(),
     };
+    // A page names the services' versions as they were before the load.
+    let services = plan.page.as_ref().map(|_| crate::page::services(plan));
     let monitor = crate::monitoring::start(&plan.monitor, &interrupt)?;
     monitor.set_worker_threads(state.threads);
     let plain = !matches!(o.output, Output::Study { .. });
@@ -303,7 +305,9 @@ pub fn run(
                 o.index += run.start;
                 o
             }));
-            side.extras.extend(ran.extras);
+            for (k, v) in ran.extras {
+                record::add_extra(side.extras.entry(k).or_insert(serde_json::Value::Null), v);
+            }
             side.consumed = side.consumed.or(ran.consumed);
         }
         scenario_studies.push(analyse::analyse(plan, s, &outcomes, &slots));
@@ -334,10 +338,29 @@ pub fn run(
         scenarios: scenario_studies,
         checks,
         passed,
+        rankings: plan
+            .rankings
+            .iter()
+            .map(|r| analyse::ranking(r, &state.phases))
+            .collect(),
     };
     let result = state.save(Some(&study))?;
-    crate::records::save(&o.store, &o.kind, &result, &plan.labels);
+    let run_id = crate::records::save(&o.store, &o.kind, &result, &plan.labels);
     report::present(plan, o, &state, &result, &study)?;
+    if let (Some(spec), Output::Study { dir }, Some(services)) = (&plan.page, &o.output, services) {
+        let (md, html) = crate::page::write(crate::page::PageRun {
+            plan,
+            spec,
+            dir,
+            store: &o.store,
+            run_id,
+            result: &result,
+            study: &study,
+            services,
+            closing: report::closing_blocks(plan, &state, &result),
+        })?;
+        outln!("page: {}  {}", md.display(), html.display());
+    }
     let exit = Exit::of(&result, study.passed);
     if let Some(why) = exit.explain() {
         errln!("perfbase: {why}");

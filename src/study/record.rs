@@ -44,6 +44,27 @@ pub(super) struct Progressive<'a> {
     pub sides: BTreeMap<usize, Side>,
 }
 
+/// Adds one run's driver figure to the scenario's: counts add up (a suite's GET misses, a
+/// cluster's replies per node and redirects, summed over its operations), anything else is
+/// the latest (a TPC-B scale).
+pub(super) fn add_extra(into: &mut Value, from: Value) {
+    match (into, from) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                add_extra(a.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (a @ Value::Number(_), Value::Number(b)) => {
+            if let (Some(x), Some(y)) = (a.as_u64(), b.as_u64()) {
+                *a = (x + y).into();
+            } else {
+                *a = Value::Number(b);
+            }
+        }
+        (a, b) => *a = b,
+    }
+}
+
 pub(super) fn model_of(load: &Load) -> Model {
     match load {
         Load::Open { .. } => Model::Open,
@@ -290,4 +311,33 @@ fn plan_settings(plan: &Plan) -> BTreeMap<String, Value> {
         );
     }
     protocol
+}
+
+#[cfg(test)]
+mod tests {
+    use super::add_extra;
+    use serde_json::json;
+
+    #[test]
+    fn a_suites_driver_figures_add_up_over_its_operations() {
+        let mut total = serde_json::Value::Null;
+        add_extra(
+            &mut total,
+            json!({"127.0.0.1:7001": 10, "127.0.0.1:7002": 5}),
+        );
+        add_extra(
+            &mut total,
+            json!({"127.0.0.1:7001": 1, "127.0.0.1:7003": 4}),
+        );
+        assert_eq!(
+            total,
+            json!({"127.0.0.1:7001": 11, "127.0.0.1:7002": 5, "127.0.0.1:7003": 4})
+        );
+        let mut misses = json!(3);
+        add_extra(&mut misses, json!(4));
+        assert_eq!(misses, json!(7));
+        let mut text = json!("a");
+        add_extra(&mut text, json!("b"));
+        assert_eq!(text, json!("b"));
+    }
 }

@@ -20,7 +20,10 @@ pub(super) fn present(
     match &o.output {
         Output::Study { dir } => {
             let report = dir.join("report.md");
-            let pgbench = pgbench_blocks(plan, state, result);
+            let pgbench: String = pgbench_blocks(plan, state, result)
+                .into_iter()
+                .map(|(_, b)| b)
+                .collect();
             let mut markdown = perfbase_report::markdown::render(result, study);
             if !pgbench.is_empty() {
                 markdown.push_str(&format!("\n## pgbench\n\n```\n{pgbench}```\n"));
@@ -60,8 +63,12 @@ pub(super) fn present(
 
 /// pgbench's closing block for each measured phase of a plan's TPC-B scenarios, so a plan's
 /// figures can be set beside pgbench's as a command's can.
-pub(super) fn pgbench_blocks(plan: &Plan, state: &Progressive<'_>, result: &RunResult) -> String {
-    let mut out = String::new();
+pub(super) fn pgbench_blocks(
+    plan: &Plan,
+    state: &Progressive<'_>,
+    result: &RunResult,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for (k, s) in plan.scenarios.iter().enumerate() {
         let crate::backend::Backend::Sql(sql) = &plan.workloads[&s.workload].backend else {
             continue;
@@ -85,8 +92,31 @@ pub(super) fn pgbench_blocks(plan: &Plan, state: &Progressive<'_>, result: &RunR
                 threads: result.config.threads,
                 scale,
             };
-            out.push_str(&format!("pgbench, {}:\n", p.name));
-            out.push_str(&crate::backend::pgbench_block(&p.measurement, sql, &load));
+            let block = crate::backend::pgbench_block(&p.measurement, sql, &load);
+            out.push((s.name.clone(), format!("pgbench, {}:\n{block}", p.name)));
+        }
+    }
+    out
+}
+
+/// What a plan's scenarios close with beyond their tables, by scenario: pgbench's block for
+/// TPC-B, redirects and replies per node for a Redis Cluster.
+pub(super) fn closing_blocks(
+    plan: &Plan,
+    state: &Progressive<'_>,
+    result: &RunResult,
+) -> Vec<(String, String)> {
+    let mut out = pgbench_blocks(plan, state, result);
+    for (k, s) in plan.scenarios.iter().enumerate() {
+        let crate::backend::Backend::Redis(r) = &plan.workloads[&s.workload].backend else {
+            continue;
+        };
+        if !r.url.starts_with("redis+cluster://") {
+            continue;
+        }
+        if let Some(side) = state.sides.get(&k) {
+            let lines = crate::backend::cluster_lines(std::slice::from_ref(&side.extras));
+            out.push((s.name.clone(), lines));
         }
     }
     out

@@ -10,6 +10,7 @@ mod common;
 mod edges;
 mod hostile;
 mod http;
+mod page;
 mod shell;
 mod sql;
 mod store;

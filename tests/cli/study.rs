@@ -376,6 +376,26 @@ fn example_plans_validate() {
             .env("PERFBASE_DEMO_URL", "http://127.0.0.1:8080")
             .env("TARGET_URL", "http://127.0.0.1:8080")
             .env("API_TOKEN", "example-token")
+            // plans/dev-stack-baselines.toml: what scripts/services.sh exports (a dry run
+            // connects to nothing).
+            .envs([
+                ("API_A_URL", "http://127.0.0.1:18081"),
+                ("API_B_URL", "http://127.0.0.1:18082"),
+                ("PERFBASE_POSTGRES_URL", "postgres://u:p@127.0.0.1:5432/d"),
+                ("PERFBASE_MYSQL_URL", "mysql://u:p@127.0.0.1:3306/d"),
+                ("PERFBASE_REDIS_URL", "redis://127.0.0.1:6379"),
+                (
+                    "PERFBASE_REDIS_CLUSTER_URL",
+                    "redis+cluster://127.0.0.1:7001",
+                ),
+                ("PERFBASE_MONGODB_URL", "mongodb://127.0.0.1:27017/"),
+                ("PERFBASE_AMQP_URL", "amqp://u:p@127.0.0.1:5672/%2f"),
+                ("PERFBASE_PG_PID", "1"),
+                ("PERFBASE_MARIADB_PID", "1"),
+                ("PERFBASE_REDIS_PID", "1"),
+                ("PERFBASE_MONGODB_PID", "1"),
+                ("PERFBASE_RABBITMQ_PID", "1"),
+            ])
             .output()
             .unwrap();
         assert_eq!(

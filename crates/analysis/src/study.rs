@@ -7,7 +7,9 @@ use perfbase_core::result::Measurement;
 
 // The study's data types live in the interface crate, where every reader of a result can type
 // them; re-exported here, where they were first defined.
-pub use perfbase_core::study::{CheckVerdict, PhaseVerdict, RepetitionStats, ScenarioStudy, Study};
+pub use perfbase_core::study::{
+    CheckVerdict, PhaseVerdict, Ranking, RepetitionStats, ScenarioStudy, Study,
+};
 
 /// Summarises the runs of one step; `None` without runs.
 pub fn repetition_stats(step: &str, runs: &[&Measurement]) -> Option<RepetitionStats> {

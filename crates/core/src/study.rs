@@ -25,6 +25,38 @@ pub struct Study {
     pub checks: Vec<CheckVerdict>,
     /// Every threshold and check passed.
     pub passed: bool,
+    /// The plan's `[[rankings]]`: scenarios (or their steps) side by side, best first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rankings: Vec<Ranking>,
+}
+
+/// Scenarios of one plan ranked by one figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ranking {
+    pub name: String,
+    /// `throughput` (highest first, ties by mean latency), or `p50`, `p99`, `mean` (lowest
+    /// first).
+    pub by: String,
+    /// The scenarios ranked, as the plan names them.
+    pub scenarios: Vec<String>,
+    pub rows: Vec<RankRow>,
+}
+
+/// One row of a ranking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankRow {
+    pub rank: usize,
+    pub label: String,
+    #[serde(with = "crate::nan::f64")]
+    pub rps: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub mean_ms: f64,
+    #[serde(default = "crate::nan::missing", with = "crate::nan::f64")]
+    pub p50_ms: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub p99_ms: f64,
+    #[serde(with = "crate::nan::f64")]
+    pub success_ratio: f64,
 }
 
 /// The findings of one scenario.
@@ -403,6 +435,7 @@ mod tests {
                 BTreeMap::from([("200".to_string(), 9), ("500".to_string(), 1)]),
             )],
             passed: false,
+            rankings: Vec::new(),
         }
     }
 

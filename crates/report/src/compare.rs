@@ -77,8 +77,13 @@ pub fn render(c: &Comparison) -> String {
 
 /// A ranking of several targets by throughput.
 pub fn render_ranking(rows: &[RankRow]) -> String {
-    let mut out = String::from(
-        "| rank | target | req/s | mean ms | p99 ms | success |\n|---|---|---|---|---|---|\n",
+    render_ranking_of(rows, "target")
+}
+
+/// A ranking table whose entries are called `what` (targets, scenarios).
+pub fn render_ranking_of(rows: &[RankRow], what: &str) -> String {
+    let mut out = format!(
+        "| rank | {what} | req/s | mean ms | p99 ms | success |\n|---|---|---|---|---|---|\n"
     );
     for r in rows {
         let ordinal = match r.rank {

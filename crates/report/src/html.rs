@@ -1593,6 +1593,7 @@ mod tests {
             }],
             checks: Vec::new(),
             passed: true,
+            rankings: Vec::new(),
         };
         let r = run(measurement(100, 5, 2), Vec::new(), Some(study));
         let html = render(&[r]);

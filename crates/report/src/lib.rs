@@ -9,6 +9,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod page;
 pub mod study_text;
 mod svg;
 pub mod terminal;

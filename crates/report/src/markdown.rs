@@ -243,6 +243,11 @@ pub fn render(r: &RunResult, study: &Study) -> String {
     for s in &study.scenarios {
         scenario(&mut out, r, s, study);
     }
+    for k in &study.rankings {
+        let _ = writeln!(out, "## Ranking: {} (by {})\n", k.name, k.by);
+        out.push_str(&crate::compare::render_ranking_of(&k.rows, "scenario"));
+        out.push('\n');
+    }
     checks(&mut out, study);
     phases(&mut out, r);
     monitor(&mut out, r);

@@ -405,6 +405,21 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
             );
         }
     }
+    for k in &study.rankings {
+        let _ = writeln!(out, "\nranking {} (by {})", k.name, k.by);
+        for row in &k.rows {
+            let _ = writeln!(
+                out,
+                "  {:>2}. {:<28} {:>12}/s  mean {:>8} ms  p99 {:>8} ms  {:>7.2}% ok",
+                row.rank,
+                row.label.chars().take(28).collect::<String>(),
+                thousands_f(row.rps),
+                crate::study_text::ms(row.mean_ms),
+                crate::study_text::ms(row.p99_ms),
+                row.success_ratio * 100.0
+            );
+        }
+    }
     for c in &study.checks {
         let line = format!(
             "check {}: expected {}; got {} — {}",

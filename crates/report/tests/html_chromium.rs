@@ -338,6 +338,7 @@ fn plan_run() -> RunResult {
         scenarios: vec![ladder, steady],
         checks,
         passed,
+        rankings: Vec::new(),
     };
     total.finish();
     RunResult {

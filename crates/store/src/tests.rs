@@ -101,6 +101,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             scenarios: Vec::new(),
             checks: Vec::new(),
             passed: true,
+            rankings: Vec::new(),
         }),
         monitor: None,
         env: Env {

@@ -1,0 +1,213 @@
+//! The one document model of a baselines page, and its two renderings: Markdown and a
+//! self-contained HTML file. The page's content is decided once (`super::build`); each
+//! markup only says how a heading, a paragraph, a list, a table or a block of text looks.
+
+use crate::svg::escape;
+use std::fmt::Write;
+
+/// A whole page: a title, lines under it, and sections.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub title: String,
+    pub intro: Vec<String>,
+    pub sections: Vec<Section>,
+}
+
+/// A titled part of the page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub title: String,
+    pub blocks: Vec<Block>,
+}
+
+/// One piece of a section.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// A sub-heading inside a section (a scenario).
+    Heading(String),
+    Text(String),
+    List(Vec<String>),
+    Table(Table),
+    /// Preformatted text, kept as is (pgbench's closing block).
+    Code(String),
+}
+
+/// A table: its column heads and rows of cells; the first `text_columns` columns are words
+/// (left-aligned), the rest figures (right-aligned).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub text_columns: usize,
+}
+
+impl Page {
+    /// The page as Markdown (GitHub-flavoured tables).
+    pub fn markdown(&self) -> String {
+        let mut out = format!("# {}\n\n", self.title);
+        for line in &self.intro {
+            let _ = writeln!(out, "{line}  ");
+        }
+        for s in &self.sections {
+            let _ = write!(out, "\n## {}\n", s.title);
+            for b in &s.blocks {
+                out.push('\n');
+                match b {
+                    Block::Heading(h) => {
+                        let _ = writeln!(out, "### {h}");
+                    }
+                    Block::Text(t) => {
+                        let _ = writeln!(out, "{t}");
+                    }
+                    Block::List(items) => {
+                        for i in items {
+                            let _ = writeln!(out, "- {i}");
+                        }
+                    }
+                    Block::Table(t) => md_table(&mut out, t),
+                    Block::Code(c) => {
+                        let _ = writeln!(out, "```\n{}\n```", c.trim_end());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The page as one HTML file that needs nothing else (no script, no network).
+    pub fn html(&self) -> String {
+        let mut out = String::from(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        );
+        let _ = write!(
+            out,
+            "<title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+            escape(&self.title),
+            escape(&self.title)
+        );
+        if !self.intro.is_empty() {
+            out.push_str("<p class=\"intro\">");
+            let lines: Vec<String> = self.intro.iter().map(|l| escape(l)).collect();
+            out.push_str(&lines.join("<br>"));
+            out.push_str("</p>\n");
+        }
+        for s in &self.sections {
+            let _ = writeln!(out, "<section><h2>{}</h2>", escape(&s.title));
+            for b in &s.blocks {
+                match b {
+                    Block::Heading(h) => {
+                        let _ = writeln!(out, "<h3>{}</h3>", escape(h));
+                    }
+                    Block::Text(t) => {
+                        let _ = writeln!(out, "<p>{}</p>", escape(t));
+                    }
+                    Block::List(items) => {
+                        out.push_str("<ul>");
+                        for i in items {
+                            let _ = write!(out, "<li>{}</li>", escape(i));
+                        }
+                        out.push_str("</ul>\n");
+                    }
+                    Block::Table(t) => html_table(&mut out, t),
+                    Block::Code(c) => {
+                        let _ = writeln!(out, "<pre>{}</pre>", escape(c.trim_end()));
+                    }
+                }
+            }
+            out.push_str("</section>\n");
+        }
+        out.push_str("</body></html>\n");
+        out
+    }
+}
+
+const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;\
+padding:0 1em;color:#222}h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:2em}\
+table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #ddd;padding:3px 8px;\
+text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}pre{background:#f6f6f6;\
+padding:.6em;overflow:auto}.intro{color:#555}";
+
+/// A Markdown cell: a `|` would end it early.
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn md_table(out: &mut String, t: &Table) {
+    let head: Vec<String> = t.head.iter().map(|h| md_cell(h)).collect();
+    let _ = writeln!(out, "| {} |", head.join(" | "));
+    let rule: Vec<&str> = (0..t.head.len())
+        .map(|i| if i < t.text_columns { "---" } else { "---:" })
+        .collect();
+    let _ = writeln!(out, "|{}|", rule.join("|"));
+    for row in &t.rows {
+        let cells: Vec<String> = row.iter().map(|c| md_cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+}
+
+fn html_table(out: &mut String, t: &Table) {
+    let class = |i: usize| {
+        if i < t.text_columns {
+            " class=\"l\""
+        } else {
+            ""
+        }
+    };
+    out.push_str("<table><tr>");
+    for (i, h) in t.head.iter().enumerate() {
+        let _ = write!(out, "<th{}>{}</th>", class(i), escape(h));
+    }
+    out.push_str("</tr>\n");
+    for row in &t.rows {
+        out.push_str("<tr>");
+        for (i, c) in row.iter().enumerate() {
+            let _ = write!(out, "<td{}>{}</td>", class(i), escape(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_markups_carry_every_block_and_escape_what_they_must() {
+        let page = Page {
+            title: "Baselines <dev>".into(),
+            intro: vec!["run 7".into()],
+            sections: vec![Section {
+                title: "API".into(),
+                blocks: vec![
+                    Block::Heading("health".into()),
+                    Block::Table(Table {
+                        head: vec!["step".into(), "p99 ms".into()],
+                        rows: vec![vec!["a|b".into(), "1.5".into()]],
+                        text_columns: 1,
+                    }),
+                    Block::List(vec!["x & y".into()]),
+                    Block::Code("tps = 1".into()),
+                ],
+            }],
+        };
+        let md = page.markdown();
+        assert!(md.starts_with("# Baselines <dev>\n"), "{md}");
+        assert!(
+            md.contains("| step | p99 ms |\n|---|---:|\n| a\\|b | 1.5 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("### health") && md.contains("- x & y") && md.contains("```\ntps = 1\n```")
+        );
+        let html = page.html();
+        assert!(html.contains("<h1>Baselines &lt;dev&gt;</h1>"), "{html}");
+        assert!(
+            html.contains("<td class=\"l\">a|b</td><td>1.5</td>"),
+            "{html}"
+        );
+        assert!(html.contains("<li>x &amp; y</li>") && html.contains("<pre>tps = 1</pre>"));
+        assert!(!html.contains("<script"));
+    }
+}

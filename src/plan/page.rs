@@ -1,0 +1,95 @@
+//! `[[rankings]]` (scenarios side by side) and `[page]` (the dated baselines page).
+
+use super::context::Ctx;
+use super::file::PlanFile;
+use super::model::*;
+use perfbase_analysis::comparison::RankBy;
+
+/// Every ranking of the plan; each names scenarios that exist, two at least.
+pub(super) fn rankings(
+    cx: &Ctx<'_>,
+    raw: &PlanFile,
+    scenarios: &[Scenario],
+) -> Result<Vec<RankingSpec>, PlanError> {
+    let mut out = Vec::new();
+    for (i, r) in raw.rankings.iter().enumerate() {
+        let field = format!("rankings[{i}]");
+        let by = match &r.by {
+            Some(b) => RankBy::from_name(b.get_ref()).ok_or_else(|| {
+                cx.err(
+                    b,
+                    format!("{field}.by"),
+                    format!("'{}': use {}", b.get_ref(), RankBy::NAMES),
+                )
+            })?,
+            None => RankBy::Throughput,
+        };
+        let names: Vec<String> = match &r.scenarios {
+            None => scenarios.iter().map(|s| s.name.clone()).collect(),
+            Some(list) => {
+                for s in list {
+                    if !scenarios.iter().any(|x| &x.name == s.get_ref()) {
+                        return Err(cx.err(
+                            s,
+                            format!("{field}.scenarios"),
+                            format!("no scenario named '{}'", s.get_ref()),
+                        ));
+                    }
+                }
+                list.iter().map(|s| s.get_ref().clone()).collect()
+            }
+        };
+        if names.len() < 2 {
+            return Err(cx.err(
+                &r.name,
+                format!("{field}.scenarios"),
+                "a ranking needs two scenarios or more",
+            ));
+        }
+        out.push(RankingSpec {
+            name: r.name.get_ref().clone(),
+            by,
+            scenarios: names,
+        });
+    }
+    Ok(out)
+}
+
+/// `[page]`, with its title (default: the plan's name) and file stem, which must be a plain
+/// file name (the page is written into the run's folder).
+pub(super) fn page(
+    cx: &Ctx<'_>,
+    raw: &PlanFile,
+    plan_name: String,
+) -> Result<Option<PageSpec>, PlanError> {
+    let Some(p) = &raw.page else {
+        return Ok(None);
+    };
+    let stem = match &p.file {
+        Some(f) => {
+            let s = f.get_ref().trim();
+            let plain = !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                && !s.starts_with('.');
+            if !plain {
+                return Err(cx.err(
+                    f,
+                    "page.file",
+                    format!("'{s}': use a plain file name of letters, digits, '-', '_' and '.'"),
+                ));
+            }
+            s.to_string()
+        }
+        None => "performance-baselines".into(),
+    };
+    Ok(Some(PageSpec {
+        title: p
+            .title
+            .as_ref()
+            .map_or(format!("Performance baselines: {plan_name}"), |t| {
+                t.get_ref().clone()
+            }),
+        stem,
+    }))
+}

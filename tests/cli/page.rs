@@ -1,0 +1,167 @@
+//! `plans/dev-stack-baselines.toml` end to end: the whole "Performance Baselines" page from one
+//! run against the real services of scripts/services.sh and two configurations of the
+//! reference service, and a second run whose changelog compares with the first.
+
+use crate::common::*;
+use perfbase_reference::Config;
+use std::path::Path;
+use std::time::Duration;
+
+/// The plan as shipped, at a small scale: counts and durations cut so that both runs take
+/// about a minute, two repetitions (still a Welch test), and `--scale 0.5` on concurrency.
+fn small_plan() -> String {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/plans/dev-stack-baselines.toml"
+    ))
+    .unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let shrunk = match line.split('#').next().unwrap_or("").trim() {
+            "requests = 60000" => "requests = 3000",
+            "requests = 2000" => "requests = 100",
+            "requests = 200" => "requests = 10",
+            "requests = 3000" => "requests = 300",
+            "repetitions = 3" => "repetitions = 2",
+            "duration = \"5s\"" | "duration = \"2s\"" => "duration = \"500ms\"",
+            "duration = \"1s\"" | "duration = \"500ms\"" => "duration = \"250ms\"",
+            "idle = \"2s\"" => "idle = \"500ms\"",
+            _ => line,
+        };
+        out.push_str(shrunk);
+        out.push('\n');
+    }
+    out
+}
+
+fn page_of(dir: &Path, ext: &str) -> String {
+    let page = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("performance-baselines-") && name.ends_with(ext)
+        })
+        .unwrap_or_else(|| panic!("no performance-baselines-*{ext} in {}", dir.display()));
+    std::fs::read_to_string(page).unwrap()
+}
+
+#[test]
+fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
+    let vars = [
+        "PERFBASE_POSTGRES_URL",
+        "PERFBASE_MYSQL_URL",
+        "PERFBASE_REDIS_URL",
+        "PERFBASE_REDIS_CLUSTER_URL",
+        "PERFBASE_MONGODB_URL",
+        "PERFBASE_AMQP_URL",
+    ];
+    if vars.iter().any(|v| service(v).is_none()) {
+        return;
+    }
+    let _g = serial();
+    let a = perfbase_reference::spawn(0).unwrap();
+    let b = perfbase_reference::spawn_with(
+        0,
+        Config {
+            health_concurrent: true,
+            workers: Some(8),
+            ..Config::default()
+        },
+    )
+    .unwrap();
+    let dir = tmp();
+    let plan = small_plan();
+    // Each run in its own folder, both with the one store.
+    let store = dir.path().join("results.db");
+    let run = |n: u32| {
+        let run_dir = dir.path().join(format!("run{n}"));
+        std::fs::create_dir_all(&run_dir).unwrap();
+        let out = run_dir.join("out");
+        let r = run_plan_with(&run_dir, &plan, |c| {
+            c.args(["--scale", "0.5"])
+                .env("PERFBASE_STORE", &store)
+                .env("API_A_URL", format!("http://{}", a.addr))
+                .env("API_B_URL", format!("http://{}", b.addr))
+                .timeout(Duration::from_secs(300));
+        });
+        assert_eq!(r.code(), 0, "run {n}:\n{}\n{}", r.stdout(), r.stderr());
+        assert!(r.stdout().contains("page: "), "{}", r.stdout());
+        (page_of(&out, ".md"), page_of(&out, ".html"), r)
+    };
+    let (first, _, _) = run(1);
+    assert!(first.contains("First baseline of this plan"), "{first}");
+    let (md, html, r) = run(2);
+
+    // Every section, in the seed's order, with figures in it.
+    let sections = [
+        "## Test environment",
+        "## Test conditions",
+        "## API (HTTP)",
+        "## PostgreSQL",
+        "## MySQL / MariaDB",
+        "## MongoDB",
+        "## Redis",
+        "## RabbitMQ (AMQP)",
+        "## Resources",
+        "## Observations",
+        "## Changelog",
+    ];
+    let mut at = 0;
+    for s in sections {
+        let found = md[at..]
+            .find(s)
+            .unwrap_or_else(|| panic!("{s} missing or out of order:\n{md}"));
+        at += found + s.len();
+        let title = s.trim_start_matches("## ");
+        assert!(
+            html.contains(&format!("<h2>{title}</h2>")),
+            "{s} not in the HTML"
+        );
+    }
+    // The environment as the servers reported it, never a password.
+    for version in [
+        "perfbase-reference/",
+        "PostgreSQL 15",
+        "MariaDB 10",
+        "FerretDB 1.24",
+        "Redis 7",
+        "(cluster)",
+        "RabbitMQ 3",
+    ] {
+        assert!(md.contains(version), "{version} missing:\n{md}");
+    }
+    assert!(!md.contains(":perfbase@") && md.contains("[redacted]"));
+    // The tables: a suite per database, pgbench's block, a cluster's nodes, rankings.
+    for text in [
+        "| select-pk | c=2 |",
+        "| find-one | c=2 |",
+        "| hset | c=25 |",
+        "transaction type: TPC-B (sort of)",
+        "replies per node: 127.0.0.1:",
+        "### Ranking: health checks: in turn (A) vs fanned out (B)",
+        "| 1 | B /health/all |",
+        "| postgres (pid:",
+        "| redis-server (pid:",
+    ] {
+        assert!(md.contains(text), "{text:?} missing:\n{md}");
+    }
+    // Observations worded from the figures: fanning the checks out is faster.
+    assert!(
+        md.contains("A /health/all takes") && md.contains("the mean latency of B /health/all"),
+        "{md}"
+    );
+    // The changelog names the first run as the baseline it compares with, by Welch's test.
+    // (The store is new: the runs are 1 and 2.)
+    assert!(
+        md.contains("Against the previous baseline, run 1 of "),
+        "{md}"
+    );
+    assert!(r.stderr().contains("saved as run 2"), "{}", r.stderr());
+    assert!(md.contains("Welch's t-test"), "{md}");
+    assert!(
+        md.contains("| 2 | ") && md.contains("| 1 | "),
+        "baseline history:\n{md}"
+    );
+    assert!(!html.contains("<script"));
+}
