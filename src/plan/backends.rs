@@ -4,7 +4,7 @@ use super::context::Ctx;
 use super::file::{self, S};
 use super::model::*;
 use super::targets::Family;
-use crate::backend::{AmqpTarget, BrokerTarget, MongoTarget};
+use crate::backend::{AmqpTarget, BrokerTarget, MongoTarget, StreamSide};
 use perfbase_drivers::workload::{Corpus, Template};
 use std::sync::Arc;
 
@@ -41,13 +41,42 @@ pub(super) fn broker_workload(
     let url = url.to_string();
     Ok(match family {
         Family::Amqp => {
-            let mode = pick(&w.mode, "mode", &["roundtrip", "publish"], "roundtrip")?;
+            let mode = pick(
+                &w.mode,
+                "mode",
+                &["roundtrip", "publish", "stream"],
+                "roundtrip",
+            )?;
             let ack = pick(&w.ack, "ack", &["none", "auto", "manual"], "manual")?;
+            let stream = if mode == "stream" {
+                Some(StreamSide {
+                    consumers: match &w.consumers {
+                        Some(c) => cx.positive(c, &format!("{field}.consumers"))?,
+                        None => 1,
+                    },
+                    drain: match &w.drain {
+                        Some(d) => cx.duration(d, &format!("{field}.drain"))?,
+                        None => std::time::Duration::from_secs(2),
+                    },
+                })
+            } else {
+                if let Some(c) = &w.consumers {
+                    return Err(cx.err(
+                        c,
+                        format!("{field}.consumers"),
+                        "only with mode = \"stream\"",
+                    ));
+                }
+                if let Some(d) = &w.drain {
+                    return Err(cx.err(d, format!("{field}.drain"), "only with mode = \"stream\""));
+                }
+                None
+            };
             let options = amqp::AmqpOptions {
-                mode: if mode == "publish" {
-                    amqp::AmqpMode::Publish
-                } else {
-                    amqp::AmqpMode::RoundTrip
+                mode: match mode.as_str() {
+                    "publish" => amqp::AmqpMode::Publish,
+                    "stream" => amqp::AmqpMode::Stream,
+                    _ => amqp::AmqpMode::RoundTrip,
                 },
                 message_size: size(1024)?,
                 persistent: flag(&w.persistent),
@@ -57,17 +86,32 @@ pub(super) fn broker_workload(
                     "auto" => amqp::AckMode::Auto,
                     _ => amqp::AckMode::Manual,
                 },
-                queue: None,
+                // The stream's publishers and consumers meet on one queue of this run.
+                queue: stream.as_ref().map(|_| {
+                    format!(
+                        "perfbase-{}-{}",
+                        std::process::id(),
+                        field.trim_start_matches("workloads.")
+                    )
+                }),
             };
             amqp::AmqpDriver::new(&url, options.clone())
                 .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+            let what = match &stream {
+                Some(s) => format!(
+                    "stream, {} consumer{}",
+                    s.consumers,
+                    if s.consumers == 1 { "" } else { "s" }
+                ),
+                None => mode,
+            };
             (
                 Backend::Amqp(AmqpTarget {
                     url,
                     options,
-                    stream: None,
+                    stream,
                 }),
-                mode,
+                what,
             )
         }
         Family::Nats => {

@@ -191,6 +191,10 @@ pub(crate) struct WorkloadDef {
     pub persistent: Option<S<bool>>,
     pub confirms: Option<S<bool>>,
     pub ack: Option<S<String>>,
+    /// AMQP stream mode: consumer connections on the publishers' queue, and how long they
+    /// wait for what is still queued once publishing stopped.
+    pub consumers: Option<S<i64>>,
+    pub drain: Option<S<String>>,
     /// MQTT: QoS 0 or 1.
     pub qos: Option<S<i64>>,
 }

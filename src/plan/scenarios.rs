@@ -35,7 +35,20 @@ pub(super) fn scenarios(
         }
         let workload = cx.workload_ref(workloads, &sd.workload, format!("{field}.workload"))?;
         let suite = &workloads[&workload].suite;
-        scenarios.push(scenario(cx, &field, sd, workload.clone(), suite, scale)?);
+        let s = scenario(cx, &field, sd, workload.clone(), suite, scale)?;
+        if let crate::backend::Backend::Amqp(a) = &workloads[&workload].backend {
+            if a.stream.is_some() && s.warmup.is_some() {
+                return Err(cx.err(
+                    &sd.workload,
+                    format!("{field}.workload"),
+                    format!(
+                        "'{workload}' streams: its consumers would count the warm-up's \
+                         messages; leave warmup out"
+                    ),
+                ));
+            }
+        }
+        scenarios.push(s);
     }
     Ok(scenarios)
 }

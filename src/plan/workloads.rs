@@ -540,6 +540,12 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
     );
     add("confirms", AMQP, w.confirms.as_ref().map(|v| at(&v.span())));
     add("ack", AMQP, w.ack.as_ref().map(|v| at(&v.span())));
+    add(
+        "consumers",
+        AMQP,
+        w.consumers.as_ref().map(|v| at(&v.span())),
+    );
+    add("drain", AMQP, w.drain.as_ref().map(|v| at(&v.span())));
     add("qos", &[Mqtt], w.qos.as_ref().map(|v| at(&v.span())));
     set
 }

@@ -174,12 +174,20 @@ fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<
     (specs, slots, workloads)
 }
 
-/// Consecutive phases on the same workload, as index ranges: each is one engine run.
-fn runs_of(workloads: &[String]) -> Vec<std::ops::Range<usize>> {
+/// Consecutive phases on the same workload, as index ranges: each is one engine run. With
+/// `each_measured`, a run also ends after every measured phase: a stream's consumers start
+/// and drain around each run, so each step and repetition gets its own.
+fn runs_of(
+    workloads: &[String],
+    specs: &[PhaseSpec],
+    each_measured: bool,
+) -> Vec<std::ops::Range<usize>> {
     let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
     for (i, w) in workloads.iter().enumerate() {
         match runs.last_mut() {
-            Some(r) if workloads[r.start] == *w => r.end = i + 1,
+            Some(r) if workloads[r.start] == *w && !(each_measured && specs[r.end - 1].record) => {
+                r.end = i + 1
+            }
             _ => runs.push(i..i + 1),
         }
     }
@@ -268,7 +276,14 @@ pub fn run(
         let mut outcomes = Vec::new();
         let mut side = Side::default();
         let mut set_up = std::collections::HashSet::new();
-        for run in runs_of(&workloads) {
+        let streams = matches!(
+            &plan.workloads[&s.workload].backend,
+            crate::backend::Backend::Amqp(crate::backend::AmqpTarget {
+                stream: Some(_),
+                ..
+            })
+        );
+        for run in runs_of(&workloads, &specs, streams) {
             if state.interrupted {
                 break;
             }
@@ -308,7 +323,11 @@ pub fn run(
             for (k, v) in ran.extras {
                 record::add_extra(side.extras.entry(k).or_insert(serde_json::Value::Null), v);
             }
-            side.consumed = side.consumed.or(ran.consumed);
+            // A stream's consumers, over every run of the scenario (merged exactly).
+            side.consumed = match (side.consumed.take(), ran.consumed) {
+                (Some(a), Some(b)) => Some(perfbase_core::result::merge_measurements(&[&a, &b])),
+                (a, b) => a.or(b),
+            };
         }
         scenario_studies.push(analyse::analyse(plan, s, &outcomes, &slots));
         state.sides.insert(k, side);

@@ -20,13 +20,13 @@ pub(super) fn present(
     match &o.output {
         Output::Study { dir } => {
             let report = dir.join("report.md");
-            let pgbench: String = pgbench_blocks(plan, state, result)
+            let pgbench: String = closing_blocks(plan, state, result)
                 .into_iter()
                 .map(|(_, b)| b)
                 .collect();
             let mut markdown = perfbase_report::markdown::render(result, study);
             if !pgbench.is_empty() {
-                markdown.push_str(&format!("\n## pgbench\n\n```\n{pgbench}```\n"));
+                markdown.push_str(&format!("\n## Closing figures\n\n```\n{pgbench}```\n"));
             }
             perfbase_report::json::write_text_atomic(&report, &markdown)
                 .with_context(|| format!("cannot write {}", report.display()))?;
@@ -107,6 +107,30 @@ pub(super) fn closing_blocks(
     result: &RunResult,
 ) -> Vec<(String, String)> {
     let mut out = pgbench_blocks(plan, state, result);
+    for (k, s) in plan.scenarios.iter().enumerate() {
+        if let crate::backend::Backend::Amqp(crate::backend::AmqpTarget {
+            stream: Some(side),
+            ..
+        }) = &plan.workloads[&s.workload].backend
+        {
+            let Some(ran) = state.sides.get(&k) else {
+                continue;
+            };
+            if let Some(consumed) = &ran.consumed {
+                let unconsumed = ran
+                    .extras
+                    .get("unconsumed")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0);
+                let text = perfbase_report::terminal::render_consumed(
+                    consumed,
+                    side.consumers,
+                    unconsumed,
+                );
+                out.push((s.name.clone(), format!("consumers of {}:\n{text}", s.name)));
+            }
+        }
+    }
     for (k, s) in plan.scenarios.iter().enumerate() {
         let crate::backend::Backend::Redis(r) = &plan.workloads[&s.workload].backend else {
             continue;

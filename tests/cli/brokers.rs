@@ -520,6 +520,49 @@ fn rabbitmq_stream_mode_reports_publish_and_consume_apart() {
 }
 
 #[test]
+fn a_plan_streams_rabbitmq_with_its_own_consumers_per_step_and_repetition() {
+    let Some(url) = service("PERFBASE_AMQP_URL") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    // Producers × consumers: a ladder of publishers, two consumers on the shared queue.
+    let plan = format!(
+        "[targets.mq]\nurl = \"{url}\"\n[workloads.s]\ntarget = \"mq\"\nmode = \"stream\"\n\
+         consumers = 2\nsize = 512\npersistent = true\n[[scenarios]]\nname = \"stream\"\n\
+         workload = \"s\"\nconcurrency = [1, 2]\nrequests = 300\nrepetitions = 2\n"
+    );
+    let r = run_plan_with(dir.path(), &plan, |_| {});
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let phases = r.json()["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    for p in phases {
+        assert_eq!(p["requests"], 300, "{}", p["name"]);
+        assert_eq!(p["success_ratio"], 1.0, "{}", p["error_samples"]);
+    }
+    // Every message the four runs published was consumed, by their own consumers.
+    let out = r.stdout();
+    assert!(
+        out.contains("consumers of stream:")
+            && out.contains("1,200 in")
+            && out.contains("by 2 consumers; 0 not consumed"),
+        "{out}"
+    );
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(report.contains("End to end ms"), "{report}");
+    assert!(!out.contains(":perfbase@") && !report.contains(":perfbase@"));
+    // A warm-up would be consumed and counted: refused with its line.
+    let warm = plan.replace("repetitions = 2\n", "repetitions = 2\nwarmup = \"1s\"\n");
+    let r = run_plan_with(dir.path(), &warm, |_| {});
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("scenarios[0].workload: 's' streams"),
+        "{}",
+        r.stderr()
+    );
+}
+
+#[test]
 fn a_plan_sweeps_rabbitmq_nats_and_mqtt() {
     let (Some(amqp), Some(nats), Some(mqtt)) = (
         service("PERFBASE_AMQP_URL"),
