@@ -72,6 +72,17 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
     .unwrap();
     let dir = tmp();
     let plan = small_plan();
+    // The services' pids as they are now: other tests stop and restart some of them.
+    let pids: Vec<(&str, String)> = [
+        ("postgres", "PERFBASE_PG_PID"),
+        ("mariadb", "PERFBASE_MARIADB_PID"),
+        ("redis", "PERFBASE_REDIS_PID"),
+        ("mongodb", "PERFBASE_MONGODB_PID"),
+        ("rabbitmq", "PERFBASE_RABBITMQ_PID"),
+    ]
+    .into_iter()
+    .map(|(service, var)| (var, service_var(service, var)))
+    .collect();
     // Each run in its own folder, both with the one store.
     let store = dir.path().join("results.db");
     let run = |n: u32| {
@@ -80,6 +91,7 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
         let out = run_dir.join("out");
         let r = run_plan_with(&run_dir, &plan, |c| {
             c.args(["--scale", "0.5"])
+                .envs(pids.iter().map(|(k, v)| (k, v)))
                 .env("PERFBASE_STORE", &store)
                 .env("API_A_URL", format!("http://{}", a.addr))
                 .env("API_B_URL", format!("http://{}", b.addr))
