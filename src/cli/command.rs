@@ -181,7 +181,7 @@ impl LoadArgs {
             buckets_ms: Vec::new(),
             knee: KneeRule::default(),
             slo: Vec::new(),
-            thresholds: Vec::new(),
+            thresholds: self.thresholds.clone(),
             labels: BTreeMap::new(),
             workloads,
             scenarios,

@@ -109,8 +109,14 @@ impl HttpArgs {
             )),
             (Some(file), None) => read_targets(file).map_err(|e| bad_input(e.to_string())),
             (None, Some(raw)) => {
-                let url = Url::parse(raw)
-                    .map_err(|e| bad_input(format!("URL '{}': {e}", redact::url(raw))))?;
+                let url = Url::parse(raw).map_err(|e| {
+                    let hint = if e == url::ParseError::RelativeUrlWithoutBase {
+                        format!("; give the scheme: http://{raw} (or https://)")
+                    } else {
+                        String::new()
+                    };
+                    bad_input(redact::text(&format!("URL '{raw}': {e}{hint}")))
+                })?;
                 let body: Vec<u8> = match (&self.body, &self.body_file) {
                     (Some(b), _) => b.clone().into_bytes(),
                     (None, Some(f)) => perfbase_drivers::input::read(f).map_err(|e| {

@@ -63,6 +63,11 @@ pub struct LoadArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse::positive_duration)]
     pub monitor_interval: Duration,
 
+    /// Fail the run (exit 1) unless this holds (repeatable): 'p99 < 200ms', 'error_rate < 1%',
+    /// 'rps > 100', or k6's 'p(95)<200', 'http_req_failed<0.01'
+    #[arg(long = "threshold", value_name = "THRESHOLD", value_parser = parse::threshold)]
+    pub thresholds: Vec<perfbase_analysis::threshold::Threshold>,
+
     /// Write the result JSON (perfbase.result/v1) to this file
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,

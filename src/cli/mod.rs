@@ -51,6 +51,16 @@ pub fn one_line(e: &clap::Error) -> String {
             msg.push_str(line);
         }
     }
+    // The fix, where clap only says what is wrong.
+    if e.kind() == clap::error::ErrorKind::ArgumentConflict
+        && msg.contains("--connections")
+        && msg.contains("--rate")
+    {
+        msg.push_str(
+            ": -c is the closed model's connections; with -r (the open model) use \
+             --max-inflight to cap the requests in flight",
+        );
+    }
     if let Some(cmd) = usage.filter(|c| !c.is_empty()) {
         msg.push_str(&format!(" (see '{cmd} --help')"));
     }
@@ -154,6 +164,10 @@ pub(crate) mod parse {
             )),
             d => Ok(d),
         }
+    }
+
+    pub fn threshold(s: &str) -> Result<perfbase_analysis::threshold::Threshold, String> {
+        perfbase_analysis::threshold::parse_threshold(s).map_err(|e| e.to_string())
     }
 
     pub fn rate(s: &str) -> Result<f64, String> {

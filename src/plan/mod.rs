@@ -32,11 +32,23 @@ use std::path::Path;
 /// Reads and validates a plan file. `scale` overrides `[plan] scale`.
 pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan, PlanError> {
     let file = path.display().to_string();
-    let text = perfbase_drivers::input::read_text(path).map_err(|e| PlanError {
-        file: file.clone(),
-        line: perfbase_drivers::input::bad_text_line(&e).unwrap_or(1),
-        field: "file".into(),
-        message: format!("cannot read the plan: {e}"),
+    let text = perfbase_drivers::input::read_text(path).map_err(|e| {
+        match perfbase_drivers::input::bad_text_line(&e) {
+            // Text that is not UTF-8: where it stops being text.
+            Some(line) => PlanError {
+                file: file.clone(),
+                line,
+                field: "file".into(),
+                message: format!("cannot read the plan: {e}"),
+            },
+            // A missing or unreadable file has no line to name.
+            None => PlanError {
+                file: file.clone(),
+                line: 0,
+                field: String::new(),
+                message: format!("cannot read the plan: {e}"),
+            },
+        }
     })?;
     let base = path
         .parent()

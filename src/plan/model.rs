@@ -12,14 +12,28 @@ use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
 
-/// A plan that cannot be used: file, line and field, and what to write instead.
+/// A plan that cannot be used: file, line and field, and what to write instead (a file that
+/// cannot be read at all has no line: `plans/x.toml: cannot read the plan: …`).
 #[derive(Debug, Error)]
-#[error("{file}:{line}: {field}: {message}")]
+#[error("{}", self.shown())]
 pub struct PlanError {
     pub file: String,
     pub line: usize,
     pub field: String,
     pub message: String,
+}
+
+impl PlanError {
+    fn shown(&self) -> String {
+        if self.line == 0 {
+            format!("{}: {}", self.file, self.message)
+        } else {
+            format!(
+                "{}:{}: {}: {}",
+                self.file, self.line, self.field, self.message
+            )
+        }
+    }
 }
 
 /// A validated plan.

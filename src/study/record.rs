@@ -124,11 +124,16 @@ impl Progressive<'_> {
     }
 
     pub fn result(&self, study: Option<&Study>) -> RunResult {
-        match self.output {
-            Output::Study { .. } => self.study_result(study),
+        let mut r = match self.output {
+            Output::Study { .. } => return self.study_result(study),
             Output::Single { .. } => self.single_result(),
             Output::Suite { .. } => self.suite_result(),
+        };
+        // A command's --threshold verdicts are kept with its result, as a plan's are.
+        if !self.plan.thresholds.is_empty() {
+            r.study = study.cloned();
         }
+        r
     }
 
     fn base(&self, target: String, protocol: &str, model: Model, config: LoadConfig) -> RunResult {

@@ -50,6 +50,12 @@ pub(super) fn present(
         }
         Output::Suite { title, .. } => crate::show::print_suite(result, title),
     }
+    if !plan.thresholds.is_empty() {
+        out!(
+            "{}",
+            perfbase_report::terminal::render_verdicts(study, o.color)
+        );
+    }
     let backends: Vec<&crate::backend::Backend> = plan
         .scenarios
         .iter()

@@ -518,7 +518,15 @@ fn bad_input_is_one_clear_line_and_exit_2() {
         ),
         (
             vec!["http", "http://127.0.0.1:1/", "-c", "5", "-r", "10"],
-            "--rate".into(),
+            "with -r (the open model) use --max-inflight".into(),
+        ),
+        (
+            vec!["http", "127.0.0.1:8080/"],
+            "give the scheme: http://127.0.0.1:8080/".into(),
+        ),
+        (
+            vec!["run", "/nonexistent/nope.toml"],
+            "/nonexistent/nope.toml: cannot read the plan: No such file".into(),
         ),
         (
             vec![
@@ -1083,6 +1091,10 @@ fn https_with_a_trusted_untrusted_or_ignored_certificate() {
         sample.contains("TLS handshake") && sample.contains("certificate"),
         "{sample}"
     );
+    assert!(
+        sample.contains("--cacert") && sample.contains("--insecure"),
+        "the fix is named: {sample}"
+    );
     // --insecure accepts it; a new connection per request, each a TLS handshake.
     let before = server.stats.connections();
     let r = perfbase(
@@ -1209,5 +1221,62 @@ fn memory_stays_bounded_against_a_server_sending_endless_headers() {
     assert!(
         rss < 64.0 * 1024.0 * 1024.0,
         "RSS {rss} after {errors} responses"
+    );
+}
+
+#[test]
+fn thresholds_on_the_command_line_in_k6_or_perfbase_words_gate_the_exit_code() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/delay/2", server.addr);
+    let base = [url.as_str(), "-n", "100", "-c", "2"];
+    let with = |extra: &[&str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        perfbase(&args, dir.path())
+    };
+    // Every request takes 2 ms or more and none fails.
+    let r = with(&[
+        "--threshold",
+        "p(95)<2000",
+        "--threshold",
+        "http_req_failed<0.01",
+        "--threshold",
+        "rps > 1",
+    ]);
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    assert!(
+        r.stdout().contains("Threshold     p(95)<2000: "),
+        "{}",
+        r.stdout()
+    );
+    let verdicts = &r.json()["study"]["scenarios"][0]["thresholds"];
+    assert_eq!(verdicts.as_array().unwrap().len(), 3, "{verdicts}");
+    validate(r.json());
+    // One that cannot hold: exit 1, said, and kept in the result.
+    let r = with(&["--threshold", "avg<1", "--threshold", "p(99)<5000"]);
+    assert_eq!(r.code(), 1, "{}", r.stdout());
+    let failed = r
+        .stdout()
+        .lines()
+        .find(|l| l.contains("avg<1"))
+        .unwrap()
+        .to_string();
+    assert!(
+        failed.ends_with("FAIL") && failed.contains(" ms"),
+        "{failed}"
+    );
+    assert_eq!(
+        r.json()["study"]["scenarios"][0]["thresholds"][0]["passed"],
+        false
+    );
+    assert_eq!(r.json()["study"]["passed"], false);
+    // A threshold that does not parse: exit 2 before any load, naming it.
+    let (code, err) = bad(&["http", &url, "--threshold", "p(97)<200"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("'p(97)<200'") && err.contains("--threshold"),
+        "{err}"
     );
 }

@@ -12,8 +12,51 @@ use thiserror::Error;
 pub use perfbase_core::study::Verdict;
 
 /// Every metric name a threshold accepts, for error messages and docs.
-pub const METRICS: &str =
-    "min, mean, p50, p75, p90, p95, p99, p999, max (latency), error_rate, success_ratio, rps";
+pub const METRICS: &str = "min, mean, p50, p75, p90, p95, p99, p999, max (latency), error_rate, \
+     success_ratio, rps; or k6's p(95), avg, med, http_req_failed, http_reqs";
+
+/// A threshold in k6's words rewritten in perfbase's: `p(95)<200` → `p95<200`, `p(99.9)` →
+/// `p999`, `avg` → `mean`, `med` → `p50`, `http_req_failed` (and its `:rate`) → `error_rate`,
+/// `http_reqs:rate` → `rps`; a leading `http_req_duration:` (k6's metric key) is dropped.
+/// Text in perfbase's own words comes back unchanged.
+fn from_k6(text: &str) -> String {
+    let t = text.trim();
+    let t = t
+        .strip_prefix("http_req_duration:")
+        .unwrap_or(t)
+        .trim_start();
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t;
+    if let Some(r) = rest.strip_prefix("http_req_failed") {
+        out.push_str("error_rate");
+        rest = r.strip_prefix(":rate").unwrap_or(r);
+    } else if let Some(r) = rest.strip_prefix("http_reqs") {
+        out.push_str("rps");
+        rest = r.strip_prefix(":rate").unwrap_or(r);
+    } else if let Some(r) = rest.strip_prefix("p(") {
+        match r.split_once(')') {
+            Some((n, after)) => {
+                out.push('p');
+                out.push_str(&n.trim().replace('.', ""));
+                rest = after;
+            }
+            None => return text.to_string(),
+        }
+    } else {
+        let name_end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let name = match &rest[..name_end] {
+            "avg" => "mean",
+            "med" => "p50",
+            other => other,
+        };
+        out.push_str(name);
+        rest = &rest[name_end..];
+    }
+    out.push_str(rest);
+    out
+}
 
 /// A latency statistic, read from [`perfbase_core::result::LatencyMs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -179,6 +222,32 @@ pub enum ThresholdError {
     },
 }
 
+impl ThresholdError {
+    /// The same error quoting `text`, the threshold as the user wrote it.
+    fn quoting(self, shown: &str) -> ThresholdError {
+        let shown = shown.to_string();
+        match self {
+            ThresholdError::Syntax(_) => ThresholdError::Syntax(shown),
+            ThresholdError::UnknownMetric { metric, .. } => ThresholdError::UnknownMetric {
+                text: shown,
+                metric,
+            },
+            ThresholdError::Operator { op, .. } => ThresholdError::Operator { text: shown, op },
+            ThresholdError::Value {
+                metric,
+                value,
+                expected,
+                ..
+            } => ThresholdError::Value {
+                text: shown,
+                metric,
+                value,
+                expected,
+            },
+        }
+    }
+}
+
 const LATENCY_FORMS: &str =
     "use a duration such as 200ms, 0.5s, 1s or 750us (a bare number means milliseconds)";
 const RATIO_FORMS: &str = "use a ratio between 0 and 1 such as 0.01, or a percentage such as 1%";
@@ -193,6 +262,15 @@ const RPS_FORMS: &str =
 /// milliseconds (not seconds, as elsewhere), since that is how latency SLOs are usually quoted.
 /// Ratio limits accept `%`. `rps` accepts a plain number or a rate such as `2.5k` or `300/s`.
 pub fn parse_threshold(s: &str) -> Result<Threshold, ThresholdError> {
+    let shown = s.trim();
+    let mut parsed = parse_own(&from_k6(shown)).map_err(|e| e.quoting(shown))?;
+    // Messages and reports quote it as the user wrote it.
+    parsed.text = shown.to_string();
+    Ok(parsed)
+}
+
+/// [`parse_threshold`] of text in perfbase's own words.
+fn parse_own(s: &str) -> Result<Threshold, ThresholdError> {
     let text = s.trim();
     let syntax = || ThresholdError::Syntax(text.to_string());
     let name_end = text
@@ -323,6 +401,34 @@ impl fmt::Display for Threshold {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn k6_forms_read_as_perfbase_thresholds_and_keep_their_text() {
+        let same = |k6: &str, ours: &str| {
+            let a = parse_threshold(k6).unwrap_or_else(|e| panic!("{k6}: {e}"));
+            let b = parse_threshold(ours).unwrap();
+            assert_eq!((a.metric, a.op, a.value), (b.metric, b.op, b.value), "{k6}");
+            assert_eq!(a.text, k6.trim());
+        };
+        same("p(95)<200", "p95 < 200ms");
+        same("p(99.9) <= 1000", "p999 <= 1s");
+        same("p(50)<10", "p50<10ms");
+        same("avg<50", "mean < 50ms");
+        same("med<20", "p50 < 20ms");
+        same("max<1000", "max < 1s");
+        same("http_req_failed<0.01", "error_rate < 1%");
+        same("http_req_failed:rate<0.01", "error_rate < 0.01");
+        same("http_reqs:rate>100", "rps > 100");
+        same("http_req_duration:p(99)<300", "p99 < 300ms");
+        // A percentile perfbase does not keep is named, with the text as written.
+        let e = parse_threshold("p(97)<200").unwrap_err().to_string();
+        assert!(
+            e.contains("'p(97)<200'") && e.contains("unknown metric 'p97'"),
+            "{e}"
+        );
+        let e = parse_threshold("p(95)<fast").unwrap_err().to_string();
+        assert!(e.starts_with("invalid threshold 'p(95)<fast'"), "{e}");
+    }
+
     use super::*;
     use crate::fixtures::measurement;
 

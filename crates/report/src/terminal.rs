@@ -284,6 +284,49 @@ pub fn render(r: &RunResult) -> String {
     out
 }
 
+/// A command's `--threshold` verdicts, one line each (a suite's per operation), failures red.
+pub fn render_verdicts(study: &perfbase_analysis::study::Study, color: bool) -> String {
+    let mut out = String::new();
+    for s in &study.scenarios {
+        for t in &s.thresholds {
+            let v = &t.verdict;
+            let line = format!(
+                "  {:<13} {}{}: {} — {}",
+                "Threshold",
+                v.threshold,
+                if study.scenarios.len() > 1 {
+                    format!(" ({})", t.phase)
+                } else {
+                    String::new()
+                },
+                actual_text(&v.threshold, v.actual),
+                if v.passed { "pass" } else { "FAIL" }
+            );
+            let line = if v.passed || !color {
+                line
+            } else {
+                format!("\x1b[31m{line}\x1b[0m")
+            };
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out
+}
+
+/// A verdict's measured value in its threshold's unit: `12.3 ms`, `0.52 %`, `1,234.5/s`.
+fn actual_text(threshold: &str, actual: f64) -> String {
+    use perfbase_analysis::threshold::{parse_threshold, Metric};
+    if actual.is_nan() {
+        return "nothing measured".into();
+    }
+    match parse_threshold(threshold).map(|t| t.metric) {
+        Ok(Metric::LatencyMs(_)) => format!("{} ms", crate::study_text::ms(actual)),
+        Ok(Metric::ErrorRate | Metric::SuccessRatio) => format!("{:.2} %", actual * 100.0),
+        Ok(Metric::Rps) => format!("{}/s", thousands_f(actual)),
+        Err(_) => format!("{actual}"),
+    }
+}
+
 /// wrk's one line, where its users look for it: `connect N, read N, write N, timeout N`, only
 /// when one of them happened (wrk prints it only then too).
 fn socket_errors(errors: &std::collections::BTreeMap<String, u64>) -> Option<String> {

@@ -184,6 +184,11 @@ pub(crate) async fn handshake(
             let hint = if text.contains("CaUsedAsEndEntity") {
                 " (the server presents a CA certificate as its own: make it with \
                  basicConstraints CA:FALSE, or pass --insecure)"
+            } else if text.contains("UnknownIssuer") {
+                // A self-signed or private-CA certificate: how to trust it, or not check.
+                " (the certificate's issuer is not trusted: give it with --cacert FILE, or \
+                 skip the check with -k/--insecure; in a plan: cacert or insecure on the \
+                 target)"
             } else {
                 ""
             };
