@@ -11,28 +11,45 @@ use std::path::PathBuf;
 
 /// Runs one command.
 pub fn run(cli: Cli) -> Result<Exit, AppError> {
-    let store = StoreOptions {
-        location: cli.store.clone(),
-        disabled: cli.no_store,
-        labels: crate::records::parse_labels(&cli.labels)?,
-    };
     match cli.command {
-        Command::Http(a) => study(a.plan(&store)?),
-        Command::Pg(a) => sql(&a, Dialect::Postgres, &store),
-        Command::Mysql(a) => sql(&a, Dialect::Mysql, &store),
-        Command::Redis(a) => study(a.plan(&store)?),
-        Command::Amqp(a) => study(a.plan(&store)?),
-        Command::Nats(a) => study(a.plan(&store)?),
-        Command::Mqtt(a) => study(a.plan(&store)?),
-        Command::Mongo(a) => study(a.plan(&store)?),
-        Command::Run(a) => run_plan(a, &store),
+        Command::Http(a) => study(a.plan(&a.load.save.options()?)?),
+        Command::Pg(a) => sql(&a, Dialect::Postgres, &a.load.save.options()?),
+        Command::Mysql(a) => sql(&a, Dialect::Mysql, &a.load.save.options()?),
+        Command::Redis(a) => study(a.plan(&a.load.save.options()?)?),
+        Command::Amqp(a) => study(a.plan(&a.load.save.options()?)?),
+        Command::Nats(a) => study(a.plan(&a.load.save.options()?)?),
+        Command::Mqtt(a) => study(a.plan(&a.load.save.options()?)?),
+        Command::Mongo(a) => study(a.plan(&a.load.save.options()?)?),
+        Command::Run(a) => {
+            let store = a.save.options()?;
+            run_plan(a, &store)
+        }
         Command::Serve(a) => crate::serve::serve(a),
-        Command::Demo(a) => crate::serve::demo(a, &store),
-        Command::History(a) => crate::inspect::history(a, &store),
-        Command::Show(a) => crate::inspect::show(a, &store),
-        Command::Baseline(a) => crate::inspect::baseline(a, &store),
-        Command::Compare(a) => crate::inspect::compare(a, &store),
-        Command::Report(a) => crate::inspect::report(a, &store),
+        Command::Demo(a) => {
+            let store = a.save.options()?;
+            crate::serve::demo(a, &store)
+        }
+        Command::History(a) => {
+            let mut store = a.store.options();
+            store.labels = crate::records::parse_labels(&a.labels)?;
+            crate::inspect::history(a, &store)
+        }
+        Command::Show(a) => {
+            let store = a.store.options();
+            crate::inspect::show(a, &store)
+        }
+        Command::Baseline(a) => {
+            let store = a.store.options();
+            crate::inspect::baseline(a, &store)
+        }
+        Command::Compare(a) => {
+            let store = a.store.options();
+            crate::inspect::compare(a, &store)
+        }
+        Command::Report(a) => {
+            let store = a.store.options();
+            crate::inspect::report(a, &store)
+        }
         Command::Completions(a) => shell_text(|cmd, out| {
             clap_complete::generate(a.shell, cmd, "perfbase", out);
             Ok(())

@@ -16,10 +16,26 @@ pub fn history(a: HistoryArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         .history(&o.labels, a.limit)
         .map_err(|e| bad_input(e.to_string()))?;
     if runs.is_empty() {
-        outln!(
-            "no runs in {} yet",
-            perfbase_store::redact_location(&o.location)
-        );
+        let location = perfbase_store::redact_location(&o.location);
+        if o.labels.is_empty() {
+            outln!("no runs in {location} yet");
+        } else {
+            // Say what did not match, and whether the store holds runs at all.
+            let all = store
+                .history(&[], 1)
+                .map_err(|e| bad_input(e.to_string()))?;
+            let wanted: Vec<String> = o.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            outln!(
+                "no run in {location} has the label{} {}{}",
+                if wanted.len() == 1 { "" } else { "s" },
+                wanted.join(", "),
+                if all.is_empty() {
+                    " (the store holds no runs yet)"
+                } else {
+                    " (perfbase history without --label lists them all)"
+                }
+            );
+        }
         return Ok(Exit::Success);
     }
     outln!(

@@ -75,4 +75,7 @@ pub struct LoadArgs {
     /// No live progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub save: super::SaveArgs,
 }

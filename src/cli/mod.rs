@@ -73,29 +73,63 @@ pub fn one_line(e: &clap::Error) -> String {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
 
+/// Where results are kept: on the commands that read the store.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreArgs {
     /// Results store: a SQLite file or a postgres:// URL
     #[arg(
         long,
-        global = true,
         env = "PERFBASE_STORE",
         default_value = ".perfbase/results.db",
         value_name = "FILE|URL"
     )]
     pub store: String,
+}
+
+impl StoreArgs {
+    /// The store to read.
+    pub fn options(&self) -> crate::records::StoreOptions {
+        crate::records::StoreOptions {
+            location: self.store.clone(),
+            disabled: false,
+            labels: Vec::new(),
+        }
+    }
+}
+
+/// Where and how a run is saved: on the commands that measure.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SaveArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// Do not save the result in the store
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub no_store: bool,
 
     /// Label the saved run (repeatable): service=api, version=1.4.2, env=ci, any free tag
-    #[arg(long = "label", global = true, value_name = "KEY=VALUE")]
+    #[arg(long = "label", value_name = "KEY=VALUE")]
     pub labels: Vec<String>,
+}
+
+impl SaveArgs {
+    /// The store to save in, with the labels (a label the store would refuse stops the
+    /// command before any load).
+    pub fn options(&self) -> Result<crate::records::StoreOptions, crate::exit::AppError> {
+        Ok(crate::records::StoreOptions {
+            location: self.store.store.clone(),
+            disabled: self.no_store,
+            labels: crate::records::parse_labels(&self.labels)?,
+        })
+    }
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Load an HTTP/1.1 endpoint (closed model with -c, open model with -r).
+    /// Load an HTTP endpoint: HTTP/1.1, HTTP/2 (--http2), TLS (closed model with -c, open
+    /// model with -r).
     Http(Box<HttpArgs>),
     /// Load PostgreSQL: TPC-B like pgbench, an operation suite, or a custom statement.
     Pg(Box<SqlArgs>),

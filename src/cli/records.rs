@@ -8,22 +8,34 @@ pub const RUN_HELP: &str = "a run id, `latest`, `latest:KEY=VALUE,…`, or a res
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    // Filters come from the global --label KEY=VALUE flags.
     /// How many runs, newest first
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+
+    /// Only runs with this label (repeatable: all must match): service=api, env=ci
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     #[arg(help = RUN_HELP)]
     pub run: String,
+
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct BaselineArgs {
     #[command(subcommand)]
     pub action: BaselineAction,
+
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,6 +72,9 @@ pub struct CompareArgs {
     /// Repeated runs: Welch's t-test significance level
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
+
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -85,4 +100,7 @@ pub struct ReportArgs {
     /// Write to this file instead of standard output
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }

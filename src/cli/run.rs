@@ -38,6 +38,9 @@ pub struct RunArgs {
     #[arg(long = "monitor", value_name = "TARGET")]
     pub monitor: Vec<String>,
 
+    #[command(flatten)]
+    pub save: super::SaveArgs,
+
     /// Sample the watched services idle for this long before the load (overrides the plan's
     /// [monitor] idle; default 3s)
     #[arg(long, value_name = "DURATION", value_parser = super::parse::duration)]

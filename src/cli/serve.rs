@@ -73,4 +73,7 @@ pub struct DemoArgs {
     /// No live progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub save: super::SaveArgs,
 }

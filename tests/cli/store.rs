@@ -93,6 +93,35 @@ fn runs_are_stored_read_back_compared_and_gated() {
         out.contains("/delay/10") && !out.contains("/delay/30"),
         "{out}"
     );
+    // A filter that matches nothing says so, not that the store is empty.
+    let (code, out, _) = pb(dir.path(), &["history", "--label", "service=nope"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("no run in") && out.contains("has the label service=nope"),
+        "{out}"
+    );
+    // The store's flags are on the commands that use it, and only there.
+    for (cmd, flags) in [
+        ("serve", &[][..]),
+        ("history", &["--store", "--label"][..]),
+        ("show", &["--store"][..]),
+        ("compare", &["--store"][..]),
+        ("report", &["--store"][..]),
+        ("http", &["--store", "--no-store", "--label"][..]),
+        ("run", &["--store", "--no-store", "--label"][..]),
+    ] {
+        let (_, help, _) = pb(dir.path(), &[cmd, "--help"]);
+        for flag in ["--store", "--no-store", "--label"] {
+            let shown = help.contains(&format!("{flag} "));
+            assert_eq!(
+                shown,
+                flags.contains(&flag),
+                "{cmd} --help and {flag}:\n{help}"
+            );
+        }
+    }
+    let (_, help, _) = pb(dir.path(), &["history", "--help"]);
+    assert!(help.contains("Only runs with this label"), "{help}");
 
     // The stored result reads back exactly as JSON.
     let (code, json, _) = pb(dir.path(), &["report", &fast, "--format", "json"]);
