@@ -74,7 +74,7 @@ th { background: #f6f8fa; font-weight: 600; }
 th.l, td.l { text-align: left; white-space: normal; }
 table.kv th { text-align: left; }
 td.pass, span.pass { color: #116329; background: #dafbe1; font-weight: 600; }
-td.fail, span.fail { color: #a40e26; background: #ffebe9; font-weight: 600; }
+td.fail, span.fail, tr.fail td { color: #a40e26; background: #ffebe9; font-weight: 600; }
 span.pass, span.fail { padding: 2px 8px; border-radius: 10px; }
 tr.knee td { background: #fff8c5; }
 tr.op td { background: #dafbe1; }
@@ -228,7 +228,11 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
     header(out, r, study);
 
     let _ = writeln!(out, "<{h_sec}>Summary</{h_sec}>");
-    summary(out, &r.measurement);
+    match study {
+        // A plan: one row per scenario and check, never their figures mixed.
+        Some(st) => scenario_summary(out, r, st),
+        None => summary(out, &r.measurement),
+    }
 
     if let Some(st) = study {
         let _ = writeln!(out, "<{h_sec}>Findings</{h_sec}>\n<ul class=\"findings\">");
@@ -413,6 +417,24 @@ fn header(out: &mut String, r: &RunResult, study: Option<&Study>) {
         escape(&e.kernel),
         escape(&e.tool_version)
     );
+}
+
+fn scenario_summary(out: &mut String, r: &RunResult, study: &Study) {
+    out.push_str("<table class=\"summary\">\n<tr>");
+    for (i, h) in crate::study_text::SUMMARY_HEADS.iter().enumerate() {
+        let class = if i < 2 { " class=\"l\"" } else { "" };
+        let _ = write!(out, "<th{class}>{}</th>", escape(h));
+    }
+    out.push_str("</tr>\n");
+    for (cells, failed) in crate::study_text::summary_rows(r, study) {
+        let _ = write!(out, "<tr{}>", if failed { " class=\"fail\"" } else { "" });
+        for (i, c) in cells.iter().enumerate() {
+            let class = if i < 2 { " class=\"l\"" } else { "" };
+            let _ = write!(out, "<td{class}>{}</td>", escape(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
 }
 
 fn summary(out: &mut String, m: &Measurement) {

@@ -229,6 +229,7 @@ pub fn render(r: &RunResult, study: &Study) -> String {
             "**a threshold or check failed**".to_string()
         }
     );
+    summary(&mut out, r, study);
     environment(&mut out, r);
     let _ = writeln!(out, "## Findings\n");
     for s in &study.scenarios {
@@ -430,4 +431,24 @@ fn phases(out: &mut String, r: &RunResult) {
             ms(m.latency_ms.max)
         );
     }
+}
+
+/// One row per scenario and check, each with its own figures and verdict.
+fn summary(out: &mut String, r: &RunResult, study: &Study) {
+    let heads = crate::study_text::SUMMARY_HEADS;
+    let _ = writeln!(
+        out,
+        "## Summary\n\n| {} |\n|{}",
+        heads.join(" | "),
+        "---|".repeat(heads.len())
+    );
+    for (cells, failed) in crate::study_text::summary_rows(r, study) {
+        let mut cells = cells;
+        if failed {
+            let last = cells.len() - 1;
+            cells[last] = format!("**{}**", cells[last]);
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    let _ = writeln!(out);
 }

@@ -136,3 +136,93 @@ pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
     }
     out
 }
+
+/// The heads of a plan's summary table: one row per scenario and check.
+pub const SUMMARY_HEADS: [&str; 9] = [
+    "scenario", "kind", "steps", "requests", "success", "p50 ms", "p99 ms", "max ms", "verdict",
+];
+
+/// A plan's summary: one row per scenario (its own figures, never mixed with another's: a
+/// ladder's latency is the range over its steps) and one per check (its expected statuses are
+/// not errors), each with its verdict; and whether the row failed.
+pub fn summary_rows(
+    r: &perfbase_core::result::RunResult,
+    study: &Study,
+) -> Vec<(Vec<String>, bool)> {
+    let mut rows = Vec::new();
+    for s in &study.scenarios {
+        let phases: Vec<&perfbase_core::result::Measurement> = r
+            .phases
+            .iter()
+            .filter(|p| p.scenario.as_deref() == Some(s.name.as_str()))
+            .map(|p| &p.measurement)
+            .collect();
+        let requests: u64 = phases.iter().map(|m| m.requests).sum();
+        let ok: f64 = phases
+            .iter()
+            .map(|m| m.success_ratio * m.requests as f64)
+            .sum();
+        let range = |f: &dyn Fn(&perfbase_analysis::sweep::StepRow) -> f64| {
+            let values: Vec<f64> = s.steps.iter().map(f).filter(|v| !v.is_nan()).collect();
+            let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            match values.len() {
+                0 => "—".to_string(),
+                _ if lo == hi => ms(lo),
+                _ => format!("{}–{}", ms(lo), ms(hi)),
+            }
+        };
+        let verdict = if !s.passed {
+            "FAIL"
+        } else if s.thresholds.is_empty() {
+            "—"
+        } else {
+            "pass"
+        };
+        rows.push((
+            vec![
+                s.name.clone(),
+                s.kind.clone(),
+                s.steps.len().to_string(),
+                crate::thousands(requests),
+                if requests == 0 {
+                    "—".into()
+                } else {
+                    format!("{:.2} %", 100.0 * ok / requests as f64)
+                },
+                range(&|row| row.p50_ms),
+                range(&|row| row.p99_ms),
+                range(&|row| row.max_ms),
+                verdict.into(),
+            ],
+            !s.passed,
+        ));
+    }
+    for c in &study.checks {
+        let phase = r
+            .phases
+            .iter()
+            .find(|p| p.scenario.as_deref() == Some(format!("check {}", c.name).as_str()));
+        let l = phase.map(|p| &p.measurement.latency_ms);
+        rows.push((
+            vec![
+                format!("check {}", c.name),
+                "check".into(),
+                "1".into(),
+                crate::thousands(c.requests),
+                // The statuses a check expects (a rate limiter's 429s) are its point, not errors.
+                if c.passed {
+                    "as expected".into()
+                } else {
+                    format!("got {}", counts(&c.actual))
+                },
+                l.map_or("—".into(), |l| ms(l.p50)),
+                l.map_or("—".into(), |l| ms(l.p99)),
+                l.map_or("—".into(), |l| ms(l.max)),
+                if c.passed { "pass" } else { "FAIL" }.into(),
+            ],
+            !c.passed,
+        ));
+    }
+    rows
+}

@@ -365,6 +365,30 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
             ""
         }
     );
+    // One row per scenario and check, each with its own figures and verdict.
+    let rows = crate::study_text::summary_rows(r, study);
+    let width = rows
+        .iter()
+        .map(|(cells, _)| cells[0].chars().count())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, 40);
+    let line = |cells: &[String]| {
+        let name: String = cells[0].chars().take(width).collect();
+        format!(
+            "  {name:<width$} {:<18} {:>5} {:>10} {:>12} {:>12} {:>12} {:>12}  {}",
+            cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8]
+        )
+    };
+    let heads: Vec<String> = crate::study_text::SUMMARY_HEADS
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    let _ = writeln!(out, "\n{}", line(&heads));
+    for (cells, failed) in &rows {
+        let text = line(cells);
+        let _ = writeln!(out, "{}", if *failed { red(&text) } else { text });
+    }
     for s in &study.scenarios {
         let _ = writeln!(
             out,

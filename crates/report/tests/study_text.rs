@@ -21,8 +21,9 @@ fn failed_thresholds_and_checks_are_red_on_a_terminal_and_plain_elsewhere() {
     assert!(!study.passed);
     let colored = terminal::render_study(&r, &study, true);
     let failed: Vec<&str> = colored.lines().filter(|l| l.contains("FAIL")).collect();
-    // The scenario's threshold summary and the check.
-    assert_eq!(failed.len(), 2, "{colored}");
+    // In the summary table, the scenario's and the check's rows; then the scenario's
+    // threshold line and the check's.
+    assert_eq!(failed.len(), 4, "{colored}");
     for line in failed {
         assert!(
             line.starts_with(RED) && line.ends_with("\x1b[0m"),
@@ -38,7 +39,54 @@ fn failed_thresholds_and_checks_are_red_on_a_terminal_and_plain_elsewhere() {
     }
     let plain = terminal::render_study(&r, &study, false);
     assert!(!plain.contains('\x1b'), "{plain}");
-    assert_eq!(plain.lines().filter(|l| l.contains("FAIL")).count(), 2);
+    assert_eq!(plain.lines().filter(|l| l.contains("FAIL")).count(), 4);
+}
+
+#[test]
+fn a_plans_summary_is_a_row_per_scenario_and_check_with_its_own_figures() {
+    let (r, study) = fixture();
+    let rows = perfbase_report::study_text::summary_rows(&r, &study);
+    let names: Vec<&str> = rows.iter().map(|(c, _)| c[0].as_str()).collect();
+    assert_eq!(names, ["ladder", "check all-ok"]);
+    let (ladder, failed) = &rows[0];
+    assert!(failed, "its threshold failed: {ladder:?}");
+    // The ladder's p99 is the range over its own steps, not the run's mix with the check.
+    let steps = &study.scenarios[0].steps;
+    let lo = steps.iter().map(|s| s.p99_ms).fold(f64::INFINITY, f64::min);
+    let hi = steps
+        .iter()
+        .map(|s| s.p99_ms)
+        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(
+        ladder[6],
+        format!(
+            "{}–{}",
+            perfbase_report::study_text::ms(lo),
+            perfbase_report::study_text::ms(hi)
+        )
+    );
+    assert_eq!(ladder[8], "FAIL");
+    let (check, failed) = &rows[1];
+    assert!(failed);
+    assert_eq!(
+        (check[4].as_str(), check[8].as_str()),
+        ("got 5 × 500", "FAIL")
+    );
+    let md = markdown::render(&r, &study);
+    let at = md.find("## Summary").expect("a summary table");
+    assert!(
+        at < md.find("## Test environment").unwrap(),
+        "it opens the report"
+    );
+    assert!(
+        md.contains("| check all-ok | check | 1 | 5 | got 5 × 500 |"),
+        "{md}"
+    );
+    let html = perfbase_report::html::render(std::slice::from_ref(&r));
+    assert!(
+        html.contains("<tr class=\"fail\"><td class=\"l\">ladder</td>"),
+        "{html}"
+    );
 }
 
 #[test]
