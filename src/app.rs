@@ -126,6 +126,7 @@ fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
         return Ok(Exit::Success);
     }
     let dir = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
-    let options = StudyOptions::plan_file(dir, a.threads, a.quiet, store, "plan");
+    let mut options = StudyOptions::plan_file(dir, a.threads, a.quiet, store, "plan");
+    options.hdr_log = a.hdr_log.clone();
     study((plan, options))
 }

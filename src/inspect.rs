@@ -202,6 +202,21 @@ pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     Ok(Exit::Success)
 }
 
+/// Each run's response-time distribution in HdrHistogram's text form; with several runs each
+/// opens with a `#[Run: …]` comment line, which HdrHistogram's readers skip.
+fn hgrm(runs: &[(String, &RunResult)]) -> Result<String, AppError> {
+    let mut out = String::new();
+    for (label, r) in runs {
+        let h = perfbase_core::result::decode_histogram(&r.measurement.histogram.response)
+            .map_err(|e| bad_input(format!("{label}: the response histogram: {e}")))?;
+        if runs.len() > 1 {
+            let _ = writeln!(out, "#[Run: {label}]");
+        }
+        out.push_str(&perfbase_report::hlog::percentile_distribution(&h));
+    }
+    Ok(out)
+}
+
 pub fn report(a: ReportArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     let runs = load_all(&a.runs, o)?;
     let refs: Vec<(String, &RunResult)> = runs.iter().map(|(l, r)| (l.clone(), r)).collect();
@@ -233,6 +248,7 @@ pub fn report(a: ReportArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         }
         Format::Csv => perfbase_report::csv::render(&refs),
         Format::Junit => perfbase_report::junit::render(&refs),
+        Format::Hgrm => hgrm(&refs)?,
     };
     match &a.output {
         Some(path) => perfbase_report::json::write_text_atomic(path, &text)

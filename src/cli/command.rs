@@ -216,6 +216,7 @@ impl LoadArgs {
             color: std::io::stdout().is_terminal(),
             store: store.clone(),
             kind: kind.to_string(),
+            hdr_log: self.hdr_log.clone(),
         }
     }
 }

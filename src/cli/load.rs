@@ -72,6 +72,11 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// Write an HdrHistogram interval log (.hlog): each second's latency histogram, tagged
+    /// by phase, as HistogramLogProcessor and hdr-plot read it
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+
     /// No live progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -84,6 +84,8 @@ pub enum Format {
     Json,
     Csv,
     Junit,
+    /// HdrHistogram's percentile distribution of the response times (ms), one per run
+    Hgrm,
 }
 
 #[derive(Debug, Args)]

@@ -32,6 +32,11 @@ pub struct RunArgs {
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
+    /// Write an HdrHistogram interval log (.hlog): each second's latency histogram, tagged
+    /// by scenario and step
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<PathBuf>,
+
     /// Watch a service's CPU and memory beside the plan's load (repeatable), in addition to
     /// the plan's [monitor] targets: a process name, pid:PID, name:COMM, cmd:PATTERN or
     /// cgroup:PATH

@@ -51,6 +51,8 @@ pub struct StudyOptions {
     pub store: StoreOptions,
     /// What the store calls the run: `plan`, `demo`, or the command (`http`, `redis`…).
     pub kind: String,
+    /// `--hdr-log`: where each measured second's histogram goes, rewritten after each phase.
+    pub hdr_log: Option<PathBuf>,
 }
 
 impl StudyOptions {
@@ -69,6 +71,7 @@ impl StudyOptions {
             color: std::io::stdout().is_terminal(),
             store: store.clone(),
             kind: kind.to_string(),
+            hdr_log: None,
         }
     }
 }
@@ -259,6 +262,7 @@ pub fn run(
         threads: threads_for(plan, o, loads),
         last: BTreeMap::new(),
         sides: BTreeMap::new(),
+        hdr: o.hdr_log.clone().map(record::HdrLog::new),
     };
     // A page names the services' versions as they were before the load.
     let services = plan.page.as_ref().map(|_| crate::page::services(plan));

@@ -42,6 +42,51 @@ pub(super) struct Progressive<'a> {
     pub last: BTreeMap<usize, (Measurement, SystemTime)>,
     /// Each finished scenario's side figures, by scenario index.
     pub sides: BTreeMap<usize, Side>,
+    /// `--hdr-log`: every measured second so far.
+    pub hdr: Option<HdrLog>,
+}
+
+/// The HdrHistogram interval log of a run: each measured phase's seconds, tagged by phase,
+/// on the run's clock (which starts with its first measured phase).
+pub(super) struct HdrLog {
+    path: PathBuf,
+    origin: Option<SystemTime>,
+    intervals: Vec<perfbase_report::hlog::Interval>,
+}
+
+impl HdrLog {
+    pub fn new(path: PathBuf) -> HdrLog {
+        HdrLog {
+            path,
+            origin: None,
+            intervals: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, o: &PhaseOutcome) {
+        let timeline = &o.recorder.timeline;
+        let from = timeline.span().map_or(Duration::ZERO, |s| s.0);
+        self.origin.get_or_insert(o.started_at - from);
+        for (start_s, duration_s, histogram) in timeline.intervals() {
+            self.intervals.push(perfbase_report::hlog::Interval {
+                tag: o.spec.name.clone(),
+                start_s,
+                duration_s,
+                histogram,
+            });
+        }
+    }
+
+    /// Rewrites the whole log (atomically, so a reader never sees half of it).
+    fn write(&self) -> anyhow::Result<()> {
+        let text = perfbase_report::hlog::interval_log(
+            self.origin.unwrap_or_else(SystemTime::now),
+            &self.intervals,
+        )
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .and_then(|t| perfbase_report::json::write_text_atomic(&self.path, &t).map_err(Into::into));
+        text.with_context(|| format!("--hdr-log {}: cannot write", self.path.display()))
+    }
 }
 
 /// Adds one run's driver figure to the scenario's: counts add up (a suite's GET misses, a
@@ -82,6 +127,9 @@ impl Progressive<'_> {
             Some(Offered::Concurrency(c)) => (None, Some(c)),
             None => (None, None),
         };
+        if let Some(log) = &mut self.hdr {
+            log.add(o);
+        }
         let measurement = o.measurement();
         self.last
             .insert(scenario.0, (measurement.clone(), o.started_at));
@@ -108,6 +156,11 @@ impl Progressive<'_> {
     /// Saves the result so far after a phase, so Ctrl-C or a crash loses nothing; skipped
     /// for a stream (stdout, a FIFO), which gets only the final result.
     pub fn save_progress(&self) -> anyhow::Result<()> {
+        if let Some(log) = &self.hdr {
+            if !perfbase_report::json::is_stream(&log.path) {
+                log.write()?;
+            }
+        }
         match self.path() {
             Some(path) if !perfbase_report::json::is_stream(&path) => self.save(None).map(drop),
             _ => Ok(()),
@@ -115,6 +168,9 @@ impl Progressive<'_> {
     }
 
     pub fn save(&self, study: Option<&Study>) -> anyhow::Result<RunResult> {
+        if let Some(log) = &self.hdr {
+            log.write()?;
+        }
         let r = self.result(study);
         if let Some(path) = self.path() {
             perfbase_report::json::write_atomic(&path, &r)

@@ -8,6 +8,7 @@
 mod brokers;
 mod common;
 mod edges;
+mod exports;
 mod hostile;
 mod http;
 mod page;

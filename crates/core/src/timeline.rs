@@ -107,6 +107,11 @@ impl Timeline {
         self.span = Some((from, to.max(from)));
     }
 
+    /// The time covered on the run's clock, [from, to), once set.
+    pub fn span(&self) -> Option<(Duration, Duration)> {
+        self.span
+    }
+
     /// How much of second `s` the covered time holds (1 without a span).
     fn covered(&self, s: u32) -> f64 {
         let Some((from, to)) = self.span else {
@@ -188,6 +193,20 @@ impl Timeline {
             (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
             (a, b) => a.or(b),
         };
+    }
+
+    /// Each recorded second's latency histogram (µs, 2 significant digits) with where it
+    /// starts on the run's clock and how long the phase covered it (both in seconds): the
+    /// intervals of an HdrHistogram log. A phase's first second starts when the phase did.
+    pub fn intervals(&self) -> Vec<(f64, f64, Histogram<u64>)> {
+        let from = self.span.map_or(0.0, |(f, _)| f.as_secs_f64());
+        self.closed
+            .iter()
+            .map(|c| {
+                let start = f64::from(c.second).max(from);
+                (start, self.covered(c.second), decode(&c.histogram))
+            })
+            .collect()
     }
 
     /// The seconds recorded so far, from the first second covered (0 without a span), with

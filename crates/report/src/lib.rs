@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod csv;
+pub mod hlog;
 pub mod html;
 pub mod json;
 pub mod junit;
