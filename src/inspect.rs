@@ -2,6 +2,7 @@
 
 use crate::cli::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
+    VerdictFiles,
 };
 use crate::exit::{bad_input, AppError, Exit};
 use crate::records::{load, open, StoreOptions};
@@ -120,6 +121,7 @@ pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             name,
             run,
             tolerance,
+            files,
         } => {
             let mut store = Some(open(o)?);
             let base = store
@@ -136,9 +138,25 @@ pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
                 tolerance,
                 0.05,
             );
-            out!("{}", perfbase_report::compare::render(&c));
+            // A gate that compared another plan or load would pass or fail on the setup.
+            let passed = c.not_like_for_like.is_empty() && !c.regressed();
+            let mut text = perfbase_report::compare::render(&c);
+            if passed {
+                let _ = writeln!(
+                    text,
+                    "no regression against baseline {name} (tolerance {:.0} %)",
+                    tolerance * 100.0
+                );
+            }
+            let verdicts = perfbase_report::compare::Verdicts {
+                kind: "baseline-check",
+                baseline: Some(&name),
+                comparison: Some(&c),
+                ranking: None,
+                passed,
+            };
+            emit(&files, &verdicts, &text)?;
             if !c.not_like_for_like.is_empty() {
-                // A gate that compared another plan or load would pass or fail on the setup.
                 errln!(
                     "perfbase: run {label} cannot be checked against baseline {name}: they differ in {}",
                     c.not_like_for_like.join(", ")
@@ -151,10 +169,6 @@ pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
                 );
                 Ok(Exit::CheckFailed)
             } else {
-                outln!(
-                    "no regression against baseline {name} (tolerance {:.0} %)",
-                    tolerance * 100.0
-                );
                 Ok(Exit::Success)
             }
         }
@@ -178,12 +192,22 @@ pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             a.tolerance,
             a.alpha,
         );
-        out!("{}", perfbase_report::compare::render(&c));
+        let verdicts = perfbase_report::compare::Verdicts {
+            kind: "compare",
+            baseline: None,
+            comparison: Some(&c),
+            ranking: None,
+            // A comparison informs; only `baseline check` gates, so it always exits 0.
+            passed: c.not_like_for_like.is_empty() && !c.regressed(),
+        };
+        emit(&a.files, &verdicts, &perfbase_report::compare::render(&c))?;
     } else {
+        let mut text = String::new();
         for (label, r) in &runs[1..] {
             let d = differences(&runs[0].1, r);
             if !d.is_empty() {
-                outln!(
+                let _ = writeln!(
+                    text,
                     "Not like for like: {label} differs from {} in {}",
                     runs[0].0,
                     d.join(", ")
@@ -194,12 +218,42 @@ pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             .iter()
             .map(|(label, r)| (format!("{label}: {}", r.target), &r.measurement))
             .collect();
-        out!(
-            "{}",
-            perfbase_report::compare::render_ranking(&rank(&entries))
-        );
+        let rows = rank(&entries);
+        text.push_str(&perfbase_report::compare::render_ranking(&rows));
+        let verdicts = perfbase_report::compare::Verdicts {
+            kind: "ranking",
+            baseline: None,
+            comparison: None,
+            ranking: Some(&rows),
+            passed: true,
+        };
+        emit(&a.files, &verdicts, &text)?;
     }
     Ok(Exit::Success)
+}
+
+/// Prints a comparison's text and writes its JSON and JUnit files. When one of those goes to
+/// standard output, the text goes to standard error, so `--json - | jq` reads only JSON.
+fn emit(
+    files: &VerdictFiles,
+    v: &perfbase_report::compare::Verdicts,
+    text: &str,
+) -> Result<(), AppError> {
+    if files.takes_stdout() {
+        crate::out::give_stdout_to_data();
+    }
+    out!("{text}");
+    let write = |path: &std::path::Path, flag: &str, body: String| {
+        perfbase_report::json::write_text_atomic(path, &body)
+            .map_err(|e| bad_input(format!("{flag} {}: cannot write: {e}", path.display())))
+    };
+    if let Some(path) = &files.json {
+        write(path, "--json", perfbase_report::compare::render_json(v))?;
+    }
+    if let Some(path) = &files.junit {
+        write(path, "--junit", perfbase_report::compare::render_junit(v))?;
+    }
+    Ok(())
 }
 
 /// Each run's response-time distribution in HdrHistogram's text form; with several runs each

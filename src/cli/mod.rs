@@ -18,6 +18,7 @@ pub use load::LoadArgs;
 pub use mongo::MongoArgs;
 pub use records::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
+    VerdictFiles,
 };
 pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};

@@ -29,6 +29,29 @@ pub struct ShowArgs {
     pub store: super::StoreArgs,
 }
 
+/// Where a comparison's verdicts go besides the terminal, for CI systems.
+#[derive(Debug, Args, Default)]
+pub struct VerdictFiles {
+    /// Write the comparison as JSON (perfbase.comparison/v1) to this file, - for stdout
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write the verdicts as JUnit XML (one test case per compared entry) to this file,
+    /// - for stdout
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+impl VerdictFiles {
+    /// One of the files is standard output, which then carries only that file.
+    pub fn takes_stdout(&self) -> bool {
+        [&self.json, &self.junit]
+            .into_iter()
+            .flatten()
+            .any(|p| p.as_os_str() == "-")
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct BaselineArgs {
     #[command(subcommand)]
@@ -54,6 +77,8 @@ pub enum BaselineAction {
         /// Changes smaller than this are never regressions
         #[arg(long, default_value = "5%", value_parser = super::parse::ratio)]
         tolerance: f64,
+        #[command(flatten)]
+        files: VerdictFiles,
     },
     /// List the baselines
     List,
@@ -72,6 +97,9 @@ pub struct CompareArgs {
     /// Repeated runs: Welch's t-test significance level
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
+
+    #[command(flatten)]
+    pub files: VerdictFiles,
 
     #[command(flatten)]
     pub store: super::StoreArgs,

@@ -336,13 +336,92 @@ fn repeated_runs_are_compared_by_welch_from_json_files_and_gated_by_tolerance() 
     // The gate: +40 % at p50 is a regression at the default 5 %, not at a 50 % tolerance.
     let (code, _, _) = pb(dir.path(), &["baseline", "set", "main", &a_id]);
     assert_eq!(code, 0);
-    let (code, _, err) = pb(dir.path(), &["baseline", "check", "main", &b_id]);
+    let junit = dir.path().join("gate.xml");
+    let junit = junit.to_str().unwrap();
+    let (code, json, err) = pb(
+        dir.path(),
+        &[
+            "baseline", "check", "main", &b_id, "--json", "-", "--junit", junit,
+        ],
+    );
     assert_eq!(code, 1, "{err}");
+    // With --json -, standard output is the JSON alone; the tables went to stderr.
+    let v: Value = serde_json::from_str(&json).expect("stdout is the comparison JSON");
+    assert_eq!(v["schema"], "perfbase.comparison/v1");
+    assert_eq!(v["kind"], "baseline-check");
+    assert_eq!(v["baseline"], "main");
+    assert_eq!(
+        (v["passed"].as_bool(), v["regressed"].as_bool()),
+        (Some(false), Some(true))
+    );
+    let entry = &v["comparison"]["entries"][0];
+    assert_eq!(
+        (entry["runs_a"].as_u64(), entry["runs_b"].as_u64()),
+        (Some(4), Some(4))
+    );
+    assert_eq!(entry["regression"], true);
+    let p50 = find(&entry["metrics"], "metric", "p50_ms");
+    assert!(p50["p_value"].as_f64().unwrap() < 0.05, "{p50}");
+    assert!(
+        err.contains("B is slower") && err.contains("regression"),
+        "{err}"
+    );
+    let suite = junit_suite(junit);
+    assert_eq!((suite.tests, suite.failures), (1, 1));
+    let quick_junit::TestCaseStatus::NonSuccess { message, .. } = &suite.test_cases[0].status
+    else {
+        panic!("the regression is a failure")
+    };
+    let message = message.as_ref().unwrap().as_str();
+    assert!(
+        message.starts_with("B is slower: ") && message.contains("p50_ms"),
+        "{message}"
+    );
+    assert!(
+        message.contains(" ms"),
+        "failures carry their units: {message}"
+    );
+
     let (code, _, err) = pb(
         dir.path(),
-        &["baseline", "check", "main", &b_id, "--tolerance", "50%"],
+        &[
+            "baseline",
+            "check",
+            "main",
+            &b_id,
+            "--tolerance",
+            "50%",
+            "--junit",
+            junit,
+        ],
     );
     assert_eq!(code, 0, "{err}");
+    let suite = junit_suite(junit);
+    assert_eq!((suite.tests, suite.failures), (1, 0));
+
+    // compare writes the same document, and a ranking its rows.
+    let doc = dir.path().join("compare.json");
+    let (code, _, err) = pb(
+        dir.path(),
+        &["compare", &a, &b, "--json", doc.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+    assert_eq!(v["kind"], "compare");
+    assert_eq!(v["comparison"]["entries"][0]["verdict"], "B is slower");
+    let (code, json, err) = pb(dir.path(), &["compare", &a, &b, &a, "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["kind"], "ranking");
+    assert_eq!(v["ranking"].as_array().unwrap().len(), 3);
+}
+
+/// The one test suite of a JUnit file, read back with quick-junit's parser.
+fn junit_suite(path: &str) -> quick_junit::TestSuite {
+    let xml = std::fs::read_to_string(path).unwrap();
+    let mut report = quick_junit::Report::deserialize_from_str(&xml).expect("valid JUnit");
+    assert_eq!(report.test_suites.len(), 1, "{xml}");
+    report.test_suites.remove(0)
 }
 
 #[test]
