@@ -127,6 +127,8 @@ fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     }
     let dir = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
     let mut options = StudyOptions::plan_file(dir, a.threads, a.quiet, store, "plan");
+    crate::cli::check_outputs(&[("--jsonl", &a.jsonl), ("--hdr-log", &a.hdr_log)])?;
     options.hdr_log = a.hdr_log.clone();
+    options.jsonl = a.jsonl.clone();
     study((plan, options))
 }

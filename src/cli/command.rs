@@ -137,17 +137,14 @@ impl LoadArgs {
         }
     }
 
-    /// `--json`'s folder exists and it names a file, before any load. `--json -` writes the
+    /// `--json`'s, `--jsonl`'s and `--hdr-log`'s folders exist and it names a file, before any load. `--json -` writes the
     /// result to stdout, so the run's text goes to stderr.
     pub fn check_json(&self) -> Result<(), AppError> {
-        match &self.json {
-            Some(j) if j.as_os_str() == "-" => {
-                crate::out::give_stdout_to_data();
-                Ok(())
-            }
-            Some(j) => crate::limits::check_output_path(j, "--json").map_err(bad_input),
-            None => Ok(()),
-        }
+        check_outputs(&[
+            ("--json", &self.json),
+            ("--jsonl", &self.jsonl),
+            ("--hdr-log", &self.hdr_log),
+        ])
     }
 
     /// The plan of `jobs` under these flags: one scenario each, in order.
@@ -217,6 +214,32 @@ impl LoadArgs {
             store: store.clone(),
             kind: kind.to_string(),
             hdr_log: self.hdr_log.clone(),
+            jsonl: self.jsonl.clone(),
         }
     }
+}
+
+/// Each output file's folder exists and the path names a file, before any load. One going to
+/// stdout (`-`) makes stdout carry only that data: the run's text goes to stderr. Two on
+/// stdout would interleave, so that is refused.
+pub fn check_outputs(outputs: &[(&str, &Option<std::path::PathBuf>)]) -> Result<(), AppError> {
+    let on_stdout: Vec<&str> = outputs
+        .iter()
+        .filter(|(_, p)| p.as_ref().is_some_and(|p| p.as_os_str() == "-"))
+        .map(|(flag, _)| *flag)
+        .collect();
+    if on_stdout.len() > 1 {
+        return Err(bad_input(format!(
+            "{} cannot share stdout ('-'): give all but one of them a file",
+            on_stdout.join(" and ")
+        )));
+    }
+    for (flag, path) in outputs {
+        match path {
+            Some(p) if p.as_os_str() == "-" => crate::out::give_stdout_to_data(),
+            Some(p) => crate::limits::check_output_path(p, flag).map_err(bad_input)?,
+            None => {}
+        }
+    }
+    Ok(())
 }

@@ -77,6 +77,11 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
 
+    /// Stream JSON lines while running, to this file or - for stdout: one per second
+    /// (requests, errors, rate) and one per phase (its whole result)
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+
     /// No live progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -4,6 +4,7 @@
 
 mod brokers;
 mod command;
+pub use command::check_outputs;
 mod http;
 mod load;
 mod mongo;

@@ -37,6 +37,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
 
+    /// Stream JSON lines while running, to this file or - for stdout: one per second and one
+    /// per phase (its whole result)
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+
     /// Watch a service's CPU and memory beside the plan's load (repeatable), in addition to
     /// the plan's [monitor] targets: a process name, pid:PID, name:COMM, cmd:PATTERN or
     /// cgroup:PATH

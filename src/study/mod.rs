@@ -5,6 +5,7 @@
 //! thresholds, checks) is added, the result stored and the reports written.
 
 mod analyse;
+mod jsonl;
 mod record;
 mod report;
 
@@ -53,6 +54,8 @@ pub struct StudyOptions {
     pub kind: String,
     /// `--hdr-log`: where each measured second's histogram goes, rewritten after each phase.
     pub hdr_log: Option<PathBuf>,
+    /// `--jsonl`: a line per second and per phase while the run goes, to a file or `-`.
+    pub jsonl: Option<PathBuf>,
 }
 
 impl StudyOptions {
@@ -72,6 +75,7 @@ impl StudyOptions {
             store: store.clone(),
             kind: kind.to_string(),
             hdr_log: None,
+            jsonl: None,
         }
     }
 }
@@ -96,16 +100,25 @@ struct Saver<'a, 'b> {
 impl Observer for Saver<'_, '_> {
     fn tick(&mut self, phase: &PhaseSpec, elapsed: Duration, p: perfbase_engine::ProgressSnapshot) {
         self.progress.tick(phase, elapsed, p);
+        if let Some(j) = &mut self.state.jsonl {
+            j.second(&self.scenario.1, phase, elapsed, p);
+        }
     }
 
     fn phase_done(&mut self, phase: &PhaseOutcome) {
         self.progress.phase_done(phase);
         if !phase.spec.record {
+            if let Some(j) = &mut self.state.jsonl {
+                j.phase(&phase.spec, None);
+            }
             return;
         }
         let slot = self.slots.get(phase.index).copied().flatten();
         self.state
             .add((self.scenario.0, &self.scenario.1), slot, phase);
+        if let Some(j) = &mut self.state.jsonl {
+            j.phase(&phase.spec, self.state.phases.last());
+        }
         if let Err(e) = self.state.save_progress() {
             self.error.get_or_insert(e);
         }
@@ -263,6 +276,12 @@ pub fn run(
         last: BTreeMap::new(),
         sides: BTreeMap::new(),
         hdr: o.hdr_log.clone().map(record::HdrLog::new),
+        jsonl: match &o.jsonl {
+            Some(path) => Some(jsonl::Jsonl::open(path).map_err(|e| {
+                bad_input(format!("--jsonl {}: cannot write: {e}", path.display()))
+            })?),
+            None => None,
+        },
     };
     // A page names the services' versions as they were before the load.
     let services = plan.page.as_ref().map(|_| crate::page::services(plan));

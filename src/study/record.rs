@@ -44,6 +44,8 @@ pub(super) struct Progressive<'a> {
     pub sides: BTreeMap<usize, Side>,
     /// `--hdr-log`: every measured second so far.
     pub hdr: Option<HdrLog>,
+    /// `--jsonl`: the live stream of seconds and phases.
+    pub jsonl: Option<super::jsonl::Jsonl>,
 }
 
 /// The HdrHistogram interval log of a run: each measured phase's seconds, tagged by phase,

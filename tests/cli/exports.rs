@@ -210,3 +210,116 @@ rate = [100, 200]
         "{hgrm}"
     );
 }
+
+#[test]
+fn jsonl_streams_seconds_and_phases_on_stdout_and_a_reader_leaving_stops_only_the_stream() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let result = dir.path().join("result.json");
+    let (code, stdout, stderr) = pb(
+        dir.path(),
+        &[
+            "http",
+            &url,
+            "-r",
+            "200",
+            "-d",
+            "2500ms",
+            "--warmup",
+            "500ms",
+            "--jsonl",
+            "-",
+            "--json",
+            result.to_str().unwrap(),
+            "--no-store",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    // Standard output is JSON lines only; the summary went to stderr.
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(stderr.contains("Response ms"), "{stderr}");
+    let kinds: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|v| {
+            (
+                v["type"].as_str().unwrap(),
+                v["phase"].as_str().or(v["name"].as_str()).unwrap(),
+            )
+        })
+        .collect();
+    let phases: Vec<&(&str, &str)> = kinds.iter().filter(|k| k.0 == "phase").collect();
+    assert_eq!(
+        phases,
+        [&("phase", "warmup"), &("phase", "measure")],
+        "{kinds:?}"
+    );
+    // About one line a second while measuring, the counts growing, before the phase's line.
+    let seconds: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|v| v["type"] == "second" && v["phase"] == "measure")
+        .collect();
+    assert!((2..=3).contains(&seconds.len()), "{stdout}");
+    let counts: Vec<u64> = seconds
+        .iter()
+        .map(|v| v["requests"].as_u64().unwrap())
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] <= w[1]), "{counts:?}");
+    let measure = lines.last().unwrap();
+    assert_eq!(measure["type"], "phase");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(measure["requests"], saved["requests"]);
+    assert_eq!(measure["requests"], 500);
+    assert_eq!(measure["status"], saved["status"]);
+    assert!(*counts.last().unwrap() <= 500);
+
+    // Two outputs on stdout would interleave: refused before any load.
+    let (code, _, stderr) = pb(
+        dir.path(),
+        &[
+            "http",
+            &url,
+            "-n",
+            "10",
+            "--jsonl",
+            "-",
+            "--json",
+            "-",
+            "--no-store",
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--json and --jsonl cannot share stdout"),
+        "{stderr}"
+    );
+
+    // A reader that reads one line and leaves: the run goes on and saves its result.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "http", &url, "-r", "100", "-d", "2500ms", "--jsonl", "-", "--json",
+        ])
+        .arg(&result)
+        .arg("--no-store")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.starts_with("{\"type\":\"second\""), "{first}");
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(saved["requests"], 250);
+}

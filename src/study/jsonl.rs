@@ -1,0 +1,90 @@
+//! `--jsonl FILE|-`: the run as it happens, one JSON object per line: a `second` line about
+//! once a second while a phase runs, and a `phase` line (the phase's whole result, as in the
+//! result JSON) as soon as it ends, so `perfbase http … --jsonl - | jq` works like vegeta's
+//! `attack | report` pipe.
+
+use perfbase_core::result::PhaseResult;
+use perfbase_engine::{PhaseSpec, ProgressSnapshot};
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+pub(super) struct Jsonl {
+    out: Option<Box<dyn Write + Send>>,
+    /// The last second line's elapsed time and completions, for its rate.
+    last: (Duration, u64),
+}
+
+impl Jsonl {
+    /// Opens (truncates) the file, or takes standard output for `-`.
+    pub fn open(path: &Path) -> std::io::Result<Jsonl> {
+        let out: Box<dyn Write + Send> = if path.as_os_str() == "-" {
+            Box::new(std::io::stdout())
+        } else {
+            Box::new(std::fs::File::create(path)?)
+        };
+        Ok(Jsonl {
+            out: Some(out),
+            last: (Duration::ZERO, 0),
+        })
+    }
+
+    /// Writes one line and flushes it, so a reader sees it at once. A reader that went away
+    /// (`| head -3`) stops the stream, not the run: what is measured is still saved.
+    fn line(&mut self, v: &serde_json::Value) {
+        if let Some(out) = &mut self.out {
+            let mut text = v.to_string();
+            text.push('\n');
+            if out
+                .write_all(text.as_bytes())
+                .and_then(|_| out.flush())
+                .is_err()
+            {
+                self.out = None;
+            }
+        }
+    }
+
+    pub fn second(
+        &mut self,
+        scenario: &str,
+        phase: &PhaseSpec,
+        elapsed: Duration,
+        p: ProgressSnapshot,
+    ) {
+        let (t0, n0) = self.last;
+        let dt = elapsed.saturating_sub(t0).as_secs_f64();
+        let rps = if dt > 0.0 && p.completed >= n0 {
+            (p.completed - n0) as f64 / dt
+        } else {
+            0.0
+        };
+        self.last = (elapsed, p.completed);
+        self.line(&serde_json::json!({
+            "type": "second",
+            "scenario": scenario,
+            "phase": phase.name,
+            "measured": phase.record,
+            "elapsed_s": (elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+            "requests": p.completed,
+            "errors": p.errors,
+            "rps": (rps * 10.0).round() / 10.0,
+            "p99_ms_so_far": p.p99_ms,
+        }));
+    }
+
+    /// A phase ended: its result, or only its name for a phase not measured (a warm-up).
+    pub fn phase(&mut self, spec: &PhaseSpec, result: Option<&PhaseResult>) {
+        self.last = (Duration::ZERO, 0);
+        let mut v = serde_json::Map::new();
+        v.insert("type".into(), "phase".into());
+        match result.map(serde_json::to_value) {
+            Some(Ok(serde_json::Value::Object(fields))) => v.extend(fields),
+            _ => {
+                v.insert("name".into(), spec.name.clone().into());
+                v.insert("measured".into(), false.into());
+            }
+        }
+        self.line(&serde_json::Value::Object(v));
+    }
+}
