@@ -130,5 +130,6 @@ fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     crate::cli::check_outputs(&[("--jsonl", &a.jsonl), ("--hdr-log", &a.hdr_log)])?;
     options.hdr_log = a.hdr_log.clone();
     options.jsonl = a.jsonl.clone();
+    options.metrics = a.metrics.options();
     study((plan, options))
 }

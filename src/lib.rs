@@ -14,6 +14,7 @@ pub mod backend;
 pub mod cli;
 pub mod env;
 pub mod exit;
+pub mod exporting;
 pub mod inspect;
 pub mod interrupt;
 pub mod limits;

@@ -67,6 +67,9 @@ impl<O: Observer> Observer for Labelled<'_, O> {
     fn tick(&mut self, phase: &PhaseSpec, elapsed: Duration, p: ProgressSnapshot) {
         self.inner.tick(phase, elapsed, p);
     }
+    fn live(&mut self, phase: &PhaseSpec, elapsed: Duration, so_far: &perfbase_core::Recorder) {
+        self.inner.live(phase, elapsed, so_far);
+    }
     fn phase_done(&mut self, phase: &PhaseOutcome) {
         self.inner.phase_done(phase);
     }

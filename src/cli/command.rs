@@ -215,6 +215,7 @@ impl LoadArgs {
             kind: kind.to_string(),
             hdr_log: self.hdr_log.clone(),
             jsonl: self.jsonl.clone(),
+            metrics: self.metrics.options(),
         }
     }
 }

@@ -82,6 +82,9 @@ pub struct LoadArgs {
     #[arg(long, value_name = "FILE")]
     pub jsonl: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub metrics: super::MetricsArgs,
+
     /// No live progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -101,6 +101,34 @@ impl StoreArgs {
     }
 }
 
+/// Live Prometheus exports: on the commands that measure.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MetricsArgs {
+    /// Serve the figures for Prometheus to scrape while running (OpenMetrics, or protobuf
+    /// with native histograms when the scraper asks): 127.0.0.1:9464
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+
+    /// After the run, keep serving until a scrape has read the final figures, at most this long
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = parse::duration)]
+    pub metrics_linger: std::time::Duration,
+
+    /// Push the figures to this Prometheus remote-write URL every second and at the end:
+    /// http://127.0.0.1:9090/api/v1/write
+    #[arg(long, value_name = "URL")]
+    pub prometheus_remote_write: Option<String>,
+}
+
+impl MetricsArgs {
+    pub fn options(&self) -> crate::exporting::MetricsOptions {
+        crate::exporting::MetricsOptions {
+            listen: self.metrics_listen,
+            remote_write: self.prometheus_remote_write.clone(),
+            linger: self.metrics_linger,
+        }
+    }
+}
+
 /// Where and how a run is saved: on the commands that measure.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SaveArgs {

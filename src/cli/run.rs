@@ -37,6 +37,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub hdr_log: Option<PathBuf>,
 
+    #[command(flatten)]
+    pub metrics: super::MetricsArgs,
+
     /// Stream JSON lines while running, to this file or - for stdout: one per second and one
     /// per phase (its whole result)
     #[arg(long, value_name = "FILE")]

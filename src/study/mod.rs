@@ -56,6 +56,8 @@ pub struct StudyOptions {
     pub hdr_log: Option<PathBuf>,
     /// `--jsonl`: a line per second and per phase while the run goes, to a file or `-`.
     pub jsonl: Option<PathBuf>,
+    /// `--metrics-listen`, `--prometheus-remote-write`: live Prometheus exports.
+    pub metrics: crate::exporting::MetricsOptions,
 }
 
 impl StudyOptions {
@@ -76,6 +78,7 @@ impl StudyOptions {
             kind: kind.to_string(),
             hdr_log: None,
             jsonl: None,
+            metrics: Default::default(),
         }
     }
 }
@@ -95,13 +98,22 @@ struct Saver<'a, 'b> {
     slots: Vec<Option<Slot>>,
     progress: ProgressLine,
     error: Option<anyhow::Error>,
+    /// Requests in flight at the last tick, for the live exports.
+    in_flight: u64,
 }
 
 impl Observer for Saver<'_, '_> {
     fn tick(&mut self, phase: &PhaseSpec, elapsed: Duration, p: perfbase_engine::ProgressSnapshot) {
         self.progress.tick(phase, elapsed, p);
+        self.in_flight = p.in_flight;
         if let Some(j) = &mut self.state.jsonl {
             j.second(&self.scenario.1, phase, elapsed, p);
+        }
+    }
+
+    fn live(&mut self, phase: &PhaseSpec, elapsed: Duration, so_far: &perfbase_core::Recorder) {
+        if let (Some(e), true) = (&self.state.exporter, phase.record) {
+            e.update(&self.scenario.1, phase, so_far, elapsed, self.in_flight);
         }
     }
 
@@ -114,6 +126,15 @@ impl Observer for Saver<'_, '_> {
             return;
         }
         let slot = self.slots.get(phase.index).copied().flatten();
+        if let Some(e) = &self.state.exporter {
+            e.update(
+                &self.scenario.1,
+                &phase.spec,
+                &phase.recorder,
+                phase.elapsed,
+                0,
+            );
+        }
         self.state
             .add((self.scenario.0, &self.scenario.1), slot, phase);
         if let Some(j) = &mut self.state.jsonl {
@@ -220,12 +241,13 @@ fn threads_for<'l>(plan: &Plan, o: &StudyOptions, loads: impl Iterator<Item = &'
     loads.map(|l| l.active_workers(asked)).max().unwrap_or(1)
 }
 
-fn engine(plan: &Plan, threads: usize, clock: &RunClock) -> EngineConfig {
+fn engine(plan: &Plan, threads: usize, clock: &RunClock, live: bool) -> EngineConfig {
     EngineConfig {
         threads,
         timeout: plan.timeout,
         pacing: plan.pacing,
         clock: clock.clone(),
+        live,
     }
 }
 
@@ -282,7 +304,12 @@ pub fn run(
             })?),
             None => None,
         },
+        exporter: None,
+        run_id: None,
     };
+    state.exporter =
+        crate::exporting::start(&o.metrics, crate::exporting::new_run_id(state.started))?;
+    state.run_id = state.exporter.as_ref().map(|e| e.run_id().to_string());
     // A page names the services' versions as they were before the load.
     let services = plan.page.as_ref().map(|_| crate::page::services(plan));
     let monitor = crate::monitoring::start(&plan.monitor, &interrupt)?;
@@ -295,7 +322,7 @@ pub fn run(
         }
         let (specs, slots, workloads) = phases(s, plain);
         let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
-        let cfg = engine(plan, threads, &state.clock);
+        let cfg = engine(plan, threads, &state.clock, o.metrics.enabled());
         let mut outcomes = Vec::new();
         let mut side = Side::default();
         let mut set_up = std::collections::HashSet::new();
@@ -319,6 +346,7 @@ pub fn run(
                     slots: slots[run.clone()].to_vec(),
                     progress: ProgressLine::new(o.progress),
                     error: None,
+                    in_flight: 0,
                 },
             };
             // A suite's later repetitions run on what its first one set up.
@@ -370,6 +398,9 @@ pub fn run(
         )?);
     }
     state.monitor = Some(crate::monitoring::finish(monitor));
+    if let Some(e) = state.exporter.take() {
+        e.finish();
+    }
     let passed =
         scenario_studies.iter().all(|s| s.passed) && checks.iter().all(|c: &CheckVerdict| c.passed);
     let study = Study {
@@ -428,7 +459,7 @@ fn run_check(
         count: Some(c.requests),
         record: true,
     }];
-    let cfg = engine(plan, 1, &state.clock);
+    let cfg = engine(plan, 1, &state.clock, o.metrics.enabled());
     let mut observer = crate::monitoring::Labelled {
         monitor,
         inner: Saver {
@@ -437,6 +468,7 @@ fn run_check(
             slots: vec![None],
             progress: ProgressLine::new(o.progress),
             error: None,
+            in_flight: 0,
         },
     };
     // One thread: requests in order, as a client hitting a rate limiter would send them.

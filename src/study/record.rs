@@ -46,6 +46,10 @@ pub(super) struct Progressive<'a> {
     pub hdr: Option<HdrLog>,
     /// `--jsonl`: the live stream of seconds and phases.
     pub jsonl: Option<super::jsonl::Jsonl>,
+    /// Live Prometheus exports, until the run ends.
+    pub exporter: Option<crate::exporting::Exporter>,
+    /// The `run` label of the exported series, kept in the result.
+    pub run_id: Option<String>,
 }
 
 /// The HdrHistogram interval log of a run: each measured phase's seconds, tagged by phase,
@@ -202,6 +206,7 @@ impl Progressive<'_> {
                 version: env!("CARGO_PKG_VERSION").into(),
             },
             started_at: crate::env::rfc3339(self.started),
+            run_id: self.run_id.clone(),
             target,
             protocol: protocol.into(),
             model,

@@ -12,6 +12,7 @@ mod exports;
 mod hostile;
 mod http;
 mod page;
+mod prometheus;
 mod shell;
 mod sql;
 mod store;

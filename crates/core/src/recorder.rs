@@ -115,6 +115,26 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// A copy of the counters and histograms for a live export: without the per-second
+    /// timeline (which grows with the run) and the error samples.
+    pub fn live_copy(&self) -> Recorder {
+        Recorder {
+            response: self.response.clone(),
+            service: self.service.clone(),
+            classes: self.classes,
+            status: self.status.clone(),
+            bytes_in: self.bytes_in,
+            bytes_out: self.bytes_out,
+            late: self.late,
+            unsent: self.unsent,
+            started_in_window: self.started_in_window,
+            aborted: self.aborted,
+            samples: Vec::new(),
+            timeline: Timeline::new(),
+            by_label: self.by_label.clone(),
+        }
+    }
+
     /// An empty recorder; `open_model` also keeps service times.
     pub fn new(open_model: bool) -> Recorder {
         Recorder {

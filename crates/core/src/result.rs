@@ -458,6 +458,10 @@ pub struct RunResult {
     pub tool: Tool,
     /// RFC 3339 UTC wall-clock time of the start of measurement (a label only).
     pub started_at: String,
+    /// The `run` label of the series a run exported live (`--metrics-listen`,
+    /// `--prometheus-remote-write`), so its result and its series can be joined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// The target, secrets redacted.
     pub target: String,
     pub protocol: String,

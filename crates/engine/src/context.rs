@@ -209,6 +209,14 @@ impl PhaseCtx {
             // four times a second).
             p.p99_us
                 .store(rec.response.value_at_quantile(0.99), Ordering::Relaxed);
+            p.in_flight.store(self.in_flight.get(), Ordering::Relaxed);
+            // A live copy once a second (every fourth publication): a few hundred KB of
+            // histograms copied, which the coordinator reads once a second anyway.
+            if sh.setup.live && next.is_multiple_of(4 * PUBLISH_EVERY_MS) {
+                if let Ok(mut live) = p.live.lock() {
+                    *live = Some((at, rec.live_copy()));
+                }
+            }
         }
     }
 

@@ -15,6 +15,8 @@ pub(crate) struct Setup<D> {
     pub(crate) pacing: Duration,
     pub(crate) interrupt: Arc<AtomicBool>,
     pub(crate) progress: Arc<Progress>,
+    /// Publish a copy of the recorder once a second ([`crate::EngineConfig::live`]).
+    pub(crate) live: bool,
 }
 
 pub(crate) struct Command {

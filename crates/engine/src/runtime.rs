@@ -30,6 +30,10 @@ pub struct EngineConfig {
     /// The run's clock, shared by every engine run of one study (one per scenario), so that
     /// per-second timelines count seconds since the run's first measured phase.
     pub clock: RunClock,
+    /// Workers publish a copy of their recorder once a second and the observer gets the
+    /// phase so far ([`Observer::live`]), for live exports (Prometheus). Off, the hot path
+    /// pays nothing for it.
+    pub live: bool,
 }
 
 /// The start of a run's first measured phase, set by whichever engine run gets there first;
@@ -60,6 +64,9 @@ pub trait Observer {
     fn phase_started(&mut self, _phase: &PhaseSpec) {}
     /// About once a second during a phase.
     fn tick(&mut self, _phase: &PhaseSpec, _elapsed: Duration, _progress: ProgressSnapshot) {}
+    /// With [`EngineConfig::live`], right after each tick: the phase as of `at` into it,
+    /// merged exactly from the workers' copies (up to a second old).
+    fn live(&mut self, _phase: &PhaseSpec, _at: Duration, _so_far: &Recorder) {}
     /// As soon as a phase is merged, before the next one starts.
     fn phase_done(&mut self, _phase: &PhaseOutcome) {}
 }
@@ -89,6 +96,7 @@ pub fn run<D: Driver>(
             pacing: cfg.pacing,
             interrupt: interrupt.clone(),
             progress: progress.clone(),
+            live: cfg.live,
         };
         let reports = report_tx.clone();
         let handle = std::thread::Builder::new()
@@ -135,6 +143,9 @@ pub fn run<D: Driver>(
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     observer.tick(spec, start.elapsed(), progress.snapshot());
+                    if let Some((at, so_far)) = cfg.live.then(|| progress.live()).flatten() {
+                        observer.live(spec, at, &so_far);
+                    }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     failure = Some(EngineError::WorkerLost(reports.len()));

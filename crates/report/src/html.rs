@@ -1549,6 +1549,7 @@ mod tests {
     fn run(measurement: Measurement, phases: Vec<PhaseResult>, study: Option<Study>) -> RunResult {
         RunResult {
             schema: SCHEMA.into(),
+            run_id: None,
             tool: Tool {
                 name: "perfbase".into(),
                 version: "0.1.0".into(),

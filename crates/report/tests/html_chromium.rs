@@ -343,6 +343,7 @@ fn plan_run() -> RunResult {
     total.finish();
     RunResult {
         schema: SCHEMA.into(),
+        run_id: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),
@@ -375,6 +376,7 @@ fn http_run() -> RunResult {
     rec.finish();
     RunResult {
         schema: SCHEMA.into(),
+        run_id: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),

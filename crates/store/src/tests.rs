@@ -55,6 +55,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
     protocol.insert("keepalive".to_string(), serde_json::json!(true));
     RunResult {
         schema: SCHEMA.into(),
+        run_id: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),
