@@ -23,8 +23,9 @@ pub mod redact;
 pub mod result;
 pub mod study;
 pub mod timeline;
+pub mod timing;
 pub mod units;
 
 pub use driver::{Driver, Session};
-pub use outcome::{Class, Outcome};
+pub use outcome::{Class, ConnUse, Outcome, Timing};
 pub use recorder::Recorder;

@@ -84,6 +84,34 @@ impl Class {
     }
 }
 
+/// How an HTTP/1.1 request used its connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ConnUse {
+    /// Not split into phases (other protocols, HTTP/2, a request that failed).
+    #[default]
+    Untimed,
+    /// Opened for this request: its connect (and TLS handshake) time is its own.
+    New,
+    /// Kept alive from an earlier request.
+    Reused,
+}
+
+/// Where an HTTP/1.1 request's time went, in µs, as k6 and oha split it. The engine times
+/// every operation from its (intended) start to its end; this is the one place a driver
+/// reads the clock, because only it sees the connection, the first byte and the last.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timing {
+    pub conn: ConnUse,
+    /// TCP connect (0 on a reused connection).
+    pub connect_us: u32,
+    /// TLS handshake (0 on a reused or plain connection).
+    pub tls_us: u32,
+    /// From the request written to the response's first byte (time to first byte).
+    pub waiting_us: u32,
+    /// From the first byte to the last: the head's rest and the body.
+    pub receiving_us: u32,
+}
+
 /// The outcome of one operation as a driver reports it. The engine adds the timing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
@@ -103,6 +131,8 @@ pub struct Outcome {
     /// 1-based index into [`Driver::labels`](crate::Driver::labels), 0 for none. The engine
     /// sets it from [`Driver::label`](crate::Driver::label); drivers leave it 0.
     pub label: u16,
+    /// HTTP/1.1: where the time went ([`ConnUse::Untimed`] elsewhere).
+    pub timing: Timing,
 }
 
 impl Outcome {
@@ -117,6 +147,7 @@ impl Outcome {
             batch: 1,
             batch_ok: 0,
             label: 0,
+            timing: Timing::default(),
         }
     }
 
@@ -131,6 +162,7 @@ impl Outcome {
             batch: 1,
             batch_ok: 0,
             label: 0,
+            timing: Timing::default(),
         }
     }
 
@@ -150,6 +182,7 @@ impl Outcome {
             batch: 1,
             batch_ok: 0,
             label: 0,
+            timing: Timing::default(),
         }
     }
 
@@ -168,6 +201,12 @@ impl Outcome {
     /// Marks this as an operation of the driver's label `label` (1-based).
     pub fn with_label(mut self, label: u16) -> Outcome {
         self.label = label;
+        self
+    }
+
+    /// Says where an HTTP/1.1 request's time went.
+    pub fn with_timing(mut self, timing: Timing) -> Outcome {
+        self.timing = timing;
         self
     }
 

@@ -5,6 +5,7 @@
 pub use crate::histogram::{new_histogram, HIGHEST_US, SIGFIG, UNIT_PER_S};
 use crate::outcome::{Class, Outcome};
 use crate::timeline::Timeline;
+use crate::timing::TimingStats;
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -112,6 +113,8 @@ pub struct Recorder {
     /// Per kind of operation, when the driver names them ([`Recorder::with_labels`]):
     /// `by_label[i]` holds the outcomes of label `i + 1`.
     by_label: Vec<LabelStats>,
+    /// HTTP/1.1's split of each request's time, from its first timed outcome on.
+    pub timing: Option<Box<TimingStats>>,
 }
 
 impl Recorder {
@@ -132,6 +135,7 @@ impl Recorder {
             samples: Vec::new(),
             timeline: Timeline::new(),
             by_label: self.by_label.clone(),
+            timing: self.timing.clone(),
         }
     }
 
@@ -151,6 +155,7 @@ impl Recorder {
             samples: Vec::new(),
             timeline: Timeline::new(),
             by_label: Vec::new(),
+            timing: None,
         }
     }
 
@@ -199,6 +204,11 @@ impl Recorder {
         }
         let failed = if outcome.class.is_error() { n - ok } else { 0 };
         self.timeline.record_n(at, response_us, n, failed);
+        if outcome.timing.conn != crate::ConnUse::Untimed {
+            self.timing
+                .get_or_insert_with(Default::default)
+                .record(&outcome.timing);
+        }
         if outcome.label > 0 {
             if let Some(l) = self.by_label.get_mut(outcome.label as usize - 1) {
                 l.response.saturating_record_n(response_us, n);
@@ -336,6 +346,11 @@ impl Recorder {
         self.unsent += other.unsent;
         self.started_in_window += other.started_in_window;
         self.aborted += other.aborted;
+        match (&mut self.timing, &other.timing) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a @ None, Some(b)) => *a = Some(b.clone()),
+            _ => {}
+        }
         for s in &other.samples {
             self.sample(s.class, &s.message, s.count);
         }

@@ -252,6 +252,9 @@ pub struct Measurement {
     /// the request was chosen) count only in the totals above.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub endpoints: Vec<Endpoint>,
+    /// HTTP/1.1: where the requests' time went (connect, TLS, waiting, receiving).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_timing: Option<crate::timing::HttpTiming>,
 }
 
 impl Measurement {
@@ -307,6 +310,10 @@ impl Measurement {
                 })
                 .collect(),
             endpoints: rec.labels().iter().map(Endpoint::from_stats).collect(),
+            http_timing: rec
+                .timing
+                .as_deref()
+                .map(crate::timing::HttpTiming::from_stats),
         }
     }
 }
@@ -383,6 +390,12 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
         timeline: Vec::new(),
         error_samples: samples,
         endpoints: finish_endpoints(endpoints),
+        http_timing: crate::timing::HttpTiming::merge(
+            &parts
+                .iter()
+                .filter_map(|m| m.http_timing.as_ref())
+                .collect::<Vec<_>>(),
+        ),
     }
 }
 

@@ -473,7 +473,21 @@ fn summary(out: &mut String, m: &Measurement) {
     if let Some(s) = &m.service_time_ms {
         latency_row(out, "service time", s);
     }
+    if let Some(t) = &m.http_timing {
+        for (name, l) in crate::markdown::timing_parts(t) {
+            latency_row(out, name, l);
+        }
+    }
     out.push_str("</table>\n");
+    if let Some(t) = &m.http_timing {
+        let _ = writeln!(
+            out,
+            "<table class=\"kv\">\n<tr><th>connections opened</th><td>{}</td></tr>\n\
+             <tr><th>connections reused</th><td>{}</td></tr>\n</table>",
+            thousands(t.new_connections),
+            thousands(t.reused_connections)
+        );
+    }
     if !m.endpoints.is_empty() {
         endpoints_table(out, false, &[(String::new(), &m.endpoints[..])]);
     }

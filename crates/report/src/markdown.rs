@@ -174,6 +174,19 @@ pub fn render_run(r: &RunResult) -> String {
     if let Some(s) = &m.service_time_ms {
         lat("service", s);
     }
+    if let Some(t) = &m.http_timing {
+        for (name, l) in timing_parts(t) {
+            lat(name, l);
+        }
+    }
+    if let Some(t) = &m.http_timing {
+        let _ = writeln!(
+            out,
+            "\nConnections: {} requests opened theirs, {} reused one.",
+            thousands(t.new_connections),
+            thousands(t.reused_connections)
+        );
+    }
     if let Some(o) = &m.open_model {
         let _ = writeln!(
             out,
@@ -451,4 +464,19 @@ fn summary(out: &mut String, r: &RunResult, study: &Study) {
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     let _ = writeln!(out);
+}
+
+/// HTTP/1.1's parts of a request's time that some request had, named for a latency table.
+pub fn timing_parts(
+    t: &perfbase_core::timing::HttpTiming,
+) -> Vec<(&'static str, &perfbase_core::latency::LatencyMs)> {
+    [
+        ("connect", &t.connect_ms),
+        ("TLS handshake", &t.tls_ms),
+        ("waiting (to first byte)", &t.waiting_ms),
+        ("receiving", &t.receiving_ms),
+    ]
+    .into_iter()
+    .filter(|(_, l)| !l.p50.is_nan())
+    .collect()
 }

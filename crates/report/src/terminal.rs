@@ -262,6 +262,9 @@ pub fn render(r: &RunResult) -> String {
             ms(co.expected_interval_ms)
         );
     }
+    if let Some(t) = &m.http_timing {
+        let _ = writeln!(out, "  {:<13} {}", "Timing ms", timing_line(t));
+    }
     endpoints_block(&mut out, &m.endpoints);
     if m.aborted_in_flight > 0 {
         let _ = writeln!(
@@ -514,6 +517,33 @@ fn samples_to_show(samples: &[ErrorSampleOut], at_most: usize) -> Vec<&ErrorSamp
     }
     let n = at_most.max(first.len());
     first.into_iter().chain(rest).take(n).collect()
+}
+
+/// Where HTTP/1.1 requests' time went, on one line: each part's p50 and p99, and how many
+/// requests opened their connection.
+pub fn timing_line(t: &perfbase_core::timing::HttpTiming) -> String {
+    let part = |name: &str, l: &perfbase_core::latency::LatencyMs| {
+        if l.p50.is_nan() {
+            None
+        } else {
+            Some(format!("{name} {}/{}", ms(l.p50), ms(l.p99)))
+        }
+    };
+    let parts: Vec<String> = [
+        part("connect", &t.connect_ms),
+        part("tls", &t.tls_ms),
+        part("waiting", &t.waiting_ms),
+        part("receiving", &t.receiving_ms),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!(
+        "(p50/p99) {}; connections: {} new, {} reused",
+        parts.join(", "),
+        thousands(t.new_connections),
+        thousands(t.reused_connections)
+    )
 }
 
 #[cfg(test)]

@@ -208,11 +208,24 @@ pub(crate) enum Conn {
 impl Conn {
     /// Connects to `addr`, with a TLS handshake when `tls` is set: a failure of either is
     /// class `connect`, its message naming the step (an untrusted certificate says so).
-    pub(crate) async fn open(addr: SocketAddr, tls: Option<&Tls>) -> Result<Conn, Outcome> {
+    /// Also says how long the connect and the TLS handshake took (µs).
+    pub(crate) async fn open_timed(
+        addr: SocketAddr,
+        tls: Option<&Tls>,
+    ) -> Result<(Conn, (u32, u32)), Outcome> {
+        let start = std::time::Instant::now();
         let tcp = connect(addr).await?;
+        let connected = std::time::Instant::now();
+        let connect_us = micros(connected - start);
         match tls {
-            None => Ok(Conn::Plain(tcp)),
-            Some(tls) => Ok(Conn::Tls(Box::new(handshake(tcp, tls, addr).await?))),
+            None => Ok((Conn::Plain(tcp), (connect_us, 0))),
+            Some(tls) => {
+                let stream = handshake(tcp, tls, addr).await?;
+                Ok((
+                    Conn::Tls(Box::new(stream)),
+                    (connect_us, micros(connected.elapsed())),
+                ))
+            }
         }
     }
 
@@ -285,4 +298,9 @@ impl Conn {
             });
         }
     }
+}
+
+/// A duration in whole µs, saturating (a u32 holds 71 minutes).
+pub(crate) fn micros(d: std::time::Duration) -> u32 {
+    u32::try_from(d.as_micros()).unwrap_or(u32::MAX)
 }

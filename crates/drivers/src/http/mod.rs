@@ -23,7 +23,7 @@ pub use targets::{parse_targets, TargetsError};
 use crate::workload::{Corpus, Mix};
 use conn::{Conn, Tls};
 use perfbase_core::recorder::MAX_LABELS;
-use perfbase_core::{Class, Driver, Outcome, Session};
+use perfbase_core::{Class, ConnUse, Driver, Outcome, Session, Timing};
 use request::{Prepared, Templated};
 use response::{read_response, ReadError};
 use std::io;
@@ -335,6 +335,7 @@ impl Driver for HttpDriver {
                 worker,
                 lease: Some(h2.pool.lease(worker).await?),
                 written_by_op: 0,
+                opened: None,
             });
         }
         let mut s = HttpSession {
@@ -346,11 +347,15 @@ impl Driver for HttpDriver {
             worker,
             lease: None,
             written_by_op: 0,
+            opened: None,
         };
         // Keep-alive sessions connect now, so the connect is not in the first latency (as
         // wrk does); fresh-connection sessions connect inside every request instead.
         if self.shared.keepalive {
-            s.stream = Some(Conn::open(self.shared.addr, self.shared.tls.as_ref()).await?);
+            let (conn, times) =
+                Conn::open_timed(self.shared.addr, self.shared.tls.as_ref()).await?;
+            s.stream = Some(conn);
+            s.opened = Some(times);
         }
         Ok(s)
     }
@@ -380,6 +385,9 @@ pub struct HttpSession {
     /// Bytes the current op has written, for the engine when it abandons the op on timeout
     /// (a completed op reports its bytes in its outcome).
     written_by_op: u64,
+    /// The connect and TLS times (µs) of a connection opened before its first request (a
+    /// keep-alive session's first), told with that request.
+    opened: Option<(u32, u32)>,
 }
 
 impl HttpSession {
@@ -395,11 +403,27 @@ impl HttpSession {
         };
         let stream = match self.stream {
             Some(ref mut s) => s,
-            None => self.stream.insert(
-                Conn::open(shared.addr, shared.tls.as_ref())
+            None => {
+                let (conn, times) = Conn::open_timed(shared.addr, shared.tls.as_ref())
                     .await
-                    .map_err(|o| (o, false))?,
-            ),
+                    .map_err(|o| (o, false))?;
+                self.opened = Some(times);
+                self.stream.insert(conn)
+            }
+        };
+        // A connection opened for this request (or before it, for a session's first) brings
+        // its connect and TLS times; any other was reused.
+        let mut timing = match self.opened.take() {
+            Some((connect_us, tls_us)) => Timing {
+                conn: ConnUse::New,
+                connect_us,
+                tls_us,
+                ..Timing::default()
+            },
+            None => Timing {
+                conn: ConnUse::Reused,
+                ..Timing::default()
+            },
         };
         let out = req.bytes.len() as u64;
         if let Err(e) = stream.write_all(req.bytes).await {
@@ -408,14 +432,17 @@ impl HttpSession {
             return Err((Outcome::error(Class::Write, format!("write: {e}")), retry));
         }
         self.written_by_op += out;
+        let sent = std::time::Instant::now();
         match read_response(stream, &mut self.buf, shared.max_head, req.head).await {
             Ok(resp) => {
+                timing.waiting_us = conn::micros(resp.first_byte.saturating_duration_since(sent));
+                timing.receiving_us = conn::micros(resp.first_byte.elapsed());
                 if resp.close || !shared.keepalive {
                     self.stream = None;
                 } else {
                     stream.forget_readiness();
                 }
-                Ok(Outcome::http(resp.status, resp.bytes_in, out))
+                Ok(Outcome::http(resp.status, resp.bytes_in, out).with_timing(timing))
             }
             Err(e) => {
                 self.stream = None;

@@ -19,6 +19,8 @@ pub(crate) struct Response {
     pub(crate) bytes_in: u64,
     /// The connection cannot carry another request.
     pub(crate) close: bool,
+    /// When the response's first bytes were read (the end of waiting, time to first byte).
+    pub(crate) first_byte: std::time::Instant,
 }
 
 #[derive(Debug)]
@@ -218,6 +220,7 @@ pub(crate) async fn read_response(
 ) -> Result<Response, ReadError> {
     let mut filled = 0usize;
     let mut got = 0u64;
+    let mut first_byte = None;
     let (status, head_len, framing, mut close) = 'head: loop {
         if filled == buf.len() {
             if buf.len() >= max_head {
@@ -245,6 +248,7 @@ pub(crate) async fn read_response(
         }
         filled += n;
         got += n as u64;
+        first_byte.get_or_insert_with(std::time::Instant::now);
         loop {
             let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut resp = httparse::Response::new(&mut headers);
@@ -339,5 +343,7 @@ pub(crate) async fn read_response(
         status,
         bytes_in: got,
         close,
+        // Set by the first read, which the head needed.
+        first_byte: first_byte.unwrap_or_else(std::time::Instant::now),
     })
 }
