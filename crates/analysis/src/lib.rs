@@ -12,7 +12,8 @@
 //!
 //! Everything here is a pure function of its inputs: no I/O, no clocks, no randomness.
 //! The crate must not depend on tokio, on the drivers, the engine, the reports or the stores —
-//! only on `perfbase-core` (for the result schema and unit parsing), serde and thiserror.
+//! only on `perfbase-core` (for the result schema and unit parsing), serde, thiserror and
+//! statrs (the t distribution behind confidence intervals and Welch's test).
 //! Callers (the CLI, the reports) render the structs returned here; this crate never prints.
 //! The structs that make up a result's `study` section (rows, knee, operating point,
 //! summaries, verdicts, the study itself) are defined in `perfbase_core::study`, so any reader
