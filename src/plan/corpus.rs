@@ -172,62 +172,137 @@ fn random_strings(name: &str, count: u64, len: usize) -> Vec<String> {
         .collect()
 }
 
-/// Splits one CSV line, honouring double quotes (RFC 4180 style, no embedded newlines).
-fn csv_fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
 type CsvColumns = (Vec<String>, Option<Vec<f64>>);
 
+/// The values of a CSV data file's `column` (the first when `None`) and, with `weight`, that
+/// column's numbers. The `csv` crate reads it as RFC 4180, so a quoted field may hold commas,
+/// quotes and line breaks. The first record is the header; fields and names are trimmed,
+/// and blank lines are skipped wherever they are. Errors name the data file's line (where the
+/// record starts), for the caller to put after the file's path.
 fn csv_values(
     text: &str,
     column: Option<&str>,
     weight: Option<&str>,
 ) -> Result<CsvColumns, String> {
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let header = csv_fields(lines.next().ok_or("the CSV file is empty")?);
+    let mut reader = csv::ReaderBuilder::new()
+        // The header is found below, after any blank lines, like every other record.
+        .has_headers(false)
+        // Rows may be short or long: only the columns asked for must be there, and a missing
+        // one is reported with its line below rather than as a field-count mismatch.
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut lines = Lines::new(text);
+    let mut records = reader
+        .records()
+        // Text in memory and flexible rows leave the reader little to refuse; its message,
+        // if any, names the record and line itself.
+        .map(|r| r.map_err(|e| e.to_string()))
+        // A line of spaces is a record of one empty field: as blank as an empty line.
+        .filter(|r| !matches!(r, Ok(rec) if rec.len() <= 1 && rec.iter().all(str::is_empty)));
+    let header = records.next().ok_or("the CSV file is empty")??;
     let find = |name: &str| {
-        header
-            .iter()
-            .position(|h| h.trim() == name)
-            .ok_or_else(|| format!("no column '{name}' (columns: {})", header.join(", ")))
+        header.iter().position(|h| h == name).ok_or_else(|| {
+            format!(
+                "no column '{name}' (columns: {})",
+                header.iter().collect::<Vec<_>>().join(", ")
+            )
+        })
     };
     let vi = match column {
         Some(c) => find(c)?,
         None => 0,
     };
     let wi = weight.map(find).transpose()?;
+    let name_of = |i: usize| header.get(i).unwrap_or("").to_string();
     let mut values = Vec::new();
     let mut weights = Vec::new();
-    for (n, line) in lines.enumerate() {
-        let f = csv_fields(line);
-        let v = f
-            .get(vi)
-            .ok_or_else(|| format!("row {} has no column {}", n + 2, vi + 1))?;
-        values.push(v.trim().to_string());
+    for record in records {
+        let record = record?;
+        let line = lines.of(&record);
+        let v = record.get(vi).ok_or_else(|| {
+            format!(
+                "line {line}: no column {} ('{}'): the row has {} field(s)",
+                vi + 1,
+                name_of(vi),
+                record.len()
+            )
+        })?;
+        values.push(v.to_string());
         if let Some(wi) = wi {
-            let w = f
-                .get(wi)
-                .and_then(|x| x.trim().parse::<f64>().ok())
-                .ok_or_else(|| format!("row {}: the weight is not a number", n + 2))?;
+            let raw = record.get(wi).unwrap_or("");
+            let w = raw.parse::<f64>().map_err(|_| {
+                format!(
+                    "line {line}: the weight ('{}') '{raw}' is not a number",
+                    name_of(wi)
+                )
+            })?;
             weights.push(w);
         }
     }
     Ok((values, wi.map(|_| weights)))
+}
+
+/// The 1-based line on which each record of a CSV text starts, asked in reading order.
+///
+/// The reader's own position is where it began looking for the record: before the blank
+/// lines it skipped, and after a CRLF still on the line before (csv 1.4 reports the `b` of
+/// `"a\r\n\r\n\r\nb"` on line 1, not 4). So this steps from that byte over line breaks to the
+/// record's first byte and counts the line feeds before it, carrying on from the last record.
+struct Lines<'a> {
+    text: &'a [u8],
+    /// Bytes counted so far, and the line that `text[at]` is on.
+    at: usize,
+    line: u64,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Self {
+        Lines {
+            text: text.as_bytes(),
+            at: 0,
+            line: 1,
+        }
+    }
+
+    fn of(&mut self, record: &csv::StringRecord) -> u64 {
+        let Some(pos) = record.position() else {
+            return self.line;
+        };
+        let mut start =
+            usize::try_from(pos.byte()).map_or(self.text.len(), |b| b.min(self.text.len()));
+        while matches!(self.text.get(start), Some(b'\r' | b'\n')) {
+            start += 1;
+        }
+        // Records come in order, so counting resumes where the last one stopped.
+        if start >= self.at {
+            let feeds = self.text[self.at..start]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            self.line += feeds as u64;
+            self.at = start;
+        }
+        self.line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_values;
+
+    #[test]
+    fn lines_are_counted_from_the_file_not_the_reader() {
+        // CRLF and blank lines before the bad row, which is on line 6.
+        let text = "key,weight\r\n\r\na,1\r\n\r\n\r\nb,x\r\n";
+        let e = csv_values(text, Some("key"), Some("weight")).unwrap_err();
+        assert_eq!(e, "line 6: the weight ('weight') 'x' is not a number");
+        // A quoted line break inside a record moves the next record down a line.
+        let text = "key,weight\n\"a\nb\",1\n\nc\n";
+        let e = csv_values(text, Some("weight"), None).unwrap_err();
+        assert_eq!(e, "line 5: no column 2 ('weight'): the row has 1 field(s)");
+        // A byte-order mark does not hide the first column's name.
+        let (v, w) = csv_values("\u{feff}key\nk1\n", Some("key"), None).unwrap();
+        assert_eq!((v, w), (vec!["k1".to_string()], None));
+    }
 }

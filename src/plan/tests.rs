@@ -183,6 +183,78 @@ concurrency = 1
     );
 }
 
+/// A CSV corpus read as RFC 4180: a quoted field may span lines and hold commas and quotes,
+/// and a bad row is reported by the data file's own line, after the plan's file, line and
+/// field.
+#[test]
+fn csv_corpora_read_quoted_line_breaks_as_one_record() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("q.csv"),
+        "id,text,weight\n1,\"hello, world\nsecond line\",2\n\n  \n2,plain,1\n3,\"say \"\"hi\"\"\",1\n",
+    )
+    .unwrap();
+    let text = r#"
+[targets.api]
+url = "http://127.0.0.1:8080"
+[corpora.k]
+file = "q.csv"
+column = "text"
+weight_column = "weight"
+pick = "weighted"
+[workloads.w]
+target = "api"
+method = "POST"
+body = "{{k}}"
+[[scenarios]]
+name = "s"
+workload = "w"
+concurrency = 1
+"#;
+    let p = parse(text, "p.toml", dir.path(), None).unwrap();
+    let corpus = &p.workloads["w"].corpora[0];
+    assert_eq!(
+        corpus.values,
+        Values::List(vec![
+            "hello, world\nsecond line".to_string(),
+            "plain".to_string(),
+            "say \"hi\"".to_string(),
+        ])
+    );
+
+    // The bad weight is on line 4 of the data file: the record before it spans lines 2–3.
+    std::fs::write(
+        dir.path().join("q.csv"),
+        "id,text,weight\n1,\"two\nlines\",1\n2,x,heavy\n",
+    )
+    .unwrap();
+    let e = parse(text, "p.toml", dir.path(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("p.toml:5: corpora.k.file: "), "{e}");
+    assert!(
+        e.contains("q.csv: line 4: the weight ('weight') 'heavy' is not a number"),
+        "{e}"
+    );
+
+    // A row without the column names its line and what it has.
+    std::fs::write(dir.path().join("q.csv"), "id,text,weight\n\n1\n").unwrap();
+    let e = parse(text, "p.toml", dir.path(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("q.csv: line 3: no column 2 ('text'): the row has 1 field(s)"),
+        "{e}"
+    );
+
+    // Only blank lines: empty, not a panic.
+    std::fs::write(dir.path().join("q.csv"), "\n   \n\n").unwrap();
+    let e = parse(text, "p.toml", dir.path(), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("q.csv: the CSV file is empty"), "{e}");
+}
+
 #[test]
 fn random_corpora_make_random_bodies() {
     let text = r#"
