@@ -100,12 +100,8 @@ fn default_out(name: &str) -> PathBuf {
             }
         })
         .collect();
-    let stamp: String = crate::env::rfc3339(std::time::SystemTime::now())
-        .chars()
-        .filter(|c| c.is_ascii_digit() || *c == 'T')
-        .take(15)
-        .collect();
-    PathBuf::from(".perfbase/runs").join(format!("{}-{stamp}Z", slug.trim_matches('-')))
+    let stamp = crate::env::format_utc(std::time::SystemTime::now(), "%Y%m%dT%H%M%SZ");
+    PathBuf::from(".perfbase/runs").join(format!("{}-{stamp}", slug.trim_matches('-')))
 }
 
 fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {

@@ -37,5 +37,6 @@ pub fn capture() -> Env {
     }
 }
 
-/// RFC 3339 UTC text of a wall-clock time (see `perfbase_core::clock`).
-pub use perfbase_core::clock::rfc3339;
+/// RFC 3339 UTC text of a wall-clock time, and UTC stamps for file names (see
+/// `perfbase_core::clock`).
+pub use perfbase_core::clock::{format_utc, rfc3339};

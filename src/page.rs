@@ -74,16 +74,7 @@ pub struct PageRun<'a> {
 pub fn write(p: PageRun<'_>) -> Result<(PathBuf, PathBuf), AppError> {
     let now = std::time::SystemTime::now();
     let generated_at = crate::env::rfc3339(now);
-    let stamp: String = generated_at
-        .chars()
-        .filter(|c| c.is_ascii_digit())
-        .take(14)
-        .collect();
-    let stamp = format!(
-        "{}-{}",
-        &stamp[..8.min(stamp.len())],
-        &stamp[8.min(stamp.len())..]
-    );
+    let stamp = crate::env::format_utc(now, "%Y%m%d-%H%M%S");
     let changelog = changelog(&p);
     let sections =
         p.plan

@@ -85,10 +85,8 @@ fn fallback_path(location: &str) -> PathBuf {
             .parent()
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
     };
-    let stamp: String = crate::env::rfc3339(std::time::SystemTime::now())
-        .chars()
-        .filter(|c| c.is_ascii_digit())
-        .collect();
+    // To the millisecond, so two runs saved in one second keep apart.
+    let stamp = crate::env::format_utc(std::time::SystemTime::now(), "%Y%m%d%H%M%S%3f");
     dir.join(format!("unsaved-{stamp}.json"))
 }
 
