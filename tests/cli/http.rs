@@ -1378,4 +1378,30 @@ fn where_a_requests_time_went_connect_tls_waiting_receiving_and_reuse() {
     );
     assert_eq!(timing_count(v, 0), 50);
     assert_eq!(server.stats.connections() - before, 50);
+
+    // HTTP/2: streams share connections; each connection is new once.
+    let before = server.stats.connections();
+    let r = perfbase(
+        &[
+            &format!("http://{}/", server.addr),
+            "-n",
+            "400",
+            "-c",
+            "2",
+            "--http2",
+            "--streams",
+            "4",
+        ],
+        dir.path(),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let v = r.json();
+    let t = &v["http_timing"];
+    let opened = server.stats.connections() - before;
+    assert_eq!(t["new_connections"].as_u64(), Some(opened as u64), "{t}");
+    assert_eq!(
+        t["new_connections"].as_u64().unwrap() + t["reused_connections"].as_u64().unwrap(),
+        400
+    );
+    assert_eq!(timing_count(v, 2), 400);
 }

@@ -87,7 +87,7 @@ impl Class {
 /// How an HTTP/1.1 request used its connection.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ConnUse {
-    /// Not split into phases (other protocols, HTTP/2, a request that failed).
+    /// Not split into phases (other protocols, a request that failed).
     #[default]
     Untimed,
     /// Opened for this request: its connect (and TLS handshake) time is its own.
@@ -96,7 +96,7 @@ pub enum ConnUse {
     Reused,
 }
 
-/// Where an HTTP/1.1 request's time went, in µs, as k6 and oha split it. The engine times
+/// Where an HTTP request's time went, in µs, as k6 and oha split it. The engine times
 /// every operation from its (intended) start to its end; this is the one place a driver
 /// reads the clock, because only it sees the connection, the first byte and the last.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -131,7 +131,7 @@ pub struct Outcome {
     /// 1-based index into [`Driver::labels`](crate::Driver::labels), 0 for none. The engine
     /// sets it from [`Driver::label`](crate::Driver::label); drivers leave it 0.
     pub label: u16,
-    /// HTTP/1.1: where the time went ([`ConnUse::Untimed`] elsewhere).
+    /// HTTP: where the time went ([`ConnUse::Untimed`] elsewhere).
     pub timing: Timing,
 }
 

@@ -25,7 +25,7 @@ use hyper::client::conn::http2::{self, SendRequest};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Uri};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use perfbase_core::{Class, Outcome};
+use perfbase_core::{Class, ConnUse, Outcome, Timing};
 use std::collections::HashMap;
 use std::error::Error as _;
 use std::io::IoSlice;
@@ -192,6 +192,9 @@ pub(crate) struct Lease {
     send: SendRequest<Full<Bytes>>,
     users: Arc<AtomicUsize>,
     bytes: Arc<WireBytes>,
+    /// The connect and TLS times (µs) of the connection this lease opened, told with its
+    /// first request; None for a lease on a connection already open.
+    opened: Option<(u32, u32)>,
 }
 
 impl Drop for Lease {
@@ -246,30 +249,45 @@ impl Pool {
                 send: c.send.clone(),
                 users: c.users.clone(),
                 bytes: c.bytes.clone(),
+                opened: None,
             });
         }
         let bytes = Arc::new(WireBytes::default());
-        let send = self.connect(&bytes).await?;
+        let (send, times) = self.connect(&bytes).await?;
         let users = Arc::new(AtomicUsize::new(1));
         conns.push(Multiplexed {
             send: send.clone(),
             users: users.clone(),
             bytes: bytes.clone(),
         });
-        Ok(Lease { send, users, bytes })
+        Ok(Lease {
+            send,
+            users,
+            bytes,
+            opened: Some(times),
+        })
     }
 
-    async fn connect(&self, bytes: &Arc<WireBytes>) -> Result<SendRequest<Full<Bytes>>, Outcome> {
+    /// A new connection, and how long its TCP connect and its TLS handshake took (µs; the
+    /// HTTP/2 handshake after them counts with neither).
+    async fn connect(
+        &self,
+        bytes: &Arc<WireBytes>,
+    ) -> Result<(SendRequest<Full<Bytes>>, (u32, u32)), Outcome> {
         let addr = self.addr;
+        let t0 = std::time::Instant::now();
         let tcp = conn::connect(addr).await?;
+        let connected = std::time::Instant::now();
+        let connect_us = conn::micros(connected - t0);
         let counted = |io| Counted {
             io,
             bytes: bytes.clone(),
         };
         match &self.tls {
-            None => start(counted(tcp), addr).await,
+            None => Ok((start(counted(tcp), addr).await?, (connect_us, 0))),
             Some(tls) => {
                 let stream = conn::handshake(tcp, tls, addr).await?;
+                let tls_us = conn::micros(connected.elapsed());
                 if stream.get_ref().1.alpn_protocol() != Some(b"h2") {
                     return Err(Outcome::error(
                         Class::Connect,
@@ -281,14 +299,15 @@ impl Pool {
                 }
                 // Counted above TLS: the bytes of the HTTP/2 stream, as HTTP/1.1 counts the
                 // request and response, not the TLS records around them.
-                start(
+                let send = start(
                     Counted {
                         io: stream,
                         bytes: bytes.clone(),
                     },
                     addr,
                 )
-                .await
+                .await?;
+                Ok((send, (connect_us, tls_us)))
             }
         }
     }
@@ -318,22 +337,34 @@ where
 /// Sends `req` on the lease's connection and reads the whole response: its status and the
 /// bytes (read, written) its connection moved since the last op took them, or the error's
 /// outcome with those bytes.
-pub(crate) async fn send(lease: &mut Lease, req: &H2Request) -> Result<(u16, (u64, u64)), Outcome> {
+pub(crate) async fn send(lease: &mut Lease, req: &H2Request) -> Result<Outcome, Outcome> {
     let result = exchange(lease, req).await;
     let (read, written) = lease.bytes.take();
     match result {
-        Ok(status) => Ok((status, (read, written))),
+        Ok((status, mut timing)) => {
+            // The first request on a connection this lease opened brings its set-up times.
+            if let Some((connect_us, tls_us)) = lease.opened.take() {
+                timing.conn = ConnUse::New;
+                timing.connect_us = connect_us;
+                timing.tls_us = tls_us;
+            }
+            Ok(Outcome::http(status, read, written).with_timing(timing))
+        }
         Err(o) => Err(o.with_bytes(read, written)),
     }
 }
 
-async fn exchange(lease: &mut Lease, req: &H2Request) -> Result<u16, Outcome> {
+/// One request: its status and where its time went, waiting from when the connection took
+/// the stream to the response's headers, receiving from those to the body's end.
+async fn exchange(lease: &mut Lease, req: &H2Request) -> Result<(u16, Timing), Outcome> {
     lease.send.ready().await.map_err(|e| failure(&e))?;
+    let sent = std::time::Instant::now();
     let resp = lease
         .send
         .send_request(req.to_request())
         .await
         .map_err(|e| failure(&e))?;
+    let first = std::time::Instant::now();
     let status = resp.status().as_u16();
     let mut body = resp.into_body();
     while let Some(frame) = body.frame().await {
@@ -341,7 +372,15 @@ async fn exchange(lease: &mut Lease, req: &H2Request) -> Result<u16, Outcome> {
             return Err(failure(&e));
         }
     }
-    Ok(status)
+    Ok((
+        status,
+        Timing {
+            conn: ConnUse::Reused,
+            waiting_us: conn::micros(first - sent),
+            receiving_us: conn::micros(first.elapsed()),
+            ..Timing::default()
+        },
+    ))
 }
 
 /// The outcome of a failed request: a reset or closed connection is class `read`, anything

@@ -509,8 +509,7 @@ impl HttpSession {
             }
         };
         match h2::send(lease, req).await {
-            Ok((status, (read, written))) => Outcome::http(status, read, written),
-            Err(o) => o,
+            Ok(o) | Err(o) => o,
         }
     }
 }
