@@ -84,7 +84,7 @@ impl Class {
     }
 }
 
-/// How an HTTP/1.1 request used its connection.
+/// How an HTTP request used its connection.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ConnUse {
     /// Not split into phases (other protocols, a request that failed).
@@ -204,7 +204,7 @@ impl Outcome {
         self
     }
 
-    /// Says where an HTTP/1.1 request's time went.
+    /// Says where an HTTP request's time went.
     pub fn with_timing(mut self, timing: Timing) -> Outcome {
         self.timing = timing;
         self
