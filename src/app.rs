@@ -50,6 +50,10 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             let store = a.store.options();
             crate::inspect::report(a, &store)
         }
+        Command::Merge(a) => {
+            let store = a.store.options();
+            crate::merge::merge(a, &store)
+        }
         Command::Completions(a) => shell_text(|cmd, out| {
             clap_complete::generate(a.shell, cmd, "perfbase", out);
             Ok(())
@@ -127,5 +131,6 @@ fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     options.hdr_log = a.hdr_log.clone();
     options.jsonl = a.jsonl.clone();
     options.metrics = a.metrics.options();
+    options.segment = a.segment.segment()?;
     study((plan, options))
 }

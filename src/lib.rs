@@ -18,6 +18,7 @@ pub mod exporting;
 pub mod inspect;
 pub mod interrupt;
 pub mod limits;
+pub mod merge;
 pub mod monitoring;
 pub mod page;
 pub mod plan;

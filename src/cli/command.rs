@@ -140,6 +140,7 @@ impl LoadArgs {
     /// `--json`'s, `--jsonl`'s and `--hdr-log`'s folders exist and it names a file, before any load. `--json -` writes the
     /// result to stdout, so the run's text goes to stderr.
     pub fn check_json(&self) -> Result<(), AppError> {
+        self.segment.segment()?;
         check_outputs(&[
             ("--json", &self.json),
             ("--jsonl", &self.jsonl),
@@ -216,6 +217,8 @@ impl LoadArgs {
             hdr_log: self.hdr_log.clone(),
             jsonl: self.jsonl.clone(),
             metrics: self.metrics.options(),
+            // Checked with the outputs, before any load (check_json).
+            segment: self.segment.segment().unwrap_or_default(),
         }
     }
 }

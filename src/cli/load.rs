@@ -85,6 +85,9 @@ pub struct LoadArgs {
     #[command(flatten)]
     pub metrics: super::MetricsArgs,
 
+    #[command(flatten)]
+    pub segment: super::SegmentArgs,
+
     /// No live progress line
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -101,6 +101,46 @@ impl StoreArgs {
     }
 }
 
+/// Running one schedule as several processes (agents): on the commands that measure.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SegmentArgs {
+    /// Run only segment I of N of every phase (0 <= I < N): the ops n with n mod N = I, so
+    /// N agents together send exactly one machine's schedule; `perfbase merge` adds them up
+    #[arg(
+        long,
+        value_name = "I/N",
+        env = "PERFBASE_SEGMENT",
+        conflicts_with = "segments"
+    )]
+    pub segment: Option<perfbase_engine::Segment>,
+
+    /// With Kubernetes' Indexed Jobs: run segment $JOB_COMPLETION_INDEX of N
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub segments: Option<u32>,
+}
+
+impl SegmentArgs {
+    pub fn segment(&self) -> Result<perfbase_engine::Segment, crate::exit::AppError> {
+        let bad = |m: String| crate::exit::bad_input(m);
+        match (self.segment, self.segments) {
+            (Some(s), _) => Ok(s),
+            (None, Some(n)) => {
+                let index = std::env::var("JOB_COMPLETION_INDEX").map_err(|_| {
+                    bad(format!(
+                        "--segments {n}: JOB_COMPLETION_INDEX is not set (an Indexed Job sets it); give --segment I/{n} instead"
+                    ))
+                })?;
+                format!("{}/{n}", index.trim()).parse().map_err(|e| {
+                    bad(format!(
+                        "--segments {n} with JOB_COMPLETION_INDEX={index}: {e}"
+                    ))
+                })
+            }
+            (None, None) => Ok(perfbase_engine::Segment::default()),
+        }
+    }
+}
+
 /// Live Prometheus exports: on the commands that measure.
 #[derive(Debug, Clone, clap::Args)]
 pub struct MetricsArgs {
@@ -191,10 +231,26 @@ pub enum Command {
     Compare(CompareArgs),
     /// Render runs as Markdown, HTML, JSON, CSV or JUnit XML
     Report(ReportArgs),
+    /// Merge the results of agents that ran the segments of one schedule into one run
+    Merge(MergeArgs),
     /// Print a shell completion script: source <(perfbase completions bash)
     Completions(CompletionsArgs),
     /// Print perfbase's man page (roff): perfbase man | man -l -
     Man,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The agents' results: run ids, `latest…`, or result JSON files (--segment I/N each)
+    #[arg(required = true, num_args = 2..)]
+    pub runs: Vec<String>,
+
+    /// Write the merged result JSON (perfbase.result/v1) to this file, - for stdout
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, clap::Args)]

@@ -40,6 +40,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub metrics: super::MetricsArgs,
 
+    #[command(flatten)]
+    pub segment: super::SegmentArgs,
+
     /// Stream JSON lines while running, to this file or - for stdout: one per second and one
     /// per phase (its whole result)
     #[arg(long, value_name = "FILE")]

@@ -58,6 +58,8 @@ pub struct StudyOptions {
     pub jsonl: Option<PathBuf>,
     /// `--metrics-listen`, `--prometheus-remote-write`: live Prometheus exports.
     pub metrics: crate::exporting::MetricsOptions,
+    /// `--segment I/N`: run only this share of every phase.
+    pub segment: perfbase_engine::Segment,
 }
 
 impl StudyOptions {
@@ -79,6 +81,7 @@ impl StudyOptions {
             hdr_log: None,
             jsonl: None,
             metrics: Default::default(),
+            segment: Default::default(),
         }
     }
 }
@@ -241,13 +244,14 @@ fn threads_for<'l>(plan: &Plan, o: &StudyOptions, loads: impl Iterator<Item = &'
     loads.map(|l| l.active_workers(asked)).max().unwrap_or(1)
 }
 
-fn engine(plan: &Plan, threads: usize, clock: &RunClock, live: bool) -> EngineConfig {
+fn engine(plan: &Plan, threads: usize, clock: &RunClock, o: &StudyOptions) -> EngineConfig {
     EngineConfig {
         threads,
         timeout: plan.timeout,
         pacing: plan.pacing,
         clock: clock.clone(),
-        live,
+        live: o.metrics.enabled(),
+        segment: o.segment,
     }
 }
 
@@ -306,6 +310,7 @@ pub fn run(
         },
         exporter: None,
         run_id: None,
+        segment: o.segment,
     };
     state.exporter =
         crate::exporting::start(&o.metrics, crate::exporting::new_run_id(state.started))?;
@@ -322,7 +327,7 @@ pub fn run(
         }
         let (specs, slots, workloads) = phases(s, plain);
         let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
-        let cfg = engine(plan, threads, &state.clock, o.metrics.enabled());
+        let cfg = engine(plan, threads, &state.clock, o);
         let mut outcomes = Vec::new();
         let mut side = Side::default();
         let mut set_up = std::collections::HashSet::new();
@@ -459,7 +464,7 @@ fn run_check(
         count: Some(c.requests),
         record: true,
     }];
-    let cfg = engine(plan, 1, &state.clock, o.metrics.enabled());
+    let cfg = engine(plan, 1, &state.clock, o);
     let mut observer = crate::monitoring::Labelled {
         monitor,
         inner: Saver {

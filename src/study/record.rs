@@ -50,6 +50,8 @@ pub(super) struct Progressive<'a> {
     pub exporter: Option<crate::exporting::Exporter>,
     /// The `run` label of the exported series, kept in the result.
     pub run_id: Option<String>,
+    /// This process's share of the schedule (`--segment`).
+    pub segment: perfbase_engine::Segment,
 }
 
 /// The HdrHistogram interval log of a run: each measured phase's seconds, tagged by phase,
@@ -207,6 +209,7 @@ impl Progressive<'_> {
             },
             started_at: crate::env::rfc3339(self.started),
             run_id: self.run_id.clone(),
+            segment: (!self.segment.is_whole()).then(|| self.segment.to_string()),
             target,
             protocol: protocol.into(),
             model,

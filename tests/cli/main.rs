@@ -5,6 +5,7 @@
 //! Load tests run one at a time (a shared lock) so that timing assertions are not disturbed
 //! by another test's load on this 2-core machine.
 
+mod agents;
 mod brokers;
 mod common;
 mod edges;

@@ -14,6 +14,7 @@ pub mod clock;
 pub mod driver;
 mod histogram;
 pub mod latency;
+pub mod merge;
 pub mod monitor;
 pub mod nan;
 pub mod omission;

@@ -475,6 +475,10 @@ pub struct RunResult {
     /// `--prometheus-remote-write`), so its result and its series can be joined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// `I/N` when this process ran segment I of N of one schedule (`--segment`): a part
+    /// for `perfbase merge`, not a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<String>,
     /// The target, secrets redacted.
     pub target: String,
     pub protocol: String,

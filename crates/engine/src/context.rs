@@ -91,6 +91,7 @@ pub(crate) struct PhaseCtx {
     count: Option<u64>,
     first: u64,
     stride: u64,
+    segment: crate::Segment,
     /// The closed model's op numbers, shared by the phase's workers.
     shared_ops: Arc<AtomicU64>,
     /// Where the phase starts on the run's clock, which the timeline counts seconds on.
@@ -130,8 +131,10 @@ impl PhaseCtx {
                 )
             }),
             count: spec.count,
-            first: sh.setup.id as u64,
-            stride: active as u64,
+            // Global op numbers: this worker's of this process's segment.
+            first: sh.setup.segment.op(sh.setup.id as u64),
+            stride: u64::from(sh.setup.segment.count.max(1)) * active as u64,
+            segment: sh.setup.segment,
             shared_ops,
             offset,
             rec: RefCell::new(rec),
@@ -157,7 +160,9 @@ impl PhaseCtx {
             return None;
         }
         // One relaxed increment per op; the number only orders ops, it guards no memory.
-        let n = self.shared_ops.fetch_add(1, Ordering::Relaxed);
+        let n = self
+            .segment
+            .op(self.shared_ops.fetch_add(1, Ordering::Relaxed));
         if !self.within_count(n) {
             return None;
         }

@@ -19,6 +19,7 @@ pub mod pacer;
 mod phase;
 mod progress;
 mod runtime;
+mod segment;
 mod timer;
 mod worker;
 
@@ -26,3 +27,4 @@ pub use pacer::Pacer;
 pub use phase::{EngineError, Load, PhaseOutcome, PhaseSpec};
 pub use progress::{Progress, ProgressSnapshot};
 pub use runtime::{run, EngineConfig, Observer, RunClock, DEFAULT_PACING};
+pub use segment::Segment;

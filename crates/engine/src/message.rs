@@ -17,6 +17,8 @@ pub(crate) struct Setup<D> {
     pub(crate) progress: Arc<Progress>,
     /// Publish a copy of the recorder once a second ([`crate::EngineConfig::live`]).
     pub(crate) live: bool,
+    /// This process's share of every phase ([`crate::EngineConfig::segment`]).
+    pub(crate) segment: crate::Segment,
 }
 
 pub(crate) struct Command {

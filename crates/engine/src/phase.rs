@@ -59,6 +59,8 @@ pub struct PhaseOutcome {
     /// Open model: the send window the achieved rate is computed over.
     pub window: Duration,
     pub interrupted: bool,
+    /// The share of the schedule this process ran.
+    pub segment: crate::Segment,
 }
 
 impl PhaseOutcome {
@@ -68,7 +70,12 @@ impl PhaseOutcome {
             Load::Open {
                 pacer,
                 max_inflight,
-            } => Some((pacer.mean_rate(), self.window, max_inflight)),
+            } => Some((
+                // A segment's requested rate is its share of the schedule's.
+                pacer.mean_rate() / f64::from(self.segment.count.max(1)),
+                self.window,
+                max_inflight,
+            )),
             _ => None,
         };
         let mut m =

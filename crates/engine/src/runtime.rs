@@ -34,6 +34,8 @@ pub struct EngineConfig {
     /// phase so far ([`Observer::live`]), for live exports (Prometheus). Off, the hot path
     /// pays nothing for it.
     pub live: bool,
+    /// This process's share when several run one schedule together (the whole by default).
+    pub segment: crate::Segment,
 }
 
 /// The start of a run's first measured phase, set by whichever engine run gets there first;
@@ -97,6 +99,7 @@ pub fn run<D: Driver>(
             interrupt: interrupt.clone(),
             progress: progress.clone(),
             live: cfg.live,
+            segment: cfg.segment,
         };
         let reports = report_tx.clone();
         let handle = std::thread::Builder::new()
@@ -157,7 +160,7 @@ pub fn run<D: Driver>(
             break;
         }
         let outcome = merge(
-            index,
+            (index, cfg.segment),
             spec,
             (start, offset),
             started_at,
@@ -182,7 +185,7 @@ pub fn run<D: Driver>(
 }
 
 fn merge(
-    index: usize,
+    (index, segment): (usize, crate::Segment),
     spec: &PhaseSpec,
     (start, offset): (Instant, Duration),
     started_at: SystemTime,
@@ -216,7 +219,7 @@ fn merge(
             // A count-bounded or interrupted phase: the window closes one interval after the
             // last op actually started, capped by the planned duration.
             let w = last.saturating_duration_since(start)
-                + Duration::from_secs_f64(1.0 / pacer.final_rate());
+                + Duration::from_secs_f64(f64::from(segment.count.max(1)) / pacer.final_rate());
             spec.duration.map_or(w, |d| w.min(d))
         }
         _ => elapsed,
@@ -232,5 +235,6 @@ fn merge(
         elapsed,
         window,
         interrupted,
+        segment,
     }
 }

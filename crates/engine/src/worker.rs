@@ -81,6 +81,7 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
             None
         }
         Load::Closed { connections } => {
+            let connections = sh.setup.segment.share(connections);
             closed::run(&sh, &ctx, share(connections, id, active)).await;
             None
         }

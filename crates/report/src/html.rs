@@ -1564,6 +1564,7 @@ mod tests {
         RunResult {
             schema: SCHEMA.into(),
             run_id: None,
+            segment: None,
             tool: Tool {
                 name: "perfbase".into(),
                 version: "0.1.0".into(),

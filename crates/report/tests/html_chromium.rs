@@ -344,6 +344,7 @@ fn plan_run() -> RunResult {
     RunResult {
         schema: SCHEMA.into(),
         run_id: None,
+        segment: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),
@@ -377,6 +378,7 @@ fn http_run() -> RunResult {
     RunResult {
         schema: SCHEMA.into(),
         run_id: None,
+        segment: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),

@@ -56,6 +56,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
     RunResult {
         schema: SCHEMA.into(),
         run_id: None,
+        segment: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),

@@ -1,0 +1,142 @@
+//! `perfbase merge`: the results of agents that each ran one segment of the same schedule
+//! (`--segment I/N`) become the result of one run, exactly: histograms added, counts summed,
+//! phases matched by position, durations and rates as one machine side by side would have
+//! them. A missing or repeated segment is refused, naming it; an agent that was interrupted
+//! (or fell short of its rate) makes the merged run say so, naming the agent.
+
+use crate::cli::MergeArgs;
+use crate::exit::{bad_input, AppError, Exit};
+use crate::records::{load, StoreOptions};
+use perfbase_core::merge::merge_concurrent;
+use perfbase_core::result::RunResult;
+use perfbase_engine::Segment;
+
+pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+    let mut store = None;
+    let runs: Vec<(String, RunResult)> = a
+        .runs
+        .iter()
+        .map(|r| load(&mut store, o, r))
+        .collect::<Result<_, _>>()?;
+    check_segments(&runs)?;
+    let merged = merge_runs(&runs)?;
+    if let Some(path) = &a.json {
+        if path.as_os_str() == "-" {
+            crate::out::give_stdout_to_data();
+        }
+        perfbase_report::json::write_atomic(path, &merged)
+            .map_err(|e| bad_input(format!("--json {}: cannot write: {e}", path.display())))?;
+    }
+    out!("{}", perfbase_report::terminal::render(&merged));
+    for (label, r) in &runs {
+        if r.interrupted {
+            errln!("perfbase: warning: {label} (segment {}) was interrupted: the merged run is partial", segment_of(r));
+        }
+        if let Some(o) = &r.measurement.open_model {
+            if o.requested_rate > 0.0 && o.achieved_rate < 0.95 * o.requested_rate {
+                errln!(
+                    "perfbase: warning: {label} (segment {}) achieved {:.1}/s of its {:.1}/s: the merged rate falls short with it",
+                    segment_of(r),
+                    o.achieved_rate,
+                    o.requested_rate
+                );
+            }
+        }
+    }
+    Ok(Exit::of(&merged, true))
+}
+
+fn segment_of(r: &RunResult) -> String {
+    r.segment.clone().unwrap_or_else(|| "none".into())
+}
+
+/// Every segment of one N exactly once; results without a segment merge as they are
+/// (hand-split runs), but not mixed with segments.
+fn check_segments(runs: &[(String, RunResult)]) -> Result<(), AppError> {
+    let parsed: Vec<Option<Segment>> = runs
+        .iter()
+        .map(|(label, r)| {
+            r.segment
+                .as_deref()
+                .map(|s| {
+                    s.parse::<Segment>()
+                        .map_err(|e| bad_input(format!("{label}: segment {e}")))
+                })
+                .transpose()
+        })
+        .collect::<Result<_, _>>()?;
+    if parsed.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    let Some(n) = parsed.iter().flatten().map(|s| s.count).next() else {
+        return Ok(());
+    };
+    let mut seen = vec![None::<&str>; n as usize];
+    for ((label, _), s) in runs.iter().zip(&parsed) {
+        let s = s.ok_or_else(|| {
+            bad_input(format!(
+                "{label} ran no segment while the others did: merge the segments of one schedule"
+            ))
+        })?;
+        if s.count != n {
+            return Err(bad_input(format!(
+                "{label} ran segment {s} but another ran one of {n}: merge the segments of one schedule"
+            )));
+        }
+        if let Some(other) = seen[s.index as usize].replace(label) {
+            return Err(bad_input(format!(
+                "segment {s} is given twice: {other} and {label}"
+            )));
+        }
+    }
+    let missing: Vec<String> = seen
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.is_none())
+        .map(|(i, _)| format!("{i}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        let (noun, verb) = if missing.len() == 1 {
+            ("segment", "is")
+        } else {
+            ("segments", "are")
+        };
+        return Err(bad_input(format!(
+            "{noun} {} {verb} missing: each agent's result is needed for an exact merge",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+fn merge_runs(runs: &[(String, RunResult)]) -> Result<RunResult, AppError> {
+    let first = &runs[0].1;
+    for (label, r) in &runs[1..] {
+        if r.phases.len() != first.phases.len() || r.target != first.target {
+            return Err(bad_input(format!(
+                "{label} ran another load than {} ({} phases against {}, target {}): merge the segments of one schedule",
+                runs[0].0,
+                r.phases.len(),
+                first.phases.len(),
+                r.target
+            )));
+        }
+    }
+    let mut merged = first.clone();
+    merged.segment = None;
+    merged.interrupted = runs.iter().any(|(_, r)| r.interrupted);
+    merged.measurement =
+        merge_concurrent(&runs.iter().map(|(_, r)| &r.measurement).collect::<Vec<_>>());
+    for (i, phase) in merged.phases.iter_mut().enumerate() {
+        phase.measurement = merge_concurrent(
+            &runs
+                .iter()
+                .map(|(_, r)| &r.phases[i].measurement)
+                .collect::<Vec<_>>(),
+        );
+    }
+    // Findings (knees, thresholds) were each agent's; they are not carried over.
+    merged.study = None;
+    merged.monitor = None;
+    Ok(merged)
+}

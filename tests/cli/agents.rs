@@ -1,0 +1,167 @@
+//! Agents on one machine: N `perfbase` processes, each running one segment of the same
+//! schedule against the reference service, merged by `perfbase merge` into exactly the run
+//! one process would have made.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Runs `args` as segments 0..n at the same time; their result files.
+fn agents(dir: &Path, n: u32, args: &[&str]) -> Vec<String> {
+    let children: Vec<(std::process::Child, String)> = (0..n)
+        .map(|i| {
+            let json = dir
+                .join(format!("agent-{i}.json"))
+                .to_str()
+                .unwrap()
+                .to_string();
+            let child = Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+                .args(args)
+                .args([
+                    "--segment",
+                    &format!("{i}/{n}"),
+                    "--json",
+                    &json,
+                    "-q",
+                    "--no-store",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (child, json)
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|(child, json)| {
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            json
+        })
+        .collect()
+}
+
+fn read(path: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn histogram(v: &Value) -> hdrhistogram::Histogram<u64> {
+    perfbase_core::result::decode_histogram(v["histogram"]["response"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn three_segments_of_a_counted_mix_merge_to_exactly_one_machines_counts() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let a = server.addr;
+    let mut text = String::new();
+    for _ in 0..9 {
+        text.push_str(&format!("GET http://{a}/\n"));
+    }
+    text.push_str(&format!("GET http://{a}/status/500\n"));
+    let targets = dir.path().join("targets.txt");
+    std::fs::write(&targets, text).unwrap();
+    let files = agents(
+        dir.path(),
+        3,
+        &[
+            "http",
+            "--targets",
+            targets.to_str().unwrap(),
+            "-n",
+            "3000",
+            "-c",
+            "4",
+        ],
+    );
+    let parts: Vec<Value> = files.iter().map(|f| read(f)).collect();
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(p["segment"], format!("{i}/3"));
+        assert_eq!(p["requests"], 1000, "segment {i}");
+    }
+    let merged = dir.path().join("merged.json");
+    let mut args = vec!["merge".to_string()];
+    args.extend(files.iter().cloned());
+    args.extend(["--json".into(), merged.to_str().unwrap().into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, stderr) = pb(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let m = read(merged.to_str().unwrap());
+    validate(&m);
+    assert!(m.get("segment").is_none());
+    assert_eq!(m["requests"], 3000);
+    assert_eq!(m["status"]["200"], 2700);
+    assert_eq!(m["status"]["500"], 300);
+    assert_eq!(server.stats.requests(), 3000);
+    // The merged histogram is the union of the agents'.
+    let mut union = histogram(&parts[0]);
+    for p in &parts[1..] {
+        union.add(histogram(p)).unwrap();
+    }
+    assert_eq!(histogram(&m), union);
+    assert!(stdout.contains("Requests      3,000"), "{stdout}");
+
+    // A segment missing, or given twice: refused, named.
+    let (code, _, stderr) = pb(dir.path(), &["merge", &files[0], &files[1]]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("segment 2/3 is missing"), "{stderr}");
+    let (code, _, stderr) = pb(dir.path(), &["merge", &files[0], &files[1], &files[1]]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("segment 1/3 is given twice"), "{stderr}");
+}
+
+#[test]
+fn an_open_rate_split_over_three_agents_is_achieved_together() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let url = format!("http://{}/", server.addr);
+    let files = agents(dir.path(), 3, &["http", &url, "-r", "900", "-d", "3s"]);
+    for f in &files {
+        let p = read(f);
+        let o = &p["open_model"];
+        assert!(
+            (o["requested_rate"].as_f64().unwrap() - 300.0).abs() < 1e-9,
+            "{o}"
+        );
+        assert_eq!(p["requests"], 900, "each agent sends its third of 2,700");
+    }
+    let mut args = vec!["merge"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--json", "-"]);
+    let (code, stdout, stderr) = pb(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let m: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(m["requests"], 2700);
+    let rps = m["rps"].as_f64().unwrap();
+    assert!((rps / 900.0 - 1.0).abs() < 0.01, "{rps}/s merged for 900/s");
+    assert!((m["open_model"]["requested_rate"].as_f64().unwrap() - 900.0).abs() < 1e-6);
+    assert_eq!(server.stats.requests(), 2700);
+}
+
+#[test]
+fn a_bad_segment_is_refused_before_any_load() {
+    let dir = tmp();
+    for (args, says) in [
+        (
+            vec!["http", "http://127.0.0.1:9/", "--segment", "3/3"],
+            "I/N",
+        ),
+        (
+            vec!["http", "http://127.0.0.1:9/", "--segments", "3"],
+            "JOB_COMPLETION_INDEX",
+        ),
+    ] {
+        let (code, _, stderr) = pb(dir.path(), &args);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
