@@ -132,5 +132,6 @@ fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     options.jsonl = a.jsonl.clone();
     options.metrics = a.metrics.options();
     options.segment = a.segment.segment()?;
+    options.start_at = a.segment.start_at;
     study((plan, options))
 }

@@ -117,6 +117,11 @@ pub struct SegmentArgs {
     /// With Kubernetes' Indexed Jobs: run segment $JOB_COMPLETION_INDEX of N
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub segments: Option<u32>,
+
+    /// Start the load at this wall-clock time (RFC 3339 or seconds since the epoch), so
+    /// agents started apart begin their first phase together
+    #[arg(long, value_name = "TIME", env = "PERFBASE_START_AT", value_parser = parse::time)]
+    pub start_at: Option<std::time::SystemTime>,
 }
 
 impl SegmentArgs {
@@ -262,6 +267,11 @@ pub struct CompletionsArgs {
 
 /// clap value parsers for perfbase's units, so bad values name their flag.
 pub(crate) mod parse {
+    /// `--start-at`: RFC 3339 or seconds since the epoch.
+    pub fn time(s: &str) -> Result<std::time::SystemTime, String> {
+        perfbase_core::clock::parse_time(s)
+    }
+
     use std::time::Duration;
 
     pub fn duration(s: &str) -> Result<Duration, String> {

@@ -60,6 +60,8 @@ pub struct StudyOptions {
     pub metrics: crate::exporting::MetricsOptions,
     /// `--segment I/N`: run only this share of every phase.
     pub segment: perfbase_engine::Segment,
+    /// `--start-at`: the wall-clock time the first phase starts.
+    pub start_at: Option<SystemTime>,
 }
 
 impl StudyOptions {
@@ -82,6 +84,7 @@ impl StudyOptions {
             jsonl: None,
             metrics: Default::default(),
             segment: Default::default(),
+            start_at: None,
         }
     }
 }
@@ -319,6 +322,9 @@ pub fn run(
     let services = plan.page.as_ref().map(|_| crate::page::services(plan));
     let monitor = crate::monitoring::start(&plan.monitor, &interrupt)?;
     monitor.set_worker_threads(state.threads);
+    if let Some(at) = o.start_at {
+        wait_until(at, &interrupt);
+    }
     let plain = !matches!(o.output, Output::Study { .. });
     let mut scenario_studies = Vec::new();
     for (k, s) in plan.scenarios.iter().enumerate() {
@@ -495,4 +501,25 @@ fn run_check(
             let expect = c.expect.iter().map(|(k, v)| (k.to_string(), *v)).collect();
             CheckVerdict::judge(&c.name, c.requests, expect, out.measurement().status)
         }))
+}
+
+/// Waits for `--start-at` (Ctrl-C cuts it short); a time already past starts at once, and
+/// says by how much, since agents started that way are not aligned.
+fn wait_until(at: SystemTime, interrupt: &AtomicBool) {
+    match at.duration_since(SystemTime::now()) {
+        Ok(wait) => {
+            let until = std::time::Instant::now() + wait;
+            while std::time::Instant::now() < until
+                && !interrupt.load(std::sync::atomic::Ordering::Relaxed)
+            {
+                std::thread::sleep(
+                    Duration::from_millis(20).min(until.saturating_duration_since(std::time::Instant::now())),
+                );
+            }
+        }
+        Err(e) => errln!(
+            "perfbase: warning: --start-at was {:.3} s ago; starting now, not aligned with the other agents",
+            e.duration().as_secs_f64()
+        ),
+    }
 }

@@ -124,15 +124,49 @@ fn an_open_rate_split_over_three_agents_is_achieved_together() {
     let server = perfbase_reference::spawn(0).unwrap();
     let dir = tmp();
     let url = format!("http://{}/", server.addr);
-    let files = agents(dir.path(), 3, &["http", &url, "-r", "900", "-d", "3s"]);
+    // Started at one wall-clock second, two from now, wherever each process is by then.
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 2;
+    let at_text = at.to_string();
+    let files = agents(
+        dir.path(),
+        3,
+        &[
+            "http",
+            &url,
+            "-r",
+            "900",
+            "-d",
+            "3s",
+            "--start-at",
+            &at_text,
+        ],
+    );
+    let mut starts = Vec::new();
     for f in &files {
         let p = read(f);
+        let started = perfbase_core::clock::parse_time(p["started_at"].as_str().unwrap()).unwrap();
+        starts.push(
+            started
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs_f64(),
+        );
         let o = &p["open_model"];
         assert!(
             (o["requested_rate"].as_f64().unwrap() - 300.0).abs() < 1e-9,
             "{o}"
         );
         assert_eq!(p["requests"], 900, "each agent sends its third of 2,700");
+    }
+    for s in &starts {
+        assert!(
+            *s >= at as f64 && *s < at as f64 + 0.1,
+            "started {s}, asked {at}"
+        );
     }
     let mut args = vec!["merge"];
     args.extend(files.iter().map(String::as_str));

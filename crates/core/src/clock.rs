@@ -36,6 +36,20 @@ pub fn reformat_utc(text: &str, format: &str) -> Option<String> {
     jiff::fmt::strtime::format(format, t).ok()
 }
 
+/// Parses an RFC 3339 time (any offset) or whole seconds since the epoch.
+pub fn parse_time(text: &str) -> Result<SystemTime, String> {
+    let text = text.trim();
+    if let Ok(secs) = text.parse::<u64>() {
+        return Ok(UNIX_EPOCH + std::time::Duration::from_secs(secs));
+    }
+    let t: Timestamp = text.parse().map_err(|_| {
+        format!(
+            "'{text}' is no time: write RFC 3339 (2026-11-25T14:00:00Z) or seconds since the epoch"
+        )
+    })?;
+    Ok(UNIX_EPOCH + std::time::Duration::from_nanos(t.as_nanosecond().max(0) as u64))
+}
+
 /// The instant of a `SystemTime`, clamped to what labels can show: before 1970 (a clock set
 /// wrong) reads as the epoch, as it always has, and past jiff's last instant (the end of
 /// year 9999) as that instant.
