@@ -22,7 +22,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Mongo(a) => study(a.plan(&a.load.save.options()?)?),
         Command::Run(a) => {
             let store = a.save.options()?;
-            run_plan(a, &store)
+            run_plan(*a, &store)
         }
         Command::Serve(a) => crate::serve::serve(a),
         Command::Demo(a) => {

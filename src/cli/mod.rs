@@ -221,7 +221,7 @@ pub enum Command {
     /// Load MongoDB (or FerretDB): an operation suite, or one operation.
     Mongo(Box<MongoArgs>),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run the embedded reference service on a loopback port.
     Serve(ServeArgs),
     /// Start the reference service in-process and run plans/demo.toml against it.
