@@ -50,6 +50,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             let store = a.store.options();
             crate::inspect::report(a, &store)
         }
+        Command::K8s(a) => crate::k8s::k8s(a),
         Command::Merge(a) => {
             let store = a.store.options();
             crate::merge::merge(a, &store)

@@ -17,6 +17,7 @@ pub mod exit;
 pub mod exporting;
 pub mod inspect;
 pub mod interrupt;
+pub mod k8s;
 pub mod limits;
 pub mod merge;
 pub mod monitoring;

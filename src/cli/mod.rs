@@ -238,6 +238,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge the results of agents that ran the segments of one schedule into one run
     Merge(MergeArgs),
+    /// Print the Kubernetes manifests that run a plan as N agents (kubectl apply -f -)
+    K8s(K8sArgs),
     /// Print a shell completion script: source <(perfbase completions bash)
     Completions(CompletionsArgs),
     /// Print perfbase's man page (roff): perfbase man | man -l -
@@ -256,6 +258,40 @@ pub struct MergeArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct K8sArgs {
+    /// The plan file, put in a ConfigMap
+    pub plan: std::path::PathBuf,
+
+    /// How many agents (pods), each running one segment of every phase
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub agents: u32,
+
+    /// The container image with perfbase in it (see the Dockerfile)
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+
+    /// The Secret holding the shared store's postgres:// URL, which every agent saves to
+    /// (the URL is never written into a manifest)
+    #[arg(long, value_name = "NAME")]
+    pub store_secret: String,
+
+    /// The key of the URL in that Secret
+    #[arg(long, default_value = "url", value_name = "KEY")]
+    pub store_key: String,
+
+    /// The objects' name (default perfbase-PLAN)
+    #[arg(long)]
+    pub name: Option<String>,
+
+    #[arg(long)]
+    pub namespace: Option<String>,
+
+    /// Passed to every agent: the wall-clock time their first phase starts
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

@@ -12,6 +12,7 @@ mod edges;
 mod exports;
 mod hostile;
 mod http;
+mod k8s;
 mod page;
 mod prometheus;
 mod shell;

@@ -1,0 +1,180 @@
+//! `perfbase k8s PLAN --agents N --image IMAGE --store-secret NAME`: the Kubernetes objects
+//! that run a plan as N agents, each one segment of its schedule: a ConfigMap holding the
+//! plan, and an Indexed Job (`completionMode: Indexed`, parallelism = completions = N) whose
+//! pods run `perfbase run PLAN --segments N`, each taking its segment from
+//! JOB_COMPLETION_INDEX and saving its result in the shared store. Built from k8s-openapi's
+//! typed structs, so they are valid by construction, and written as YAML for
+//! `kubectl apply -f -`. The store's URL (with its password) never enters a manifest: the
+//! pods read it from a Secret the user made.
+
+use crate::cli::K8sArgs;
+use crate::exit::{bad_input, AppError, Exit};
+use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, ConfigMapVolumeSource, Container, EnvVar, EnvVarSource, PodSpec, PodTemplateSpec,
+    SecretKeySelector, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::collections::BTreeMap;
+
+/// Where the plan is mounted in each pod.
+const PLAN_DIR: &str = "/etc/perfbase";
+
+/// A name Kubernetes accepts (RFC 1123 label): lower-case letters, digits and `-`.
+fn dns_name(text: &str) -> String {
+    let mut name: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    name.truncate(40);
+    let name = name.trim_matches('-').to_string();
+    if name.is_empty() {
+        "plan".into()
+    } else {
+        name
+    }
+}
+
+pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
+    let text = std::fs::read_to_string(&a.plan)
+        .map_err(|e| bad_input(format!("{}: cannot read the plan: {e}", a.plan.display())))?;
+    // Broken TOML fails here, not in N pods. The plan is not loaded whole: its ${VARS} are
+    // the pods' to set, not this machine's.
+    let doc: toml::Table = text
+        .parse()
+        .map_err(|e| bad_input(format!("{}: {e}", a.plan.display())))?;
+    let plan_name = doc
+        .get("plan")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .unwrap_or("plan")
+        .to_string();
+    // A ConfigMap is readable by anyone who can read the namespace: a password written in
+    // the plan would leak through it. Secrets go in ${VARS} the pods get from Secrets.
+    if perfbase_core::redact::text(&text) != text {
+        return Err(bad_input(format!(
+            "{}: the plan holds a password or token (in a URL or a password= value); write \
+             ${{VAR}} in its place and give the pods VAR from a Kubernetes Secret",
+            a.plan.display()
+        )));
+    }
+    let yaml = manifests(&a, &plan_name, &text)?;
+    out!("{yaml}");
+    Ok(Exit::Success)
+}
+
+/// The manifests as one YAML stream (documents separated by `---`).
+pub fn manifests(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Result<String, AppError> {
+    let name = a
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("perfbase-{}", dns_name(plan_name)));
+    let file = a
+        .plan
+        .file_name()
+        .map_or("plan.toml".into(), |f| f.to_string_lossy().into_owned());
+    let labels: BTreeMap<String, String> = [
+        ("app.kubernetes.io/name".to_string(), "perfbase".to_string()),
+        ("perfbase/plan".to_string(), dns_name(plan_name)),
+    ]
+    .into();
+    let meta = |n: &str| ObjectMeta {
+        name: Some(n.to_string()),
+        namespace: a.namespace.clone(),
+        labels: Some(labels.clone()),
+        ..ObjectMeta::default()
+    };
+    let config = ConfigMap {
+        metadata: meta(&name),
+        data: Some([(file.clone(), plan_text.to_string())].into()),
+        ..ConfigMap::default()
+    };
+    let mut args = vec![
+        "run".to_string(),
+        format!("{PLAN_DIR}/{file}"),
+        "--segments".into(),
+        a.agents.to_string(),
+        "--quiet".into(),
+        "--label".into(),
+        format!("k8s-job={name}"),
+    ];
+    if let Some(at) = &a.start_at {
+        args.extend(["--start-at".into(), at.clone()]);
+    }
+    let env = vec![EnvVar {
+        name: "PERFBASE_STORE".into(),
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: a.store_secret.clone(),
+                key: a.store_key.clone(),
+                optional: Some(false),
+            }),
+            ..EnvVarSource::default()
+        }),
+        ..EnvVar::default()
+    }];
+    let job = Job {
+        metadata: meta(&name),
+        spec: Some(JobSpec {
+            completion_mode: Some("Indexed".into()),
+            completions: Some(a.agents as i32),
+            parallelism: Some(a.agents as i32),
+            // A failed agent is not retried: its segment would start late and unaligned;
+            // `perfbase merge` names the missing segment instead.
+            backoff_limit: Some(0),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels.clone()),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    restart_policy: Some("Never".into()),
+                    containers: vec![Container {
+                        name: "agent".into(),
+                        image: Some(a.image.clone()),
+                        args: Some(args),
+                        env: Some(env),
+                        volume_mounts: Some(vec![VolumeMount {
+                            name: "plan".into(),
+                            mount_path: PLAN_DIR.into(),
+                            read_only: Some(true),
+                            ..VolumeMount::default()
+                        }]),
+                        ..Container::default()
+                    }],
+                    volumes: Some(vec![Volume {
+                        name: "plan".into(),
+                        config_map: Some(ConfigMapVolumeSource {
+                            name: name.clone(),
+                            ..ConfigMapVolumeSource::default()
+                        }),
+                        ..Volume::default()
+                    }]),
+                    ..PodSpec::default()
+                }),
+            },
+            ..JobSpec::default()
+        }),
+        ..Job::default()
+    };
+    let yaml = |v: &dyn erased::Yaml| v.yaml().map_err(|e| bad_input(format!("k8s: {e}")));
+    Ok(format!("{}---\n{}", yaml(&config)?, yaml(&job)?))
+}
+
+/// Serialises either object (with its apiVersion and kind, which k8s-openapi adds).
+mod erased {
+    pub trait Yaml {
+        fn yaml(&self) -> Result<String, serde_yaml_ng::Error>;
+    }
+    impl<T: serde::Serialize> Yaml for T {
+        fn yaml(&self) -> Result<String, serde_yaml_ng::Error> {
+            serde_yaml_ng::to_string(self)
+        }
+    }
+}
