@@ -110,28 +110,55 @@ fn check_segments(runs: &[(String, RunResult)]) -> Result<(), AppError> {
 }
 
 fn merge_runs(runs: &[(String, RunResult)]) -> Result<RunResult, AppError> {
-    let first = &runs[0].1;
-    for (label, r) in &runs[1..] {
-        if r.phases.len() != first.phases.len() || r.target != first.target {
+    // The run with the most phases is the schedule; an agent killed or interrupted part way
+    // has a prefix of it (its result is saved after every phase).
+    let (_, longest) = runs
+        .iter()
+        .max_by_key(|(_, r)| r.phases.len())
+        .expect("merge takes two runs or more");
+    for (label, r) in runs {
+        let prefix = r
+            .phases
+            .iter()
+            .zip(&longest.phases)
+            .all(|(a, b)| a.name == b.name);
+        if r.target != longest.target || !prefix {
             return Err(bad_input(format!(
-                "{label} ran another load than {} ({} phases against {}, target {}): merge the segments of one schedule",
-                runs[0].0,
-                r.phases.len(),
-                first.phases.len(),
-                r.target
+                "{label} ran another load ({}, phases {}): merge the segments of one schedule",
+                r.target,
+                r.phases
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
     }
-    let mut merged = first.clone();
+    let mut merged = longest.clone();
     merged.segment = None;
     merged.interrupted = runs.iter().any(|(_, r)| r.interrupted);
     merged.measurement =
         merge_concurrent(&runs.iter().map(|(_, r)| &r.measurement).collect::<Vec<_>>());
     for (i, phase) in merged.phases.iter_mut().enumerate() {
+        let missing: Vec<String> = runs
+            .iter()
+            .filter(|(_, r)| r.phases.len() <= i)
+            .map(|(label, r)| format!("{label} (segment {})", segment_of(r)))
+            .collect();
+        if !missing.is_empty() {
+            // Without every segment the step is not the schedule it names: say so, and the
+            // merged run counts as partial.
+            errln!(
+                "perfbase: step '{}' is invalid: no result from {}",
+                phase.name,
+                missing.join(", ")
+            );
+            merged.interrupted = true;
+        }
         phase.measurement = merge_concurrent(
             &runs
                 .iter()
-                .map(|(_, r)| &r.phases[i].measurement)
+                .filter_map(|(_, r)| r.phases.get(i).map(|p| &p.measurement))
                 .collect::<Vec<_>>(),
         );
     }

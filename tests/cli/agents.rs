@@ -199,3 +199,79 @@ fn a_bad_segment_is_refused_before_any_load() {
         assert!(stderr.contains(says), "{stderr}");
     }
 }
+
+#[test]
+fn an_agent_killed_mid_run_makes_its_missing_steps_invalid_and_is_named() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = dir.path().join("ladder.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[plan]\nname = \"ladder\"\n[targets.ref]\nurl = \"http://{}\"\n[workloads.w]\n\
+             target = \"ref\"\npath = \"/\"\n[[scenarios]]\nname = \"rates\"\nworkload = \"w\"\n\
+             rate = [100, 200, 300]\nduration = \"1s\"\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let spawn = |i: u32| {
+        Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+            .args([
+                "run",
+                plan.to_str().unwrap(),
+                "--segment",
+                &format!("{i}/2"),
+                "--out",
+            ])
+            .arg(dir.path().join(format!("out{i}")))
+            .args(["-q", "--no-store"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (mut whole, mut killed) = (spawn(0), spawn(1));
+    // Killed (no chance to save anything more) after its first step was saved.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(whole.wait().unwrap().code(), Some(0));
+    let files: Vec<String> = (0..2)
+        .map(|i| {
+            dir.path()
+                .join(format!("out{i}/result.json"))
+                .to_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(read(&files[1])["phases"].as_array().unwrap().len(), 1);
+    let merged = dir.path().join("merged.json");
+    let (code, _, stderr) = pb(
+        dir.path(),
+        &[
+            "merge",
+            &files[0],
+            &files[1],
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 130, "a partial merge: {stderr}");
+    assert!(
+        stderr.contains("step 'rates 200/s' is invalid: no result from")
+            && stderr.contains("(segment 1/2)")
+            && stderr.contains("step 'rates 300/s' is invalid"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("step 'rates 100/s' is invalid"),
+        "{stderr}"
+    );
+    let m = read(merged.to_str().unwrap());
+    assert_eq!(m["interrupted"], true);
+    // The first step has both halves: 100/s for 1 s.
+    assert_eq!(m["phases"][0]["requests"], 100);
+}
