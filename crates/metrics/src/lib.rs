@@ -343,3 +343,24 @@ impl Families {
             .collect()
     }
 }
+
+/// Runs `task` (given the stop signal) on a thread of its own with a one-thread tokio
+/// runtime, so exports never share the load's event loops; the signal stops it.
+pub(crate) fn spawn_stoppable<T, F>(
+    name: &str,
+    task: impl FnOnce(Arc<tokio::sync::Notify>) -> F + Send + 'static,
+) -> std::io::Result<(Arc<tokio::sync::Notify>, std::thread::JoinHandle<T>)>
+where
+    F: std::future::Future<Output = T>,
+    T: Send + 'static,
+{
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let stopped = stop.clone();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let thread = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || rt.block_on(task(stopped)))?;
+    Ok((stop, thread))
+}

@@ -244,48 +244,41 @@ pub struct Pusher {
 
 /// Pushes `board` to `to` every `every` until [`Pusher::finish`], from a thread of its own.
 pub fn start(to: Endpoint, board: Board, every: Duration) -> std::io::Result<Pusher> {
-    let stop = Arc::new(Notify::new());
-    let stopped = stop.clone();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let thread = std::thread::Builder::new()
-        .name("perfbase-remote-write".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                let mut pushed = Pushed::default();
-                let mut last_ts = 0i64;
-                loop {
-                    let last = tokio::select! {
-                        _ = tokio::time::sleep(every) => false,
-                        _ = stopped.notified() => true,
-                    };
-                    // Strictly later timestamps: Prometheus refuses a second sample at the
-                    // same millisecond.
-                    let now = SystemTime::now()
-                        .duration_since(SystemTime::UNIX_EPOCH)
-                        .map_or(0, |d| d.as_millis() as i64);
-                    last_ts = now.max(last_ts + 1);
-                    let families = board.families();
-                    if !families.is_empty() {
-                        let body = write_request(&families, last_ts).encode_to_vec();
-                        let compressed = snap::raw::Encoder::new()
-                            .compress_vec(&body)
-                            .unwrap_or_default();
-                        pushed.pushes += 1;
-                        if let Err(e) = post(&to, compressed).await {
-                            pushed.failures += 1;
-                            pushed.last_error = Some(e);
-                        } else if last {
-                            pushed.last_error = None;
-                        }
-                    }
-                    if last {
-                        return pushed;
+    let (stop, thread) = crate::spawn_stoppable("perfbase-remote-write", move |stopped| {
+        async move {
+            let mut pushed = Pushed::default();
+            let mut last_ts = 0i64;
+            loop {
+                let last = tokio::select! {
+                    _ = tokio::time::sleep(every) => false,
+                    _ = stopped.notified() => true,
+                };
+                // Strictly later timestamps: Prometheus refuses a second sample at the
+                // same millisecond.
+                let now = SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
+                last_ts = now.max(last_ts + 1);
+                let families = board.families();
+                if !families.is_empty() {
+                    let body = write_request(&families, last_ts).encode_to_vec();
+                    let compressed = snap::raw::Encoder::new()
+                        .compress_vec(&body)
+                        .unwrap_or_default();
+                    pushed.pushes += 1;
+                    if let Err(e) = post(&to, compressed).await {
+                        pushed.failures += 1;
+                        pushed.last_error = Some(e);
+                    } else if last {
+                        pushed.last_error = None;
                     }
                 }
-            })
-        })?;
+                if last {
+                    return pushed;
+                }
+            }
+        }
+    })?;
     Ok(Pusher { stop, thread })
 }
 

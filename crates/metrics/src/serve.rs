@@ -20,37 +20,28 @@ pub struct Server {
 /// Serves `board` on `listener` until stopped.
 pub fn serve(listener: TcpListener, board: Board) -> std::io::Result<Server> {
     listener.set_nonblocking(true)?;
-    let stop = Arc::new(Notify::new());
-    let stopped = stop.clone();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let thread = std::thread::Builder::new()
-        .name("perfbase-metrics".into())
-        .spawn(move || {
-            rt.block_on(async move {
-                let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
-                    return;
-                };
-                loop {
-                    let accepted = tokio::select! {
-                        a = listener.accept() => a,
-                        _ = stopped.notified() => return,
-                    };
-                    let Ok((stream, _)) = accepted else { continue };
+    let (stop, thread) = crate::spawn_stoppable("perfbase-metrics", move |stopped| async move {
+        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+            return;
+        };
+        loop {
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                _ = stopped.notified() => return,
+            };
+            let Ok((stream, _)) = accepted else { continue };
+            let board = board.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| {
                     let board = board.clone();
-                    tokio::spawn(async move {
-                        let service = hyper::service::service_fn(move |req| {
-                            let board = board.clone();
-                            async move { Ok::<_, std::convert::Infallible>(answer(&board, &req)) }
-                        });
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
-                    });
-                }
-            })
-        })?;
+                    async move { Ok::<_, std::convert::Infallible>(answer(&board, &req)) }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    })?;
     Ok(Server {
         stop,
         thread: Some(thread),
