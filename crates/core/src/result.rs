@@ -2,12 +2,11 @@
 //! and what reports read. Documented in `docs/result-schema.md` and validated against
 //! `docs/result.schema.json` in tests. Fields are only ever added, never renamed, within v1.
 
+pub use crate::histogram::{decode_histogram, encode_histogram};
 pub use crate::latency::LatencyMs;
 pub use crate::omission::CoEstimate;
 use crate::recorder::{new_histogram, LabelStats, Recorder, MAX_LABELS, SIGFIG};
 use crate::timeline::TimelinePoint;
-use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -47,30 +46,6 @@ pub struct Histograms {
     /// Service time histogram (open model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
-}
-
-/// Encodes a histogram as HDR V2 compressed, base64.
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    // Writing to a Vec has no I/O error; a failed compression leaves the field empty, which
-    // decode_histogram reports.
-    let _ = V2DeflateSerializer::new().serialize(h, &mut bytes);
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// Decodes what [`encode_histogram`] wrote.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("histogram is not base64: {e}"))?;
-    let mut slice = bytes.as_slice();
-    let h: Histogram<u64> = Deserializer::new()
-        .deserialize(&mut slice)
-        .map_err(|e| format!("histogram does not decode: {e:?}"))?;
-    // Re-home into perfbase's bounds so merges of decoded histograms always add.
-    let mut out = new_histogram(SIGFIG);
-    let _ = out.add(&h);
-    Ok(out)
 }
 
 /// Open-model bookkeeping: what was asked for and what happened.

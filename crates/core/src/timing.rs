@@ -89,8 +89,8 @@ pub struct HttpTiming {
 
 impl HttpTiming {
     pub fn from_stats(t: &TimingStats) -> HttpTiming {
+        use crate::histogram::encode_histogram;
         use crate::latency::LatencyMs;
-        use crate::result::encode_histogram;
         HttpTiming {
             new_connections: t.new_connections,
             reused_connections: t.reused_connections,
@@ -113,7 +113,7 @@ impl HttpTiming {
             .into_iter()
             .zip(&self.histograms)
         {
-            if let Ok(h) = crate::result::decode_histogram(text) {
+            if let Ok(h) = crate::histogram::decode_histogram(text) {
                 for v in h.iter_recorded() {
                     into.saturating_record_n(v.value_iterated_to(), v.count_at_value());
                 }
