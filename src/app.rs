@@ -95,18 +95,8 @@ fn sql(a: &SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, AppE
 
 /// `.perfbase/runs/<plan>-<UTC time>`.
 fn default_out(name: &str) -> PathBuf {
-    let slug: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
     let stamp = crate::env::format_utc(std::time::SystemTime::now(), "%Y%m%dT%H%M%SZ");
-    PathBuf::from(".perfbase/runs").join(format!("{}-{stamp}", slug.trim_matches('-')))
+    PathBuf::from(".perfbase/runs").join(format!("{}-{stamp}", crate::plan::slug(name)))
 }
 
 fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {

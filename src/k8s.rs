@@ -22,16 +22,7 @@ const PLAN_DIR: &str = "/etc/perfbase";
 
 /// A name Kubernetes accepts (RFC 1123 label): lower-case letters, digits and `-`.
 fn dns_name(text: &str) -> String {
-    let mut name: String = text
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let mut name = crate::plan::slug(text);
     name.truncate(40);
     let name = name.trim_matches('-').to_string();
     if name.is_empty() {

@@ -7,15 +7,38 @@ use std::time::Duration;
 
 pub(crate) struct ProgressLine {
     pub(crate) enabled: bool,
-    last: (Duration, u64),
+    rate: RateMeter,
 }
 
 impl ProgressLine {
     pub(crate) fn new(enabled: bool) -> Self {
         ProgressLine {
             enabled,
-            last: (Duration::ZERO, 0),
+            rate: RateMeter::default(),
         }
+    }
+}
+
+/// Completions per second since the last reading of a phase's running count.
+#[derive(Default)]
+pub(crate) struct RateMeter {
+    last: (Duration, u64),
+}
+
+impl RateMeter {
+    pub(crate) fn rate(&mut self, elapsed: Duration, completed: u64) -> f64 {
+        let (t0, n0) = std::mem::replace(&mut self.last, (elapsed, completed));
+        let dt = elapsed.saturating_sub(t0).as_secs_f64();
+        if dt > 0.0 && completed >= n0 {
+            (completed - n0) as f64 / dt
+        } else {
+            0.0
+        }
+    }
+
+    /// A new phase starts counting from zero.
+    pub(crate) fn reset(&mut self) {
+        self.last = (Duration::ZERO, 0);
     }
 }
 
@@ -24,14 +47,7 @@ impl Observer for ProgressLine {
         if !self.enabled {
             return;
         }
-        let (t0, n0) = self.last;
-        let dt = elapsed.saturating_sub(t0).as_secs_f64();
-        let rate = if dt > 0.0 && p.completed >= n0 {
-            (p.completed - n0) as f64 / dt
-        } else {
-            0.0
-        };
-        self.last = (elapsed, p.completed);
+        let rate = self.rate.rate(elapsed, p.completed);
         let total = phase
             .duration
             .map(|d| format!("/{}", perfbase_core::units::format_duration(d)))
@@ -51,7 +67,7 @@ impl Observer for ProgressLine {
     }
 
     fn phase_done(&mut self, _phase: &PhaseOutcome) {
-        self.last = (Duration::ZERO, 0);
+        self.rate.reset();
         if self.enabled {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[2K");

@@ -30,6 +30,22 @@ pub use model::*;
 use std::path::Path;
 
 /// Reads and validates a plan file. `scale` overrides `[plan] scale`.
+/// A plan's name as a file or object name: lower-case letters and digits, anything else
+/// `-`, none at either end (`API sweep v2` → `api-sweep-v2`).
+pub fn slug(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.trim_matches('-').to_string()
+}
+
 pub fn load(path: &Path, scale: Option<f64>) -> Result<Plan, PlanError> {
     let file = path.display().to_string();
     let text = perfbase_drivers::input::read_text(path).map_err(|e| {

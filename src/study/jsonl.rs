@@ -11,8 +11,8 @@ use std::time::Duration;
 
 pub(super) struct Jsonl {
     out: Option<Box<dyn Write + Send>>,
-    /// The last second line's elapsed time and completions, for its rate.
-    last: (Duration, u64),
+    /// The rate of each second line.
+    rate: crate::progress::RateMeter,
 }
 
 impl Jsonl {
@@ -25,7 +25,7 @@ impl Jsonl {
         };
         Ok(Jsonl {
             out: Some(out),
-            last: (Duration::ZERO, 0),
+            rate: Default::default(),
         })
     }
 
@@ -52,14 +52,7 @@ impl Jsonl {
         elapsed: Duration,
         p: ProgressSnapshot,
     ) {
-        let (t0, n0) = self.last;
-        let dt = elapsed.saturating_sub(t0).as_secs_f64();
-        let rps = if dt > 0.0 && p.completed >= n0 {
-            (p.completed - n0) as f64 / dt
-        } else {
-            0.0
-        };
-        self.last = (elapsed, p.completed);
+        let rps = self.rate.rate(elapsed, p.completed);
         self.line(&serde_json::json!({
             "type": "second",
             "scenario": scenario,
@@ -75,7 +68,7 @@ impl Jsonl {
 
     /// A phase ended: its result, or only its name for a phase not measured (a warm-up).
     pub fn phase(&mut self, spec: &PhaseSpec, result: Option<&PhaseResult>) {
-        self.last = (Duration::ZERO, 0);
+        self.rate.reset();
         let mut v = serde_json::Map::new();
         v.insert("type".into(), "phase".into());
         match result.map(serde_json::to_value) {

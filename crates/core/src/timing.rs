@@ -114,9 +114,8 @@ impl HttpTiming {
             .zip(&self.histograms)
         {
             if let Ok(h) = crate::histogram::decode_histogram(text) {
-                for v in h.iter_recorded() {
-                    into.saturating_record_n(v.value_iterated_to(), v.count_at_value());
-                }
+                // Same range, other precision: add re-records value by value.
+                let _ = into.add(&h);
             }
         }
         t

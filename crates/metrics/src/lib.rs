@@ -42,19 +42,23 @@ pub struct Buckets {
 
 impl Buckets {
     pub fn from_hdr(h: &Histogram<u64>) -> Buckets {
-        let classic = CLASSIC_BOUNDS_S
-            .iter()
-            .map(|&le| {
-                let bound_us = (le * 1e6).round() as u64;
-                // A value counts under a bound when its whole HDR bucket is under it.
-                let n = h
-                    .iter_recorded()
-                    .filter(|v| v.value_iterated_to() <= bound_us)
-                    .map(|v| v.count_at_value())
-                    .sum();
-                (le, n)
-            })
-            .collect();
+        // One pass over the recorded values: a value counts under a bound when its whole HDR
+        // bucket is under it.
+        let mut classic: Vec<(f64, u64)> = CLASSIC_BOUNDS_S.iter().map(|&le| (le, 0)).collect();
+        for v in h.iter_recorded() {
+            let us = v.value_iterated_to();
+            if let Some(first) = CLASSIC_BOUNDS_S
+                .iter()
+                .position(|&le| us <= (le * 1e6) as u64)
+            {
+                classic[first].1 += v.count_at_value();
+            }
+        }
+        let mut below = 0;
+        for (_, n) in &mut classic {
+            below += *n;
+            *n = below;
+        }
         Buckets {
             sum_s: h.mean() * h.len() as f64 / 1e6,
             count: h.len(),
@@ -363,4 +367,25 @@ where
         .name(name.into())
         .spawn(move || rt.block_on(task(stopped)))?;
     Ok((stop, thread))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classic_buckets_are_cumulative_and_a_value_past_the_last_bound_is_only_in_the_count() {
+        let mut h = perfbase_core::recorder::new_histogram(3);
+        h.record_n(300, 2).unwrap();
+        h.record(3_000).unwrap();
+        h.record(20_000_000).unwrap();
+        let b = Buckets::from_hdr(&h);
+        assert_eq!(b.count, 4);
+        let at = |le: f64| b.classic.iter().find(|c| c.0 == le).unwrap().1;
+        assert_eq!(
+            (at(0.0005), at(0.001), at(0.0025), at(0.005), at(10.0)),
+            (2, 2, 2, 3, 3)
+        );
+        assert!(b.classic.windows(2).all(|w| w[0].1 <= w[1].1));
+    }
 }
