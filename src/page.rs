@@ -25,6 +25,7 @@ pub fn section_of(backend: &Backend) -> &'static str {
         "amqp" => "RabbitMQ (AMQP)",
         "nats" => "NATS",
         "mqtt" => "MQTT",
+        "vault" => "Vault",
         _ => "Other",
     }
 }

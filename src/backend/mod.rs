@@ -9,6 +9,7 @@ mod epilogue;
 pub mod options;
 pub mod setup;
 mod stream;
+mod vault;
 mod version;
 
 use crate::exit::{bad_input, AppError};
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 pub use epilogue::{cluster_lines, epilogue, pgbench_block, PgbenchLoad};
 pub use options::Dialect;
+pub use vault::{TokenSource, VaultTarget};
 
 /// Default cap on requests in flight in the open model over HTTP.
 pub const DEFAULT_MAX_INFLIGHT: u64 = 1000;
@@ -44,6 +46,8 @@ pub enum Backend {
     Nats(BrokerTarget<nats::NatsOptions>),
     Mqtt(BrokerTarget<mqtt::MqttOptions>),
     Mongo(MongoTarget),
+    /// HashiCorp Vault or OpenBao, over HTTP; the token is read when the driver is built.
+    Vault(VaultTarget),
 }
 
 /// A workload against MongoDB (or a server of its wire protocol, such as FerretDB).
@@ -204,6 +208,10 @@ macro_rules! with_driver {
                 );
                 $body
             }
+            Backend::Vault(v) => {
+                let $d = Arc::new(v.driver()?);
+                $body
+            }
         }
     };
 }
@@ -227,6 +235,7 @@ impl Backend {
             Backend::Sql(s) => s.init = false,
             Backend::Redis(r) => r.prefill = false,
             Backend::Mongo(m) => m.init = false,
+            Backend::Vault(v) => v.init = false,
             _ => {}
         }
         self
@@ -242,14 +251,17 @@ impl Backend {
             Backend::Nats(_) => "nats",
             Backend::Mqtt(_) => "mqtt",
             Backend::Mongo(_) => "mongodb",
+            Backend::Vault(_) => "vault",
         }
     }
 
     /// Closed-model connections without -c: wrk's 50 for HTTP and redis-benchmark's 50 for
-    /// Redis; one for databases and brokers, as pgbench and PerfTest start.
+    /// Redis; vault-benchmark's 10 workers for Vault; one for databases and brokers, as
+    /// pgbench and PerfTest start.
     pub fn default_connections(&self) -> u64 {
         match self {
             Backend::Http(_) | Backend::Redis(_) => 50,
+            Backend::Vault(_) => 10,
             _ => 1,
         }
     }
@@ -257,7 +269,7 @@ impl Backend {
     /// The open model's cap on requests in flight without --max-inflight.
     pub fn default_max_inflight(&self) -> u64 {
         match self {
-            Backend::Http(_) => DEFAULT_MAX_INFLIGHT,
+            Backend::Http(_) | Backend::Vault(_) => DEFAULT_MAX_INFLIGHT,
             _ => BACKEND_MAX_INFLIGHT,
         }
     }
@@ -298,6 +310,12 @@ impl Backend {
         if let Backend::Mongo(m) = self {
             if m.init {
                 setup::mongo_init(m).map_err(|e| bad_input(format!("{context}--init: {e}")))?;
+            }
+        }
+        if let Backend::Vault(v) = self {
+            if v.init {
+                v.init()
+                    .map_err(|e| bad_input(format!("{context}--init: {e}")))?;
             }
         }
         let group = match self {
@@ -404,6 +422,7 @@ impl Backend {
                 put("scan_docs", m.options.scan_docs.into());
                 put("doc_size", m.options.doc_size.into());
             }
+            Backend::Vault(v) => return v.settings(),
         }
         m
     }
@@ -460,6 +479,14 @@ impl Extras for sql::mysql::MyDriver {}
 impl Extras for amqp::AmqpDriver {}
 impl Extras for nats::NatsDriver {}
 impl Extras for mqtt::MqttDriver {}
+
+impl Extras for perfbase_drivers::vault::VaultDriver {
+    /// The op's key, secret or role is on the server (else: run with --init), and its request
+    /// is built, with the ciphertext or signature it sends asked for once.
+    fn before(&self) -> Result<(), AppError> {
+        setup::block_on_local(self.prepare())?.map_err(|e| bad_input(e.to_string()))
+    }
+}
 
 impl Extras for mongo::MongoDriver {
     /// The collection the operation reads holds documents (else: run with --init).

@@ -19,6 +19,7 @@ impl Backend {
             Backend::Nats(b) => b.url.clone(),
             Backend::Mqtt(b) => b.url.clone(),
             Backend::Mongo(m) => m.url.clone(),
+            Backend::Vault(v) => v.url.clone(),
         }
     }
 
@@ -42,6 +43,9 @@ impl Backend {
                 Backend::Nats(_) => nats::server_version(&url).await.map_err(|e| e.to_string()),
                 Backend::Mqtt(_) => Ok("MQTT (the protocol carries no server version)".into()),
                 Backend::Mongo(_) => mongo::server_version(&url).await.map_err(|e| e.to_string()),
+                Backend::Vault(v) => perfbase_drivers::vault::server_version(&url, &v.http)
+                    .await
+                    .map_err(|e| e.to_string()),
             }
         });
         match asked {

@@ -12,6 +12,7 @@ mod records;
 mod run;
 mod serve;
 mod sql;
+mod vault;
 
 pub use brokers::{AmqpArgs, MqttArgs, NatsArgs, RedisArgs};
 pub use http::{parse_header, HttpArgs};
@@ -24,6 +25,7 @@ pub use records::{
 pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
 pub use sql::SqlArgs;
+pub use vault::VaultArgs;
 
 use clap::{Parser, Subcommand};
 
@@ -220,6 +222,9 @@ pub enum Command {
     Mqtt(Box<MqttArgs>),
     /// Load MongoDB (or FerretDB): an operation suite, or one operation.
     Mongo(Box<MongoArgs>),
+    /// Load HashiCorp Vault or OpenBao: transit, KV v2, PKI, tokens and health, as a suite or
+    /// one operation.
+    Vault(Box<VaultArgs>),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
     Run(Box<RunArgs>),
     /// Run the embedded reference service on a loopback port.

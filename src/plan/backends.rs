@@ -1,10 +1,10 @@
-//! The workload fields of non-HTTP targets: databases, Redis and brokers.
+//! The workload fields of non-HTTP targets: databases, Redis, brokers and Vault.
 
 use super::context::Ctx;
 use super::file::{self, S};
 use super::model::*;
 use super::targets::Family;
-use crate::backend::{AmqpTarget, BrokerTarget, MongoTarget, StreamSide};
+use crate::backend::{AmqpTarget, BrokerTarget, MongoTarget, StreamSide, TokenSource, VaultTarget};
 use perfbase_drivers::workload::{Corpus, Template};
 use std::sync::Arc;
 
@@ -301,4 +301,92 @@ pub(super) fn sql_workload(
         (Some(sql), Some(_)) => Err(cx.err(sql, field, "give either sql or builtin, not both")),
         (None, None) => Err(cx.err(&w.target, field, "a database workload needs sql = \"…\" (with params) or builtin = \"tpcb\"")),
     }
+}
+
+/// The operation of a workload on a Vault target (`protocol = "vault"`), with its options,
+/// the target's token source and HTTP settings, and `init`.
+pub(super) fn vault_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    (tdef, target): (&file::TargetDef, &str),
+    url: &str,
+    http: perfbase_drivers::http::HttpOptions,
+) -> Result<VaultTarget, PlanError> {
+    use perfbase_drivers::vault::{VaultDriver, VaultOp, VaultOptions};
+    let op = match &w.command {
+        Some(c) => VaultOp::from_name(c.get_ref()).ok_or_else(|| {
+            cx.err(
+                c,
+                format!("{field}.command"),
+                format!(
+                    "unknown Vault operation '{}'; use suite or one of {}",
+                    c.get_ref(),
+                    VaultOp::names()
+                ),
+            )
+        })?,
+        None => {
+            return Err(cx.err(
+                &w.target,
+                format!("{field}.command"),
+                format!(
+                    "a Vault workload needs `command`: suite or one of {}",
+                    VaultOp::names()
+                ),
+            ))
+        }
+    };
+    let d = VaultOptions::default();
+    let text = |v: &Option<S<String>>, default: String| {
+        v.as_ref().map_or(default, |s| s.get_ref().clone())
+    };
+    let options = VaultOptions {
+        key_type: text(&w.key_type, d.key_type.clone()),
+        sign_key_type: text(&w.sign_key_type, d.sign_key_type.clone()),
+        payload_size: match &w.size {
+            Some(v) => cx.positive(v, &format!("{field}.size"))? as usize,
+            None => d.payload_size,
+        },
+        kv_path: text(&w.kv_path, d.kv_path.clone()),
+        pki_role: text(&w.pki_role, d.pki_role.clone()),
+    };
+    if let Err(e) = VaultDriver::check_options(&options) {
+        // The field the message is about, at its line.
+        let (span, name) = [
+            (&w.key_type, "key_type"),
+            (&w.sign_key_type, "sign_key_type"),
+            (&w.kv_path, "kv_path"),
+            (&w.pki_role, "pki_role"),
+        ]
+        .into_iter()
+        .find(|(v, _)| {
+            v.as_ref()
+                .is_some_and(|v| e.to_string().contains(v.get_ref().as_str()))
+        })
+        .map_or((&w.target, "command"), |(v, n)| {
+            (v.as_ref().expect("found set"), n)
+        });
+        return Err(cx.err(span, format!("{field}.{name}"), e.to_string()));
+    }
+    let token = match (&tdef.token_env, &tdef.token_file) {
+        (Some(e), Some(_)) => {
+            return Err(cx.err(
+                e,
+                format!("targets.{target}.token_env"),
+                "give the token one way: token_env or token_file",
+            ))
+        }
+        (Some(e), None) => TokenSource::Env(e.get_ref().clone()),
+        (None, Some(f)) => TokenSource::File(cx.base.join(f.get_ref())),
+        (None, None) => TokenSource::Env("VAULT_TOKEN".into()),
+    };
+    Ok(VaultTarget {
+        url: url.to_string(),
+        token,
+        op,
+        options,
+        http,
+        init: w.init.as_ref().is_some_and(|p| *p.get_ref()),
+    })
 }

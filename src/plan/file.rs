@@ -100,6 +100,12 @@ pub(crate) struct TargetDef {
     pub http2: Option<S<bool>>,
     /// HTTP/2: how many of a scenario's `concurrency` (requests in flight) share a connection.
     pub streams: Option<S<i64>>,
+    /// What an http(s):// target speaks above HTTP: `vault` (HashiCorp Vault or OpenBao).
+    pub protocol: Option<S<String>>,
+    /// Vault: the environment variable holding the token (default VAULT_TOKEN)…
+    pub token_env: Option<S<String>>,
+    /// …or a file holding it (relative to the plan's folder).
+    pub token_file: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -167,7 +173,8 @@ pub(crate) struct WorkloadDef {
     /// PostgreSQL pipelining depth, default 1; Redis: commands sent together.
     pub pipeline: Option<S<i64>>,
     /// Redis targets: the command (ping, set, get, get-miss, del, incr, lpush, rpush, lpop,
-    /// rpop, sadd, zadd, hset)…; MongoDB targets: the operation (insert-one, find-one, …)…
+    /// rpop, sadd, zadd, hset)…; MongoDB and Vault targets: the operation (insert-one,
+    /// find-one, …; encrypt, kv-read, …)…
     pub command: Option<S<String>>,
     /// …over this many keys (default 100000; MongoDB: documents, default 1000)…
     pub keyspace: Option<S<i64>>,
@@ -184,7 +191,7 @@ pub(crate) struct WorkloadDef {
     pub document: Option<S<String>>,
     /// Brokers: amqp `roundtrip` or `publish`; nats `pubsub`, `request` or `jetstream`.
     pub mode: Option<S<String>>,
-    /// Brokers: message bytes.
+    /// Brokers: message bytes; Vault: payload bytes.
     pub size: Option<S<i64>>,
     /// AMQP: persistent messages on a durable queue, publisher confirms, consumer acks
     /// (`none`, `auto`, `manual`).
@@ -197,6 +204,12 @@ pub(crate) struct WorkloadDef {
     pub drain: Option<S<String>>,
     /// MQTT: QoS 0 or 1.
     pub qos: Option<S<i64>>,
+    /// Vault: the transit key types of encrypt/decrypt and of sign/verify…
+    pub key_type: Option<S<String>>,
+    pub sign_key_type: Option<S<String>>,
+    /// …the KV v2 secret read and written (under secret/), and the PKI role.
+    pub kv_path: Option<S<String>>,
+    pub pki_role: Option<S<String>>,
 }
 
 impl WorkloadDef {

@@ -21,7 +21,7 @@ pub(super) fn targets<'r>(
         let field = format!("targets.{name}.url");
         let url_text = cx.url(&t.url, &field)?;
         let scheme = url_text.split("://").next().unwrap_or_default();
-        let Some(family) = Family::of(scheme).filter(|_| url_text.contains("://")) else {
+        let Some(mut family) = Family::of(scheme).filter(|_| url_text.contains("://")) else {
             return Err(cx.err(
                 &t.url,
                 &field,
@@ -70,18 +70,44 @@ pub(super) fn targets<'r>(
                     .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
                 None
             }
-            Family::Http | Family::Sql => Some(Url::parse(&url_text).map_err(|e| {
-                cx.err(
-                    &t.url,
-                    &field,
-                    format!(
-                        "invalid URL '{}': {e}",
-                        perfbase_core::redact::url(t.url.get_ref())
-                    ),
-                )
-            })?),
+            Family::Http | Family::Sql | Family::Vault => {
+                Some(Url::parse(&url_text).map_err(|e| {
+                    cx.err(
+                        &t.url,
+                        &field,
+                        format!(
+                            "invalid URL '{}': {e}",
+                            perfbase_core::redact::url(t.url.get_ref())
+                        ),
+                    )
+                })?)
+            }
         };
-        if family != Family::Http {
+        if let Some(p) = &t.protocol {
+            if family != Family::Http || p.get_ref() != "vault" {
+                return Err(cx.err(
+                    p,
+                    format!("targets.{name}.protocol"),
+                    "the one protocol above HTTP is \"vault\" (HashiCorp Vault or OpenBao), \
+                     on an http:// or https:// URL",
+                ));
+            }
+            family = Family::Vault;
+        }
+        if family != Family::Vault {
+            let vault_only = [
+                ("token_env", t.token_env.is_some()),
+                ("token_file", t.token_file.is_some()),
+            ];
+            if let Some((f, _)) = vault_only.iter().find(|(_, set)| *set) {
+                return Err(cx.err(
+                    &t.url,
+                    format!("targets.{name}.{f}"),
+                    "applies to Vault targets only (protocol = \"vault\")",
+                ));
+            }
+        }
+        if !matches!(family, Family::Http | Family::Vault) {
             let http_only = [
                 ("keepalive", t.keepalive.is_some()),
                 ("insecure", t.insecure.is_some()),
@@ -112,6 +138,8 @@ pub(super) enum Family {
     Nats,
     Mqtt,
     Mongo,
+    /// An http(s):// target with `protocol = "vault"`.
+    Vault,
 }
 
 impl Family {
@@ -140,6 +168,7 @@ impl Family {
                 Family::Nats => "nats://",
                 Family::Mqtt => "mqtt://",
                 Family::Mongo => "mongodb://",
+                Family::Vault => "Vault (protocol = \"vault\")",
             })
             .collect();
         names.join(", ")

@@ -1,7 +1,9 @@
 //! `[workloads]`: what each workload sends to its target. HTTP workloads are a request or a
 //! weighted mix of templates; the others take their protocol's fields (backends.rs).
 
-use super::backends::{broker_workload, mongo_workload, redis_workload, sql_workload};
+use super::backends::{
+    broker_workload, mongo_workload, redis_workload, sql_workload, vault_workload,
+};
 use super::context::Ctx;
 use super::file::{self, PlanFile, RequestDef, S};
 use super::model::*;
@@ -34,7 +36,7 @@ pub(super) fn workloads(
                 ),
             )
         })?;
-        let (tdef, family, url_text, _) = target;
+        let (tdef, family, _, _) = target;
         fields_fit(cx, &field, w, *family)?;
         // Labels reach results and reports: a `${VAR}` that may hold a secret stays a name.
         let shown_url = cx.shown_url(&tdef.url, &format!("targets.{}.url", w.target.get_ref()))?;
@@ -44,7 +46,7 @@ pub(super) fn workloads(
             // One workload per operation, `NAME/operation`; the suite names them in order.
             let mut suite = Vec::new();
             for (i, (op, def)) in ops.into_iter().enumerate() {
-                let (backend, _) = backend_of(cx, &field, &def, *family, url_text, corpora)?;
+                let (backend, _) = backend_of(cx, &field, &def, target, corpora)?;
                 let op_name = format!("{name}/{op}");
                 let mut one = Workload {
                     name: op_name.clone(),
@@ -71,7 +73,7 @@ pub(super) fn workloads(
                 suite,
             }
         } else {
-            let (backend, what) = backend_of(cx, &field, w, *family, url_text, corpora)?;
+            let (backend, what) = backend_of(cx, &field, w, target, corpora)?;
             Workload {
                 name: name.clone(),
                 label: format!("{shown_url} ({what})"),
@@ -113,6 +115,13 @@ fn suite_operations(
         Family::Mongo => (
             &w.command,
             perfbase_drivers::mongo::MongoOp::ALL
+                .iter()
+                .map(|o| o.name())
+                .collect(),
+        ),
+        Family::Vault => (
+            &w.command,
+            perfbase_drivers::vault::VaultOp::ALL
                 .iter()
                 .map(|o| o.name())
                 .collect(),
@@ -171,10 +180,11 @@ fn backend_of(
     cx: &Ctx<'_>,
     field: &str,
     w: &file::WorkloadDef,
-    family: Family,
-    url_text: &str,
+    target: &TargetInfo<'_>,
     corpora: &[Arc<Corpus>],
 ) -> Result<(Backend, String), PlanError> {
+    let (tdef, family, url_text, _) = target;
+    let (family, url_text) = (*family, url_text.as_str());
     Ok(match family {
         Family::Sql => {
             let sql = sql_workload(cx, field, w, corpora)?;
@@ -222,6 +232,21 @@ fn backend_of(
             let mongo = mongo_workload(cx, field, w, url_text)?;
             let what = mongo.op.name().to_string();
             (Backend::Mongo(mongo), what)
+        }
+        Family::Vault => {
+            let target = w.target.get_ref();
+            let http = HttpOptions {
+                version: http_version(cx, tdef, target)?,
+                keepalive: tdef.keepalive.unwrap_or(true),
+                tls: perfbase_drivers::http::TlsOptions {
+                    insecure: tdef.insecure.unwrap_or(false),
+                    ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
+                },
+                ..HttpOptions::default()
+            };
+            let vault = vault_workload(cx, field, w, (tdef, target), url_text, http)?;
+            let what = vault.op.name().to_string();
+            (Backend::Vault(vault), what)
         }
         _ => broker_workload(cx, field, w, family, url_text)?,
     })
@@ -494,7 +519,7 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
     );
     add(
         "command",
-        &[Redis, Mongo],
+        &[Redis, Mongo, Vault],
         w.command.as_ref().map(|v| at(&v.span())),
     );
     add(
@@ -504,12 +529,12 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
     );
     add(
         "init",
-        &[Sql, Mongo],
+        &[Sql, Mongo, Vault],
         w.init.as_ref().map(|v| at(&v.span())),
     );
     add(
         "operations",
-        &[Sql, Redis, Mongo],
+        &[Sql, Redis, Mongo, Vault],
         w.operations.as_ref().map(|v| at(&v.span())),
     );
     add(
@@ -530,7 +555,7 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
     );
     add(
         "size",
-        &[Amqp, Nats, Mqtt],
+        &[Amqp, Nats, Mqtt, Vault],
         w.size.as_ref().map(|v| at(&v.span())),
     );
     add(
@@ -547,6 +572,23 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
     );
     add("drain", AMQP, w.drain.as_ref().map(|v| at(&v.span())));
     add("qos", &[Mqtt], w.qos.as_ref().map(|v| at(&v.span())));
+    const VAULT: &[Family] = &[Vault];
+    add(
+        "key_type",
+        VAULT,
+        w.key_type.as_ref().map(|v| at(&v.span())),
+    );
+    add(
+        "sign_key_type",
+        VAULT,
+        w.sign_key_type.as_ref().map(|v| at(&v.span())),
+    );
+    add("kv_path", VAULT, w.kv_path.as_ref().map(|v| at(&v.span())));
+    add(
+        "pki_role",
+        VAULT,
+        w.pki_role.as_ref().map(|v| at(&v.span())),
+    );
     set
 }
 

@@ -19,3 +19,4 @@ mod shell;
 mod sql;
 mod store;
 mod study;
+mod vault;

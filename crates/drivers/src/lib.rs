@@ -19,4 +19,6 @@ pub mod redis;
 pub mod sql;
 #[cfg(any(feature = "nats", feature = "mqtt"))]
 mod userinfo;
+#[cfg(feature = "vault")]
+pub mod vault;
 pub mod workload;

@@ -10,6 +10,7 @@
 
 pub mod chunked;
 mod conn;
+pub mod fetch;
 mod h2;
 mod request;
 mod response;
@@ -143,6 +144,7 @@ struct Shared {
     /// Set for HTTP/2, which then carries every request.
     h2: Option<Http2>,
     ok_status: StatusSet,
+    describe_error: Option<fn(u16, &[u8]) -> String>,
 }
 
 /// A set of HTTP status codes (0–639) as bits: one test per response, no allocation.
@@ -310,6 +312,7 @@ impl HttpDriver {
                 max_head: options.max_head_bytes,
                 h2,
                 ok_status: StatusSet::of(&options.ok_status),
+                describe_error: options.describe_error,
             }),
         })
     }
@@ -433,7 +436,16 @@ impl HttpSession {
         }
         self.written_by_op += out;
         let sent = std::time::Instant::now();
-        match read_response(stream, &mut self.buf, shared.max_head, req.head).await {
+        let keep_error_body = shared.describe_error.is_some();
+        match read_response(
+            stream,
+            &mut self.buf,
+            shared.max_head,
+            req.head,
+            keep_error_body,
+        )
+        .await
+        {
             Ok(resp) => {
                 timing.waiting_us = conn::micros(resp.first_byte.saturating_duration_since(sent));
                 timing.receiving_us = conn::micros(resp.first_byte.elapsed());
@@ -442,7 +454,11 @@ impl HttpSession {
                 } else {
                     stream.forget_readiness();
                 }
-                Ok(Outcome::http(resp.status, resp.bytes_in, out).with_timing(timing))
+                let mut o = Outcome::http(resp.status, resp.bytes_in, out).with_timing(timing);
+                if let (Some(describe), Some(body)) = (shared.describe_error, &resp.error_body) {
+                    o.detail = Some(describe(resp.status, body).into_boxed_str());
+                }
+                Ok(o)
             }
             Err(e) => {
                 self.stream = None;

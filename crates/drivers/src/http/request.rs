@@ -93,6 +93,10 @@ pub struct HttpOptions {
     /// Statuses of 400 and above that count as success, as k6's expected statuses do: the
     /// 404 of a lookup that is meant to miss. Their counts are still kept by status.
     pub ok_status: Vec<u16>,
+    /// Turns a 4xx/5xx response's status and the start of its body into the message its
+    /// error sample keeps (an API's own error text, as Vault's driver reads it); none keeps
+    /// no body. HTTP/1.1 with a Content-Length body only.
+    pub describe_error: Option<fn(u16, &[u8]) -> String>,
 }
 
 /// The HTTP version sessions speak.
@@ -115,6 +119,7 @@ impl Default for HttpOptions {
             tls: super::TlsOptions::default(),
             version: HttpVersion::Http1,
             ok_status: Vec::new(),
+            describe_error: None,
         }
     }
 }

@@ -21,6 +21,21 @@ pub(crate) struct Response {
     pub(crate) close: bool,
     /// When the response's first bytes were read (the end of waiting, time to first byte).
     pub(crate) first_byte: std::time::Instant,
+    /// The start of a 4xx/5xx response's body (at most [`ERROR_BODY_LIMIT`] bytes), when the
+    /// caller asked for it and the body's length was given: an API's error message (Vault's
+    /// `{"errors":[…]}`) for the error samples. Successful bodies are never kept.
+    pub(crate) error_body: Option<Vec<u8>>,
+}
+
+/// How much of an error response's body is kept for its message.
+pub(crate) const ERROR_BODY_LIMIT: usize = 1024;
+
+/// Appends what fits of `bytes` to a kept error body.
+fn keep(body: &mut Option<Vec<u8>>, bytes: &[u8]) {
+    if let Some(b) = body {
+        let room = ERROR_BODY_LIMIT.saturating_sub(b.len());
+        b.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
 }
 
 #[derive(Debug)]
@@ -124,7 +139,7 @@ impl Source for &[u8] {
 pub fn parse_response(bytes: &[u8], head_request: bool) -> Result<(u16, u64), String> {
     let mut source = bytes;
     let mut buf = vec![0u8; INITIAL_BUFFER].into_boxed_slice();
-    let future = read_response(&mut source, &mut buf, 64 * 1024, head_request);
+    let future = read_response(&mut source, &mut buf, 64 * 1024, head_request, false);
     let mut future = std::pin::pin!(future);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     // Bytes in memory are always ready, so the first poll completes.
@@ -211,12 +226,14 @@ fn chunk_error(e: ChunkError, got: u64) -> ReadError {
     }
 }
 
-/// Reads one complete response from `stream`.
+/// Reads one complete response from `stream`; with `keep_error_body`, the start of a 4xx or
+/// 5xx response's body too.
 pub(crate) async fn read_response(
     stream: &mut impl Source,
     buf: &mut Box<[u8]>,
     max_head: usize,
     head_request: bool,
+    keep_error_body: bool,
 ) -> Result<Response, ReadError> {
     let mut filled = 0usize;
     let mut got = 0u64;
@@ -283,11 +300,13 @@ pub(crate) async fn read_response(
     let leftover = filled - head_len;
     // Bytes of the head (and of any interim responses), so a body count leaves them out.
     let head_bytes = got - leftover as u64;
+    let mut error_body = (keep_error_body && status >= 400).then(Vec::new);
     match framing {
         Framing::None => close |= leftover > 0,
         Framing::Length(len) => {
             let mut rem = len;
             let take = rem.min(leftover as u64);
+            keep(&mut error_body, &buf[head_len..head_len + take as usize]);
             rem -= take;
             close |= leftover as u64 > take;
             while rem > 0 {
@@ -301,6 +320,7 @@ pub(crate) async fn read_response(
                     });
                 }
                 got += n;
+                keep(&mut error_body, &buf[..n.min(rem) as usize]);
                 if n > rem {
                     // Bytes beyond the response: the server is out of step; start afresh.
                     close = true;
@@ -311,6 +331,8 @@ pub(crate) async fn read_response(
             }
         }
         Framing::Chunked => {
+            // A chunked body is not kept: its bytes carry the chunks' framing.
+            error_body = None;
             let mut d = Decoder::new();
             let used = d
                 .feed(&buf[head_len..filled])
@@ -331,13 +353,17 @@ pub(crate) async fn read_response(
                 close |= d.is_done() && used < n;
             }
         }
-        Framing::UntilClose => loop {
-            let n = fill(stream, buf, got).await?;
-            if n == 0 {
-                break;
+        Framing::UntilClose => {
+            keep(&mut error_body, &buf[head_len..filled]);
+            loop {
+                let n = fill(stream, buf, got).await?;
+                if n == 0 {
+                    break;
+                }
+                got += n as u64;
+                keep(&mut error_body, &buf[..n]);
             }
-            got += n as u64;
-        },
+        }
     }
     Ok(Response {
         status,
@@ -345,5 +371,6 @@ pub(crate) async fn read_response(
         close,
         // Set by the first read, which the head needed.
         first_byte: first_byte.unwrap_or_else(std::time::Instant::now),
+        error_body,
     })
 }
