@@ -186,6 +186,7 @@ impl LoadArgs {
             checks: Vec::new(),
             monitor: self.monitor(),
             rankings: Vec::new(),
+            versus: Vec::new(),
             page: None,
         }
     }

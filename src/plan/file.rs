@@ -26,7 +26,21 @@ pub(crate) struct PlanFile {
     pub monitor: Option<MonitorDef>,
     #[serde(default)]
     pub rankings: Vec<RankingDef>,
+    #[serde(default)]
+    pub versus: Vec<VersusDef>,
     pub page: Option<PageDef>,
+}
+
+/// `[[versus]]`: scenario B against scenario A over their repetitions.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VersusDef {
+    pub name: Option<S<String>>,
+    pub a: S<String>,
+    pub b: S<String>,
+    /// What the sentences call each side (default: the scenario's name).
+    pub a_label: Option<S<String>>,
+    pub b_label: Option<S<String>>,
 }
 
 /// `[[rankings]]`: scenarios side by side, best first.

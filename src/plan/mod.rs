@@ -92,6 +92,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
     let checks = checks::checks(&cx, &raw, &workloads)?;
     let monitor = checks::monitor(&cx, &raw)?;
     let rankings = page::rankings(&cx, &raw, &scenarios)?;
+    let versus = page::versus(&cx, &raw, &scenarios)?;
     let page = page::page(&cx, &raw, meta_name(&raw, file))?;
     if scenarios.is_empty() && checks.is_empty() {
         return Err(cx.err_at(
@@ -119,6 +120,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         checks,
         monitor,
         rankings,
+        versus,
         page,
     })
 }

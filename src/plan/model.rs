@@ -60,6 +60,8 @@ pub struct Plan {
     /// Services to watch beside the load (perfbase itself is always watched).
     pub monitor: crate::monitoring::MonitorOptions,
     pub rankings: Vec<RankingSpec>,
+    /// `[[versus]]`: scenario B against A, over their repetitions.
+    pub versus: Vec<VersusSpec>,
     /// `[page]`: a dated baselines page after the run.
     pub page: Option<PageSpec>,
 }
@@ -70,6 +72,16 @@ pub struct RankingSpec {
     pub name: String,
     pub by: perfbase_analysis::comparison::RankBy,
     pub scenarios: Vec<String>,
+}
+
+/// Scenario B against scenario A, each side named by its label.
+#[derive(Debug, Clone)]
+pub struct VersusSpec {
+    pub name: String,
+    pub a: String,
+    pub b: String,
+    pub a_label: String,
+    pub b_label: String,
 }
 
 /// What the baselines page is called.

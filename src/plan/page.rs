@@ -1,4 +1,5 @@
-//! `[[rankings]]` (scenarios side by side) and `[page]` (the dated baselines page).
+//! `[[rankings]]` (scenarios side by side), `[[versus]]` (B against A over repeated runs) and
+//! `[page]` (the dated baselines page).
 
 use super::context::Ctx;
 use super::file::PlanFile;
@@ -50,6 +51,50 @@ pub(super) fn rankings(
             name: r.name.get_ref().clone(),
             by,
             scenarios: names,
+        });
+    }
+    Ok(out)
+}
+
+/// Every A-vs-B of the plan: two different scenarios that exist.
+pub(super) fn versus(
+    cx: &Ctx<'_>,
+    raw: &PlanFile,
+    scenarios: &[Scenario],
+) -> Result<Vec<VersusSpec>, PlanError> {
+    let mut out = Vec::new();
+    for (i, v) in raw.versus.iter().enumerate() {
+        let field = format!("versus[{i}]");
+        for (side, s) in [("a", &v.a), ("b", &v.b)] {
+            if !scenarios.iter().any(|x| &x.name == s.get_ref()) {
+                return Err(cx.err(
+                    s,
+                    format!("{field}.{side}"),
+                    format!("no scenario named '{}'", s.get_ref()),
+                ));
+            }
+        }
+        if v.a.get_ref() == v.b.get_ref() {
+            return Err(cx.err(
+                &v.b,
+                format!("{field}.b"),
+                "compare two different scenarios",
+            ));
+        }
+        let label = |l: &Option<super::file::S<String>>, s: &super::file::S<String>| {
+            l.as_ref()
+                .map_or_else(|| s.get_ref().clone(), |l| l.get_ref().clone())
+        };
+        let (a_label, b_label) = (label(&v.a_label, &v.a), label(&v.b_label, &v.b));
+        out.push(VersusSpec {
+            name: v.name.as_ref().map_or_else(
+                || format!("{a_label} vs {b_label}"),
+                |n| n.get_ref().clone(),
+            ),
+            a: v.a.get_ref().clone(),
+            b: v.b.get_ref().clone(),
+            a_label,
+            b_label,
         });
     }
     Ok(out)

@@ -164,3 +164,53 @@ pub(super) fn ranking(
         rows: perfbase_analysis::comparison::rank_by(&refs, r.by),
     }
 }
+
+/// An A-vs-B of the plan: per step the two scenarios share (matched by position), each run's
+/// mean, p99, max and min latency, compared by [`perfbase_analysis::versus`].
+pub(super) fn versus(
+    v: &crate::plan::VersusSpec,
+    phases: &[perfbase_core::result::PhaseResult],
+) -> perfbase_analysis::versus::Versus {
+    // Per step of the scenario, in order: its name and each repetition's figures.
+    let runs = |scenario: &str| {
+        let mut steps: Vec<(u32, String, Vec<[f64; 4]>)> = Vec::new();
+        for p in phases
+            .iter()
+            .filter(|p| p.scenario.as_deref() == Some(scenario))
+        {
+            let Some(step) = p.step else { continue };
+            let l = &p.measurement.latency_ms;
+            let figures = [l.mean, l.p99, l.max, l.min];
+            match steps.iter_mut().find(|(s, _, _)| *s == step) {
+                Some((_, _, r)) => r.push(figures),
+                None => {
+                    // Phases are `SCENARIO STEP #REPETITION`: the block is named by the step.
+                    let name = p.name.rsplit_once(" #").map_or(p.name.as_str(), |(n, _)| n);
+                    let name = name
+                        .strip_prefix(scenario)
+                        .map(str::trim_start)
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or(name);
+                    steps.push((step, name.to_string(), vec![figures]));
+                }
+            }
+        }
+        steps
+    };
+    let (a, b) = (runs(&v.a), runs(&v.b));
+    let steps = a
+        .into_iter()
+        .zip(b)
+        .filter_map(|((_, name, ra), (_, _, rb))| {
+            perfbase_analysis::versus::versus_step(&name, &v.b_label, ra, rb)
+        })
+        .collect();
+    perfbase_analysis::versus::Versus {
+        name: v.name.clone(),
+        a: v.a.clone(),
+        b: v.b.clone(),
+        a_label: v.a_label.clone(),
+        b_label: v.b_label.clone(),
+        steps,
+    }
+}

@@ -427,6 +427,11 @@ pub fn run(
             .iter()
             .map(|r| analyse::ranking(r, &state.phases))
             .collect(),
+        versus: plan
+            .versus
+            .iter()
+            .map(|v| analyse::versus(v, &state.phases))
+            .collect(),
     };
     let result = state.save(Some(&study))?;
     let run_id = crate::records::save(&o.store, &o.kind, &result, &plan.labels);

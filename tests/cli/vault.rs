@@ -409,3 +409,77 @@ fn a_server_sealed_mid_run_gives_classified_errors_and_a_complete_result() {
         assert!(!v.to_string().contains(&token), "{name}");
     }
 }
+
+/// plans/vault-transit.toml at a small scale (2 runs of 1 s per operation and server): the
+/// summary gives, per server and operation, the mean and variance of mean, p99, max and min
+/// latency over the runs, and per statistic OpenBao's difference from Vault in words.
+#[test]
+fn the_transit_study_plan_prints_the_summary_and_the_a_vs_b_blocks() {
+    if servers().len() < 2 {
+        return;
+    }
+    let _g = serial();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let plan = std::fs::read_to_string(format!("{root}/plans/vault-transit.toml")).unwrap();
+    assert!(plan.contains("repetitions = 100") && plan.contains("concurrency = 1300"));
+    let small = plan
+        .replace("repetitions = 100", "repetitions = 2")
+        .replace("duration = \"10s\"", "duration = \"1s\"")
+        .replace("scale = 0.01", "scale = 0.002");
+    let dir = tmp();
+    let run = run_plan_with(dir.path(), &small, |_| {});
+    assert_eq!(run.code(), 0, "{}{}", run.stdout(), run.stderr());
+    let out = run.stdout();
+    let ops = ["encrypt", "decrypt", "sign", "verify"];
+    for op in ops {
+        assert!(
+            out.contains(&format!("transit: Vault 1.13 vs OpenBao 2.7 — {op}\n")),
+            "{out}"
+        );
+    }
+    let summary = |label: &str| {
+        out.lines()
+            .filter(|l| {
+                l.trim_start()
+                    .starts_with(&format!("{label} (2 runs) — Mean: mean "))
+            })
+            .count()
+    };
+    assert_eq!(summary("Vault 1.13"), 4, "{out}");
+    assert_eq!(summary("OpenBao 2.7"), 4, "{out}");
+    for stat in ["Mean", "P99", "Max", "Min"] {
+        let verdicts: Vec<&str> = out
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| l.starts_with(&format!("{stat}: OpenBao 2.7 is ")))
+            .collect();
+        assert_eq!(verdicts.len(), 4, "{stat}: {out}");
+        for v in verdicts {
+            assert!(
+                v.contains("% faster") || v.contains("% slower") || v.contains("within noise ("),
+                "{v}"
+            );
+            assert!(v.contains("(against Vault 1.13; Welch p = "), "{v}");
+        }
+    }
+    let study = &run.json()["study"]["versus"][0];
+    assert_eq!(study["a_label"], "Vault 1.13");
+    let steps = study["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    for (s, op) in steps.iter().zip(ops) {
+        assert_eq!(s["step"], op);
+        assert_eq!(s["runs_a"].as_array().unwrap().len(), 2);
+        let stats: Vec<&str> = s["stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["stat"].as_str().unwrap())
+            .collect();
+        assert_eq!(stats, ["mean", "p99", "max", "min"]);
+    }
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(
+        report.contains("## A vs B: transit: Vault 1.13 vs OpenBao 2.7"),
+        "{report}"
+    );
+}

@@ -29,6 +29,7 @@ pub mod stats;
 pub mod study;
 pub mod sweep;
 pub mod threshold;
+pub mod versus;
 
 #[cfg(test)]
 pub(crate) mod fixtures;

@@ -1632,6 +1632,7 @@ mod tests {
             checks: Vec::new(),
             passed: true,
             rankings: Vec::new(),
+            versus: Vec::new(),
         };
         let r = run(measurement(100, 5, 2), Vec::new(), Some(study));
         let html = render(&[r]);

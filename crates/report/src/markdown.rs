@@ -262,6 +262,21 @@ pub fn render(r: &RunResult, study: &Study) -> String {
         out.push_str(&crate::compare::render_ranking_of(&k.rows, "scenario"));
         out.push('\n');
     }
+    for v in &study.versus {
+        let _ = writeln!(out, "## A vs B: {}\n", v.name);
+        let _ = writeln!(
+            out,
+            "Each statistic's mean and variance over each side's runs; B ({}) against A ({}) in percent, called real by Welch's t-test at p < 0.05.\n",
+            v.b_label, v.a_label
+        );
+        for step in &v.steps {
+            let _ = writeln!(out, "**{}**\n", step.step);
+            for line in crate::study_text::versus_lines(v, step) {
+                let _ = writeln!(out, "- {line}");
+            }
+            out.push('\n');
+        }
+    }
     checks(&mut out, study);
     phases(&mut out, r);
     monitor(&mut out, r);

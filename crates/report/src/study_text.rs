@@ -226,3 +226,69 @@ pub fn summary_rows(
     }
     rows
 }
+
+/// The statistic as studies print it: `Mean`, `P99`, `Max`, `Min`.
+pub fn stat_title(stat: &str) -> String {
+    match stat {
+        "p99" => "P99".into(),
+        s => {
+            let mut c = s.chars();
+            c.next()
+                .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+        }
+    }
+}
+
+/// Variance of latencies in ms², with enough digits for small ones.
+pub fn variance(v: f64) -> String {
+    if v.is_nan() {
+        "—".into()
+    } else if v == 0.0 || v >= 0.01 {
+        format!("{v:.4}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+/// The lines of one A-vs-B step, as published studies word them: per side
+/// `LABEL — Mean: mean X ms, variance V; P99: …; Max: …; Min: …`, then per statistic B's
+/// difference in percent and its sentence ("B is 12.3 % faster").
+pub fn versus_lines(
+    v: &perfbase_analysis::versus::Versus,
+    s: &perfbase_analysis::versus::VersusStep,
+) -> Vec<String> {
+    use perfbase_analysis::versus::VersusStat;
+    let side =
+        |label: &str, runs: usize, pick: fn(&VersusStat) -> &perfbase_analysis::stats::Summary| {
+            let parts: Vec<String> = s
+                .stats
+                .iter()
+                .map(|st| {
+                    let sm = pick(st);
+                    format!(
+                        "{}: mean {} ms, variance {}",
+                        stat_title(&st.stat),
+                        ms(sm.mean),
+                        variance(sm.variance)
+                    )
+                })
+                .collect();
+            format!("{label} ({runs} runs) — {}", parts.join("; "))
+        };
+    let mut lines = vec![
+        side(&v.a_label, s.runs_a.len(), |st| &st.a),
+        side(&v.b_label, s.runs_b.len(), |st| &st.b),
+    ];
+    for st in &s.stats {
+        let p = st
+            .p_value
+            .map_or(String::new(), |p| format!("; Welch p = {p:.3}"));
+        lines.push(format!(
+            "{}: {} (against {}{p})",
+            stat_title(&st.stat),
+            st.sentence,
+            v.a_label
+        ));
+    }
+    lines
+}

@@ -490,6 +490,14 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
             );
         }
     }
+    for v in &study.versus {
+        for step in &v.steps {
+            let _ = writeln!(out, "\n{} — {}", v.name, step.step);
+            for line in crate::study_text::versus_lines(v, step) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
     for c in &study.checks {
         let line = format!(
             "check {}: expected {}; got {} — {}",

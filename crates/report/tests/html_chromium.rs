@@ -339,6 +339,7 @@ fn plan_run() -> RunResult {
         checks,
         passed,
         rankings: Vec::new(),
+        versus: Vec::new(),
     };
     total.finish();
     RunResult {

@@ -104,6 +104,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             checks: Vec::new(),
             passed: true,
             rankings: Vec::new(),
+            versus: Vec::new(),
         }),
         monitor: None,
         env: Env {
