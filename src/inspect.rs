@@ -9,6 +9,7 @@ use crate::records::{load, open, StoreOptions};
 use perfbase_analysis::comparison::{compare_results, differences, rank};
 use perfbase_core::result::RunResult;
 use perfbase_report::{thousands, thousands_f};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 pub fn history(a: HistoryArgs, o: &StoreOptions) -> Result<Exit, AppError> {
@@ -181,10 +182,57 @@ fn load_all(refs: &[String], o: &StoreOptions) -> Result<Vec<(String, RunResult)
     refs.iter().map(|r| load(&mut store, o, r)).collect()
 }
 
+/// The runs' names: the value of label `key` (every run must have it); without a key, the one
+/// label whose values differ between the runs, as `key=value`, when there is exactly one;
+/// else as loaded (`run 3`, a file's name). Whether they were named by a label.
+fn named_runs(
+    labelled: Vec<(String, BTreeMap<String, String>, RunResult)>,
+    key: Option<&str>,
+) -> Result<(Vec<(String, RunResult)>, bool), AppError> {
+    if let Some(k) = key {
+        if let Some((name, _, _)) = labelled.iter().find(|(_, l, _)| !l.contains_key(k)) {
+            return Err(bad_input(format!(
+                "--name-by {k}: {name} has no label {k} (perfbase history lists the runs' labels)"
+            )));
+        }
+        let runs = labelled
+            .into_iter()
+            .map(|(_, labels, r)| (labels[k].clone(), r))
+            .collect();
+        return Ok((runs, true));
+    }
+    let keys: std::collections::BTreeSet<&String> =
+        labelled.iter().flat_map(|(_, l, _)| l.keys()).collect();
+    let differing: Vec<String> = keys
+        .into_iter()
+        .filter(|k| {
+            let values: std::collections::BTreeSet<Option<&String>> =
+                labelled.iter().map(|(_, l, _)| l.get(*k)).collect();
+            values.len() == labelled.len() && !values.contains(&None)
+        })
+        .cloned()
+        .collect();
+    let by = (differing.len() == 1).then(|| differing[0].clone());
+    let runs = labelled
+        .into_iter()
+        .map(|(name, labels, r)| match &by {
+            Some(k) => (format!("{k}={}", labels[k]), r),
+            None => (name, r),
+        })
+        .collect();
+    Ok((runs, by.is_some()))
+}
+
 pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
-    let runs = load_all(&a.runs, o)?;
+    let mut store = None;
+    let labelled = a
+        .runs
+        .iter()
+        .map(|r| crate::records::load_labelled(&mut store, o, r))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (runs, by_label) = named_runs(labelled, a.name_by.as_deref())?;
     if runs.len() == 2 {
-        let c = compare_results(
+        let mut c = compare_results(
             &runs[0].0,
             &runs[0].1,
             &runs[1].0,
@@ -192,6 +240,9 @@ pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             a.tolerance,
             a.alpha,
         );
+        if by_label {
+            c = c.worded_by_name();
+        }
         let verdicts = perfbase_report::compare::Verdicts {
             kind: "compare",
             baseline: None,

@@ -96,6 +96,22 @@ pub fn load(
     o: &StoreOptions,
     reference: &str,
 ) -> Result<(String, RunResult), AppError> {
+    load_labelled(store, o, reference).map(|(name, _, r)| (name, r))
+}
+
+/// Like [`load`], with the labels the run was saved with (none for a file).
+pub fn load_labelled(
+    store: &mut Option<Store>,
+    o: &StoreOptions,
+    reference: &str,
+) -> Result<
+    (
+        String,
+        std::collections::BTreeMap<String, String>,
+        RunResult,
+    ),
+    AppError,
+> {
     let path = Path::new(reference);
     // `-` is standard input; a FIFO or `/dev/fd/N` (`<(…)`) is read like a file.
     let readable = path.metadata().is_ok_and(|m| !m.is_dir());
@@ -115,7 +131,7 @@ pub fn load(
                 .file_stem()
                 .map_or(reference.to_string(), |s| s.to_string_lossy().into_owned()),
         };
-        return Ok((name, r));
+        return Ok((name, Default::default(), r));
     }
     // Looks like a file (a path or a .json name) but is none: say so, not "invalid run id".
     if reference.contains('/') || reference.ends_with(".json") {
@@ -133,5 +149,9 @@ pub fn load(
     }
     let s = store.as_mut().expect("opened just above");
     let run = s.get(&r).map_err(|e| bad_input(e.to_string()))?;
-    Ok((format!("run {}", run.summary.id), run.result))
+    Ok((
+        format!("run {}", run.summary.id),
+        run.summary.labels,
+        run.result,
+    ))
 }

@@ -98,6 +98,13 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
 
+    /// Name each stored run by the value of this label (platform for a run saved with the
+    /// label platform=AKS):
+    /// "AKS vs GKE", "GKE is faster". Default: the one label whose values differ between
+    /// the runs, if there is exactly one; else `run ID`
+    #[arg(long, value_name = "KEY")]
+    pub name_by: Option<String>,
+
     #[command(flatten)]
     pub files: VerdictFiles,
 

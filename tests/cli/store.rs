@@ -143,9 +143,28 @@ fn runs_are_stored_read_back_compared_and_gated() {
     assert_eq!(code, 0);
     assert!(out.contains("### run: **within noise**"), "{out}");
 
-    // /delay/10 vs /delay/30: B is slower by about 20 ms at p50.
+    // /delay/10 vs /delay/30: B is slower by about 20 ms at p50. The runs are named by the
+    // one label whose values differ, or by the label asked for; min is compared too.
     let (_, out, _) = pb(dir.path(), &["compare", &fast, &slow]);
-    assert!(out.contains("### run: **B is slower**"), "{out}");
+    assert!(out.contains("## A: version=1  vs  B: version=2"), "{out}");
+    assert!(out.contains("### run: **version=2 is slower**"), "{out}");
+    assert!(out.contains("| min_ms | "), "{out}");
+    let (_, named, _) = pb(
+        dir.path(),
+        &["compare", &fast, &slow, "--name-by", "version"],
+    );
+    assert!(named.contains("### run: **2 is slower**"), "{named}");
+    let (code, _, err) = pb(
+        dir.path(),
+        &["compare", &fast, &slow, "--name-by", "platform"],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!(
+            "--name-by platform: run {fast} has no label platform"
+        )),
+        "{err}"
+    );
     let delta = p50_delta(&out);
     assert!(
         (18.0..=23.0).contains(&delta),

@@ -483,3 +483,41 @@ fn the_transit_study_plan_prints_the_summary_and_the_a_vs_b_blocks() {
         "{report}"
     );
 }
+
+/// The open model paces Vault ops at the asked rate, and --monitor watches the server beside.
+#[test]
+fn open_model_and_the_monitor() {
+    let Some(url) = service("PERFBASE_VAULT_URL") else {
+        return;
+    };
+    let token = service("PERFBASE_VAULT_TOKEN").unwrap();
+    let pid = service("PERFBASE_VAULT_PID").unwrap();
+    let _g = serial();
+    let watch = format!("pid:{pid}");
+    let (code, text, v) = pb(
+        &token,
+        &[
+            "vault",
+            &url,
+            "-w",
+            "health",
+            "-r",
+            "200",
+            "-d",
+            "2s",
+            "--monitor",
+            &watch,
+        ],
+    );
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(v["model"], "open");
+    assert_eq!(v["requests"], 400, "{v}");
+    assert_eq!(v["status"]["200"], 400);
+    let targets = v["monitor"]["targets"].as_array().unwrap();
+    assert!(
+        targets
+            .iter()
+            .any(|t| t["label"].as_str() == Some(watch.as_str())),
+        "{targets:?}"
+    );
+}

@@ -21,9 +21,10 @@ pub enum Better {
 }
 
 /// The metrics compared, with the direction that is better.
-pub const METRICS: [(&str, Better); 8] = [
+pub const METRICS: [(&str, Better); 9] = [
     ("rps", Better::Higher),
     ("mean_ms", Better::Lower),
+    ("min_ms", Better::Lower),
     ("p50_ms", Better::Lower),
     ("p90_ms", Better::Lower),
     ("p95_ms", Better::Lower),
@@ -37,6 +38,7 @@ pub fn metric_value(m: &Measurement, metric: &str) -> f64 {
     match metric {
         "rps" => m.rps,
         "mean_ms" => m.latency_ms.mean,
+        "min_ms" => m.latency_ms.min,
         "p50_ms" => m.latency_ms.p50,
         "p90_ms" => m.latency_ms.p90,
         "p95_ms" => m.latency_ms.p95,
@@ -102,6 +104,23 @@ impl Comparison {
     /// Any entry regressed (the baseline-check gate).
     pub fn regressed(&self) -> bool {
         self.entries.iter().any(|e| e.regression)
+    }
+
+    /// The verdicts worded with B's name ("GKE is faster", "GKE has lower throughput")
+    /// rather than "B", for runs named by a label.
+    pub fn worded_by_name(mut self) -> Comparison {
+        let name = |v: &mut String, b: &str| {
+            if let Some(rest) = v.strip_prefix("B ") {
+                *v = format!("{b} {rest}");
+            }
+        };
+        for e in &mut self.entries {
+            name(&mut e.verdict, &self.b);
+            for m in &mut e.metrics {
+                name(&mut m.verdict, &self.b);
+            }
+        }
+        self
     }
 }
 

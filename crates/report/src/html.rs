@@ -308,6 +308,9 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
             }
             out.push_str("</table>\n");
         }
+        for v in &st.versus {
+            crate::html_versus::section(out, v, h_sec, h_sub);
+        }
     }
     // Repeated scenarios the study does not describe (no study yet, or it did not parse).
     let rest: Vec<&(String, BoxPlot)> = boxplots
@@ -938,7 +941,7 @@ fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str) {
 // ---------------------------------------------------------------------------------------------
 // Charts
 
-fn figure(out: &mut String, svg: &str, caption: &str) {
+pub(crate) fn figure(out: &mut String, svg: &str, caption: &str) {
     let _ = writeln!(
         out,
         "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>",
@@ -1398,6 +1401,7 @@ fn box_stat(encoded: &str, label: String) -> Option<BoxStat> {
         p50: at(0.5),
         p75: at(0.75),
         max: h.max() as f64 / 1000.0,
+        outliers: Vec::new(),
     })
 }
 

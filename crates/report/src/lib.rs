@@ -7,6 +7,7 @@ pub mod compare;
 pub mod csv;
 pub mod hlog;
 pub mod html;
+mod html_versus;
 pub mod json;
 pub mod junit;
 pub mod markdown;

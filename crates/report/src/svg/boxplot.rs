@@ -1,4 +1,4 @@
-//! A box plot: whiskers min–max, box p25–p75, a bar at the median.
+//! A box plot: whiskers min–max, box p25–p75, a bar at the median, outliers as circles.
 
 use super::axis::*;
 use std::fmt::Write;
@@ -12,6 +12,39 @@ pub(crate) struct BoxStat {
     pub p50: f64,
     pub p75: f64,
     pub max: f64,
+    /// Values drawn as circles beyond the whiskers (none for a histogram's box).
+    pub outliers: Vec<f64>,
+}
+
+impl BoxStat {
+    /// A box over a few values (a statistic's runs): p25, p50 and p75 by linear interpolation;
+    /// values more than 1.5 × IQR beyond the box are outliers, drawn as circles, and the
+    /// whiskers reach the least and greatest of the others. `None` without values.
+    pub fn of_values(label: String, values: &[f64]) -> Option<BoxStat> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let q = |p: f64| {
+            let at = p * (v.len() - 1) as f64;
+            let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+            v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
+        };
+        let (p25, p50, p75) = (q(0.25), q(0.5), q(0.75));
+        let fence = 1.5 * (p75 - p25);
+        let inside = |x: &f64| *x >= p25 - fence && *x <= p75 + fence;
+        let kept: Vec<f64> = v.iter().copied().filter(inside).collect();
+        Some(BoxStat {
+            label,
+            min: kept.first().copied().unwrap_or(p25),
+            p25,
+            p50,
+            p75,
+            max: kept.last().copied().unwrap_or(p75),
+            outliers: v.iter().copied().filter(|x| !inside(x)).collect(),
+        })
+    }
 }
 
 /// Boxes drawn side by side under one label (e.g. the repetitions of one step).
@@ -38,10 +71,12 @@ impl BoxPlot {
         open_svg(&mut out, "boxplot", &self.title, h);
         let all = || self.groups.iter().flat_map(|g| g.boxes.iter());
         let lo = all()
-            .map(|b| b.min)
+            .flat_map(|b| b.outliers.iter().copied().chain([b.min]))
             .filter(|v| *v > 0.0)
             .fold(f64::INFINITY, f64::min);
-        let hi = all().map(|b| b.max).fold(0.0, f64::max);
+        let hi = all()
+            .flat_map(|b| b.outliers.iter().copied().chain([b.max]))
+            .fold(0.0, f64::max);
         let y = Axis::latency(self.y_label.clone(), lo, hi);
         let (top, left, right, bottom) = (44.0, 72.0, 28.0, 62.0);
         let pw = WIDTH - left - right;
@@ -102,6 +137,16 @@ impl BoxPlot {
                     cx - bw / 2.0,
                     cx + bw / 2.0,
                 );
+                for o in &b.outliers {
+                    let _ = write!(
+                        out,
+                        r##"<circle class="outlier" cx="{cx:.1}" cy="{:.1}" r="3.5" fill="none" stroke="#cf222e" stroke-width="1.3"><title>{} {}: outlier {} ms</title></circle>"##,
+                        py(*o),
+                        escape(&g.label),
+                        escape(&b.label),
+                        crate::study_text::ms(*o)
+                    );
+                }
                 let _ = write!(
                     out,
                     r#"<text class="tick" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
