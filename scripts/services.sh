@@ -1727,20 +1727,23 @@ vault_build() {
   log "Vault $VAULT_VERSION built in $((SECONDS - start)) s"
 }
 
-vault_up() {
-  if is_root; then ensure_user vault; fi
-  mkdir -p "$VAULT_DIR/home"
-  if vlt_running vault; then
-    log "vault already running (pid $(vlt_pid "$VAULT_DIR"), port $(vlt_port "$VAULT_DIR"))"
+# vlt_start NAME DIR READY INSTALL: starts NAME (as its own user when root) unless it runs,
+# after INSTALL when READY says the binary is missing or another version.
+vlt_start() {
+  local name=$1 dir=$2 ready=$3 install=$4
+  if is_root; then ensure_user "$name"; fi
+  mkdir -p "$dir/home"
+  if vlt_running "$name"; then
+    log "$name already running (pid $(vlt_pid "$dir"), port $(vlt_port "$dir"))"
     return 0
   fi
-  vault_built || vault_build
-  vlt_up vault
+  "$ready" || "$install"
+  vlt_up "$name"
 }
 
 svc_vault() {
   case $1 in
-  up) vault_up ;;
+  up) vlt_start vault "$VAULT_DIR" vault_built vault_build ;;
   *) vlt_svc vault "$1" ;;
   esac
 }
@@ -1778,20 +1781,9 @@ bao_install() {
   log "OpenBao $BAO_VERSION installed in $((SECONDS - start)) s (sha256 checked)"
 }
 
-openbao_up() {
-  if is_root; then ensure_user openbao; fi
-  mkdir -p "$BAO_DIR/home"
-  if vlt_running openbao; then
-    log "openbao already running (pid $(vlt_pid "$BAO_DIR"), port $(vlt_port "$BAO_DIR"))"
-    return 0
-  fi
-  bao_installed || bao_install
-  vlt_up openbao
-}
-
 svc_openbao() {
   case $1 in
-  up) openbao_up ;;
+  up) vlt_start openbao "$BAO_DIR" bao_installed bao_install ;;
   *) vlt_svc openbao "$1" ;;
   esac
 }

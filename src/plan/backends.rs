@@ -205,6 +205,35 @@ pub(super) fn redis_workload(
     })
 }
 
+/// The operation a workload's `command` names (`suite` is expanded before this), or an error
+/// at its line listing the `names` of `product`'s operations.
+fn command<O>(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    product: &str,
+    from_name: impl Fn(&str) -> Option<O>,
+    names: &str,
+) -> Result<O, PlanError> {
+    match &w.command {
+        Some(c) => from_name(c.get_ref()).ok_or_else(|| {
+            cx.err(
+                c,
+                format!("{field}.command"),
+                format!(
+                    "unknown {product} operation '{}'; use suite or one of {names}",
+                    c.get_ref()
+                ),
+            )
+        }),
+        None => Err(cx.err(
+            &w.target,
+            format!("{field}.command"),
+            format!("a {product} workload needs `command`: suite or one of {names}"),
+        )),
+    }
+}
+
 /// The operation of a workload on a mongodb:// target, with its keyspace and `init`.
 pub(super) fn mongo_workload(
     cx: &Ctx<'_>,
@@ -213,29 +242,14 @@ pub(super) fn mongo_workload(
     url: &str,
 ) -> Result<MongoTarget, PlanError> {
     use perfbase_drivers::mongo::{DocumentTemplate, MongoOp, MongoOptions};
-    let op = match &w.command {
-        Some(c) => MongoOp::from_name(c.get_ref()).ok_or_else(|| {
-            cx.err(
-                c,
-                format!("{field}.command"),
-                format!(
-                    "unknown MongoDB operation '{}'; use one of {}",
-                    c.get_ref(),
-                    MongoOp::names()
-                ),
-            )
-        })?,
-        None => {
-            return Err(cx.err(
-                &w.target,
-                format!("{field}.command"),
-                format!(
-                    "a MongoDB workload needs `command`: one of {}",
-                    MongoOp::names()
-                ),
-            ))
-        }
-    };
+    let op = command(
+        cx,
+        field,
+        w,
+        "MongoDB",
+        MongoOp::from_name,
+        &MongoOp::names(),
+    )?;
     let defaults = MongoOptions::default();
     let keyspace = match &w.keyspace {
         Some(v) => cx.positive(v, &format!("{field}.keyspace"))?,
@@ -314,29 +328,7 @@ pub(super) fn vault_workload(
     http: perfbase_drivers::http::HttpOptions,
 ) -> Result<VaultTarget, PlanError> {
     use perfbase_drivers::vault::{VaultDriver, VaultOp, VaultOptions};
-    let op = match &w.command {
-        Some(c) => VaultOp::from_name(c.get_ref()).ok_or_else(|| {
-            cx.err(
-                c,
-                format!("{field}.command"),
-                format!(
-                    "unknown Vault operation '{}'; use suite or one of {}",
-                    c.get_ref(),
-                    VaultOp::names()
-                ),
-            )
-        })?,
-        None => {
-            return Err(cx.err(
-                &w.target,
-                format!("{field}.command"),
-                format!(
-                    "a Vault workload needs `command`: suite or one of {}",
-                    VaultOp::names()
-                ),
-            ))
-        }
-    };
+    let op = command(cx, field, w, "Vault", VaultOp::from_name, &VaultOp::names())?;
     let d = VaultOptions::default();
     let text = |v: &Option<S<String>>, default: String| {
         v.as_ref().map_or(default, |s| s.get_ref().clone())

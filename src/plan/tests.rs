@@ -340,7 +340,7 @@ concurrency = [1, 2]
     assert!(err(&format!(
         "[targets.c]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\n{scenario}"
     ))
-    .starts_with("p.toml:5: workloads.w.command: applies to redis://, mongodb:// targets"));
+    .starts_with("p.toml:5: workloads.w.command: applies to redis://, mongodb://, Vault (protocol = \"vault\") targets"));
     assert!(err(&format!(
         "[targets.c]\nurl = \"redis://127.0.0.1:notaport\"\n[workloads.w]\ntarget = \"c\"\ncommand = \"get\"\n{scenario}"
     ))
@@ -762,4 +762,48 @@ fn rankings_and_the_page_are_checked_with_their_line() {
     assert!(err("[[rankings]]\nname = \"r\"\nscenarios = [\"a\"]\n")
         .contains("a ranking needs two scenarios or more"));
     assert!(err("[page]\nfile = \"../x\"\n").contains("page.file: '../x': use a plain file name"));
+}
+
+#[test]
+fn vault_targets_take_their_fields_with_their_line() {
+    let scenario = "[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nconcurrency = 1\n";
+    let err = |t: &str| plan(t).unwrap_err().to_string();
+    let target = "[targets.v]\nurl = \"http://127.0.0.1:8200\"\nprotocol = \"vault\"\n";
+    let ok = plan(&format!(
+        "{target}token_env = \"MY_TOKEN\"\n[workloads.w]\ntarget = \"v\"\ncommand = \"suite\"\noperations = [\"encrypt\", \"kv-read\"]\nsize = 64\ninit = true\n{scenario}"
+    ))
+    .unwrap();
+    assert_eq!(ok.scenarios[0].steps.len(), 2);
+    match &ok.workloads["w/encrypt"].backend {
+        crate::backend::Backend::Vault(v) => {
+            assert_eq!(v.options.payload_size, 64);
+            assert!(v.init);
+            assert_eq!(v.token, crate::backend::TokenSource::Env("MY_TOKEN".into()));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err(&format!(
+        "[targets.v]\nurl = \"redis://127.0.0.1:1\"\nprotocol = \"vault\"\n[workloads.w]\ntarget = \"v\"\ncommand = \"get\"\n{scenario}"
+    ))
+    .starts_with("p.toml:3: targets.v.protocol: the one protocol above HTTP is \"vault\""));
+    assert!(err(&format!(
+        "[targets.v]\nurl = \"http://127.0.0.1:1\"\ntoken_file = \"t\"\n[workloads.w]\ntarget = \"v\"\npath = \"/\"\n{scenario}"
+    ))
+    .contains("targets.v.token_file: applies to Vault targets only"));
+    assert!(err(&format!(
+        "{target}[workloads.w]\ntarget = \"v\"\ncommand = \"encrypt\"\nkey_type = \"ed25519\"\n{scenario}"
+    ))
+    .starts_with("p.toml:7: workloads.w.key_type: key type 'ed25519' does not encrypt"));
+    assert!(err(&format!(
+        "{target}[workloads.w]\ntarget = \"v\"\ncommand = \"rotate\"\n{scenario}"
+    ))
+    .starts_with("p.toml:6: workloads.w.command: unknown Vault operation 'rotate'"));
+    assert!(err(&format!(
+        "{target}[workloads.w]\ntarget = \"v\"\ncommand = \"health\"\nkv_path = \"../x\"\n{scenario}"
+    ))
+    .contains("workloads.w.kv_path: KV path '../x'"));
+    assert!(err(&format!(
+        "[targets.a]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"a\"\nkey_type = \"x\"\n{scenario}"
+    ))
+    .contains("workloads.w.key_type: applies to Vault (protocol = \"vault\") targets"));
 }

@@ -8,25 +8,7 @@ use std::time::Duration;
 
 /// Runs perfbase with a JSON result; returns (exit code, stdout + stderr, result).
 fn pb(args: &[&str]) -> (i32, String, Value) {
-    let dir = tmp();
-    let json = dir.path().join("r.json");
-    let out = Command::cargo_bin("perfbase")
-        .unwrap()
-        .args(args)
-        .args(["-q", "--no-store", "--json"])
-        .arg(&json)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = std::fs::read_to_string(&json)
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), text, v)
+    pb_env(args, &[])
 }
 
 #[test]

@@ -258,3 +258,28 @@ pub fn stopped_mid_run(args: &[&str], service: &str) {
         "{service}: it recovered: {timeline:?}"
     );
 }
+
+/// `perfbase ARGS -q --no-store --json` with `env` set: exit code, stdout and stderr
+/// together, and the result (null when none was written).
+pub fn pb_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, Value) {
+    let dir = tmp();
+    let json = dir.path().join("r.json");
+    let mut cmd = Command::cargo_bin("perfbase").unwrap();
+    cmd.args(args)
+        .args(["-q", "--no-store", "--json"])
+        .arg(&json)
+        .timeout(Duration::from_secs(120));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), text, v)
+}

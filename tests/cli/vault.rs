@@ -9,29 +9,9 @@ use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::time::Duration;
 
-/// `perfbase ARGS -q --no-store --json` with VAULT_TOKEN set: exit code, stdout and stderr,
-/// the result.
+/// `perfbase ARGS -q --no-store --json` with VAULT_TOKEN set.
 fn pb(token: &str, args: &[&str]) -> (i32, String, Value) {
-    let dir = tmp();
-    let json = dir.path().join("r.json");
-    let out = Command::cargo_bin("perfbase")
-        .unwrap()
-        .args(args)
-        .args(["-q", "--no-store", "--json"])
-        .arg(&json)
-        .env("VAULT_TOKEN", token)
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = std::fs::read_to_string(&json)
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), text, v)
+    pb_env(args, &[("VAULT_TOKEN", token)])
 }
 
 /// One request to the server's API over plain HTTP/1.0: status and JSON body (null if none).
