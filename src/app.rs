@@ -52,6 +52,10 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             crate::inspect::report(a, &store)
         }
         Command::K8s(a) => crate::k8s::k8s(a),
+        Command::Agent(a) => {
+            let store = crate::merge::agent_store(&a)?;
+            run_plan(a.run, &store)
+        }
         Command::Merge(a) => {
             let store = a.store.options();
             crate::merge::merge(a, &store)

@@ -1,8 +1,9 @@
 //! `perfbase k8s PLAN --agents N --image IMAGE --store-secret NAME`: the Kubernetes objects
 //! that run a plan as N agents, each one segment of its schedule: a ConfigMap holding the
 //! plan, and an Indexed Job (`completionMode: Indexed`, parallelism = completions = N) whose
-//! pods run `perfbase run PLAN --segments N`, each taking its segment from
-//! JOB_COMPLETION_INDEX and saving its result in the shared store. Built from k8s-openapi's
+//! pods run `perfbase agent PLAN --segments N --run-id ID`, each taking its segment from
+//! JOB_COMPLETION_INDEX and saving its result in the shared store under the run's id; with
+//! `--merge-job`, a Job that waits there for the N results and merges them. Built from k8s-openapi's
 //! typed structs, so they are valid by construction, and written as YAML for
 //! `kubectl apply -f -`. The store's URL (with its password) never enters a manifest: the
 //! pods read it from a Secret the user made.
@@ -86,11 +87,19 @@ pub fn manifests(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Result<String
         data: Some([(file.clone(), plan_text.to_string())].into()),
         ..ConfigMap::default()
     };
+    let run_id = a.run_id.clone().unwrap_or_else(|| {
+        format!(
+            "{name}-{}",
+            perfbase_core::clock::format_utc(std::time::SystemTime::now(), "%Y%m%d-%H%M%S")
+        )
+    });
     let mut args = vec![
-        "run".to_string(),
+        "agent".to_string(),
         format!("{PLAN_DIR}/{file}"),
         "--segments".into(),
         a.agents.to_string(),
+        "--run-id".into(),
+        run_id.clone(),
         "--quiet".into(),
         "--label".into(),
         format!("k8s-job={name}"),
@@ -110,6 +119,42 @@ pub fn manifests(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Result<String
         }),
         ..EnvVar::default()
     }];
+    // One pod's spec: the image with `args`, the store from the Secret, the plan mounted.
+    let pod = |args: Vec<String>, with_plan: bool| PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(labels.clone()),
+            ..ObjectMeta::default()
+        }),
+        spec: Some(PodSpec {
+            restart_policy: Some("Never".into()),
+            containers: vec![Container {
+                name: if with_plan { "agent" } else { "merge" }.into(),
+                image: Some(a.image.clone()),
+                args: Some(args),
+                env: Some(env.clone()),
+                volume_mounts: with_plan.then(|| {
+                    vec![VolumeMount {
+                        name: "plan".into(),
+                        mount_path: PLAN_DIR.into(),
+                        read_only: Some(true),
+                        ..VolumeMount::default()
+                    }]
+                }),
+                ..Container::default()
+            }],
+            volumes: with_plan.then(|| {
+                vec![Volume {
+                    name: "plan".into(),
+                    config_map: Some(ConfigMapVolumeSource {
+                        name: name.clone(),
+                        ..ConfigMapVolumeSource::default()
+                    }),
+                    ..Volume::default()
+                }]
+            }),
+            ..PodSpec::default()
+        }),
+    };
     let job = Job {
         metadata: meta(&name),
         spec: Some(JobSpec {
@@ -119,43 +164,43 @@ pub fn manifests(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Result<String
             // A failed agent is not retried: its segment would start late and unaligned;
             // `perfbase merge` names the missing segment instead.
             backoff_limit: Some(0),
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels.clone()),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
-                    restart_policy: Some("Never".into()),
-                    containers: vec![Container {
-                        name: "agent".into(),
-                        image: Some(a.image.clone()),
-                        args: Some(args),
-                        env: Some(env),
-                        volume_mounts: Some(vec![VolumeMount {
-                            name: "plan".into(),
-                            mount_path: PLAN_DIR.into(),
-                            read_only: Some(true),
-                            ..VolumeMount::default()
-                        }]),
-                        ..Container::default()
-                    }],
-                    volumes: Some(vec![Volume {
-                        name: "plan".into(),
-                        config_map: Some(ConfigMapVolumeSource {
-                            name: name.clone(),
-                            ..ConfigMapVolumeSource::default()
-                        }),
-                        ..Volume::default()
-                    }]),
-                    ..PodSpec::default()
-                }),
-            },
+            template: pod(args, true),
             ..JobSpec::default()
         }),
         ..Job::default()
     };
-    let yaml = |v: &dyn erased::Yaml| v.yaml().map_err(|e| bad_input(format!("k8s: {e}")));
-    Ok(format!("{}---\n{}", yaml(&config)?, yaml(&job)?))
+    let mut docs = vec![yaml(&config)?, yaml(&job)?];
+    if a.merge_job {
+        // Started with the agents, it waits in the store for all N of them, then merges and
+        // saves the merged run (label merged-run=ID).
+        let merge_args = vec![
+            "merge".to_string(),
+            "--run-id".into(),
+            run_id,
+            "--wait-for".into(),
+            a.agents.to_string(),
+            "--wait-timeout".into(),
+            "6h".into(),
+            "--save".into(),
+        ];
+        let merge = Job {
+            metadata: meta(&format!("{name}-merge")),
+            spec: Some(JobSpec {
+                completions: Some(1),
+                parallelism: Some(1),
+                backoff_limit: Some(0),
+                template: pod(merge_args, false),
+                ..JobSpec::default()
+            }),
+            ..Job::default()
+        };
+        docs.push(yaml(&merge)?);
+    }
+    Ok(docs.join("---\n"))
+}
+
+fn yaml(v: &dyn erased::Yaml) -> Result<String, AppError> {
+    v.yaml().map_err(|e| bad_input(format!("k8s: {e}")))
 }
 
 /// Serialises either object (with its apiVersion and kind, which k8s-openapi adds).

@@ -11,13 +11,92 @@ use perfbase_core::merge::merge_concurrent;
 use perfbase_core::result::RunResult;
 use perfbase_engine::Segment;
 
+/// The label under which an agent's result is saved: `agent-run=ID`.
+pub const RUN_LABEL: &str = "agent-run";
+/// The label of a merged run that `perfbase merge --run-id ID --save` saved.
+pub const MERGED_LABEL: &str = "merged-run";
+
+/// The store options of `perfbase agent`: its segment must be given (an agent runs a share,
+/// never the whole), and its result goes to the store, labelled with the run's id.
+pub fn agent_store(a: &crate::cli::AgentArgs) -> Result<StoreOptions, AppError> {
+    if a.run.segment.segment.is_none() && a.run.segment.segments.is_none() {
+        return Err(bad_input(
+            "perfbase agent runs one segment: give --segment I/N, or --segments N in an \
+             Indexed Job (JOB_COMPLETION_INDEX); `perfbase run` runs a whole plan",
+        ));
+    }
+    if a.run.save.no_store {
+        return Err(bad_input(
+            "perfbase agent saves its result in the shared store for `perfbase merge --run-id`: \
+             drop --no-store",
+        ));
+    }
+    let id = a.run_id.trim();
+    if id.is_empty() || id.contains([',', '=']) {
+        return Err(bad_input(format!(
+            "--run-id '{id}': give a non-empty id without ',' or '=' (e.g. nightly-42)"
+        )));
+    }
+    let mut o = a.run.save.options()?;
+    o.labels.retain(|(k, _)| k != RUN_LABEL);
+    o.labels.push((RUN_LABEL.into(), id.into()));
+    Ok(o)
+}
+
+/// The results the agents of run `id` saved, oldest first; with `wait_for`, polled every
+/// second until that many are there or `timeout` has passed.
+fn agents_of(
+    o: &StoreOptions,
+    id: &str,
+    wait_for: Option<u32>,
+    timeout: std::time::Duration,
+) -> Result<Vec<(String, RunResult)>, AppError> {
+    let mut store = crate::records::open(o)?;
+    let filter = vec![(RUN_LABEL.to_string(), id.to_string())];
+    let deadline = std::time::Instant::now() + timeout;
+    let summaries = loop {
+        let found = store
+            .history(&filter, 0)
+            .map_err(|e| bad_input(e.to_string()))?;
+        let enough = wait_for.is_none_or(|n| found.len() >= n as usize);
+        if enough || std::time::Instant::now() >= deadline {
+            if let Some(n) = wait_for.filter(|&n| found.len() < n as usize) {
+                return Err(bad_input(format!(
+                    "run {id}: {} of {n} agents saved their results within {} (perfbase history --label {RUN_LABEL}={id} lists them)",
+                    found.len(),
+                    perfbase_core::units::format_duration(timeout)
+                )));
+            }
+            break found;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    };
+    if summaries.is_empty() {
+        return Err(bad_input(format!(
+            "run {id}: no agent saved a result with the label {RUN_LABEL}={id} in this store"
+        )));
+    }
+    let mut runs = Vec::new();
+    for s in summaries.iter().rev() {
+        let r = store
+            .get(&perfbase_store::RunRef::Id(s.id))
+            .map_err(|e| bad_input(e.to_string()))?;
+        runs.push((format!("run {}", s.id), r.result));
+    }
+    Ok(runs)
+}
+
 pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
-    let mut store = None;
-    let runs: Vec<(String, RunResult)> = a
-        .runs
-        .iter()
-        .map(|r| load(&mut store, o, r))
-        .collect::<Result<_, _>>()?;
+    let runs: Vec<(String, RunResult)> = match &a.run_id {
+        Some(id) => agents_of(o, id, a.wait_for, a.wait_timeout)?,
+        None => {
+            let mut store = None;
+            a.runs
+                .iter()
+                .map(|r| load(&mut store, o, r))
+                .collect::<Result<_, _>>()?
+        }
+    };
     check_segments(&runs)?;
     let merged = merge_runs(&runs)?;
     if let Some(path) = &a.json {
@@ -28,6 +107,10 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             .map_err(|e| bad_input(format!("--json {}: cannot write: {e}", path.display())))?;
     }
     out!("{}", perfbase_report::terminal::render(&merged));
+    if let (true, Some(id)) = (a.save, &a.run_id) {
+        let labels = [(MERGED_LABEL.to_string(), id.clone())].into();
+        crate::records::save(o, "merged", &merged, &labels);
+    }
     for (label, r) in &runs {
         if r.interrupted {
             errln!("perfbase: warning: {label} (segment {}) was interrupted: the merged run is partial", segment_of(r));

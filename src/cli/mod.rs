@@ -243,6 +243,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Merge the results of agents that ran the segments of one schedule into one run
     Merge(MergeArgs),
+    /// Run one segment of a plan as one agent of a run spread over several machines (the pods
+    /// of `perfbase k8s`), saved in the shared store under the run's id
+    Agent(Box<AgentArgs>),
     /// Print the Kubernetes manifests that run a plan as N agents (kubectl apply -f -)
     K8s(K8sArgs),
     /// Print a shell completion script: source <(perfbase completions bash)
@@ -254,15 +257,47 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct MergeArgs {
     /// The agents' results: run ids, `latest…`, or result JSON files (--segment I/N each)
-    #[arg(required = true, num_args = 2..)]
+    #[arg(required_unless_present = "run_id", num_args = 2.., conflicts_with = "run_id")]
     pub runs: Vec<String>,
+
+    /// Merge the results every `perfbase agent --run-id ID` saved in the store
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+
+    /// With --run-id: wait until this many agents have saved their results (a merge Job
+    /// started beside its agents), polling the store every second up to --wait-timeout
+    #[arg(long, value_name = "N", requires = "run_id", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub wait_for: Option<u32>,
+
+    /// How long --wait-for waits before it gives up (exit 2, naming the agents missing)
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse::duration)]
+    pub wait_timeout: std::time::Duration,
 
     /// Write the merged result JSON (perfbase.result/v1) to this file, - for stdout
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
 
+    /// With --run-id: save the merged run in the store too, with the label merged-run=ID
+    #[arg(long, requires = "run_id")]
+    pub save: bool,
+
     #[command(flatten)]
     pub store: StoreArgs,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  perfbase agent plan.toml --segment 0/3 --run-id nightly-42 --store postgres://…
+  JOB_COMPLETION_INDEX=1 perfbase agent plan.toml --segments 3 --run-id nightly-42
+  perfbase merge --run-id nightly-42 --wait-for 3 --json merged.json")]
+pub struct AgentArgs {
+    /// The run this agent belongs to: its result is saved in the store with the label
+    /// agent-run=ID, which `perfbase merge --run-id ID` gathers
+    #[arg(long, value_name = "ID", env = "PERFBASE_RUN_ID")]
+    pub run_id: String,
+
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -297,6 +332,15 @@ pub struct K8sArgs {
     /// Passed to every agent: the wall-clock time their first phase starts
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
+
+    /// The id the agents save their results under (default: NAME-YYYYMMDD-HHMMSS, now)
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+
+    /// Also a Job that waits for the N agents' results in the store, merges them and saves
+    /// the merged run (`perfbase merge --run-id ID --wait-for N --save`)
+    #[arg(long)]
+    pub merge_job: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -275,3 +275,228 @@ fn an_agent_killed_mid_run_makes_its_missing_steps_invalid_and_is_named() {
     // The first step has both halves: 100/s for 1 s.
     assert_eq!(m["phases"][0]["requests"], 100);
 }
+
+/// Network namespaces made for one test: a server namespace with a bridge at 10.213.0.1/24
+/// and one namespace per agent, each joined to the bridge by a veth pair at 10.213.0.(10+i).
+/// Deleted (with their links) when dropped.
+struct Namespaces {
+    server: String,
+    agents: Vec<String>,
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+impl Namespaces {
+    fn new(agents: u32) -> Result<Namespaces, String> {
+        let id = std::process::id() % 100_000;
+        let mut ns = Namespaces {
+            server: format!("pbs{id}"),
+            agents: Vec::new(),
+        };
+        let s = ns.server.clone();
+        ip(&["netns", "add", &s])?;
+        ip(&["-n", &s, "link", "set", "lo", "up"])?;
+        ip(&["-n", &s, "link", "add", "br0", "type", "bridge"])?;
+        ip(&["-n", &s, "addr", "add", "10.213.0.1/24", "dev", "br0"])?;
+        ip(&["-n", &s, "link", "set", "br0", "up"])?;
+        for i in 0..agents {
+            let a = format!("pba{i}x{id}");
+            ip(&["netns", "add", &a])?;
+            ns.agents.push(a.clone());
+            let (va, vb) = (format!("pv{i}a{id}"), format!("pv{i}b{id}"));
+            ip(&["link", "add", &va, "type", "veth", "peer", "name", &vb])?;
+            ip(&["link", "set", &va, "netns", &a])?;
+            ip(&["link", "set", &vb, "netns", &s])?;
+            ip(&["-n", &s, "link", "set", &vb, "master", "br0"])?;
+            ip(&["-n", &s, "link", "set", &vb, "up"])?;
+            ip(&["-n", &a, "link", "set", "lo", "up"])?;
+            ip(&[
+                "-n",
+                &a,
+                "addr",
+                "add",
+                &format!("10.213.0.{}/24", 10 + i),
+                "dev",
+                &va,
+            ])?;
+            ip(&["-n", &a, "link", "set", &va, "up"])?;
+        }
+        Ok(ns)
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for n in self.agents.iter().chain([&self.server]) {
+            let _ = ip(&["netns", "del", n]);
+        }
+    }
+}
+
+/// Three `perfbase agent` processes, each in its own network namespace with its own address,
+/// load the reference service in a fourth (a test host made here, not the machine's network),
+/// and save to one store under one run id; `perfbase merge --run-id` gives exactly one
+/// machine's counts of a 9:1 mix (2,700 / 300 of 3,000) and the union of their histograms.
+#[test]
+fn agents_in_their_own_network_namespaces_merge_to_one_machines_counts() {
+    let ns = match Namespaces::new(3) {
+        Ok(ns) => ns,
+        Err(e) => {
+            assert!(
+                std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
+                "network namespaces are needed (run as root with iproute2): {e}"
+            );
+            eprintln!("note: no network namespaces ({e}); skipping");
+            return;
+        }
+    };
+    let _g = serial();
+    let dir = tmp();
+    let bin = assert_cmd::cargo::cargo_bin("perfbase");
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", &ns.server])
+        .arg(&bin)
+        .args([
+            "serve",
+            "--host",
+            "10.213.0.1",
+            "--allow-remote",
+            "--port",
+            "0",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    use std::io::BufRead;
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://10.213.0.1:"))
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    let plan = dir.path().join("mix.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[targets.api]\nurl = \"{url}\"\n[workloads.w]\ntarget = \"api\"\n\
+             [[workloads.w.mix]]\npath = \"/\"\nweight = 9\n\
+             [[workloads.w.mix]]\npath = \"/status/500\"\nweight = 1\n\
+             [[scenarios]]\nname = \"mix\"\nworkload = \"w\"\nconcurrency = 3\nrequests = 3000\n"
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("shared.db");
+    let agents: Vec<std::process::Child> = ns
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            Command::new("ip")
+                .args(["netns", "exec", a])
+                .arg(&bin)
+                .arg("agent")
+                .arg(&plan)
+                .args(["--segment", &format!("{i}/3"), "--run-id", "netns-1", "-q"])
+                .arg("--store")
+                .arg(&store)
+                .arg("--out")
+                .arg(dir.path().join(format!("agent-{i}")))
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for a in agents {
+        let out = a.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let merged = dir.path().join("merged.json");
+    let (code, _, stderr) = pb(
+        dir.path(),
+        &[
+            "merge",
+            "--run-id",
+            "netns-1",
+            "--wait-for",
+            "3",
+            "--wait-timeout",
+            "5s",
+            "--store",
+            store.to_str().unwrap(),
+            "--json",
+            merged.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let m = read(merged.to_str().unwrap());
+    validate(&m);
+    assert_eq!(m["requests"], 3000);
+    assert_eq!(m["status"]["200"], 2700);
+    assert_eq!(m["status"]["500"], 300);
+    let parts: Vec<Value> = (0..3)
+        .map(|i| {
+            read(
+                dir.path()
+                    .join(format!("agent-{i}/result.json"))
+                    .to_str()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let mut union = histogram(&parts[0]);
+    for (i, p) in parts.iter().enumerate() {
+        assert_eq!(p["segment"], format!("{i}/3"));
+        assert_eq!(p["requests"], 1000);
+        if i > 0 {
+            union.add(histogram(p)).unwrap();
+        }
+    }
+    assert_eq!(histogram(&m), union);
+    // A fourth agent never came: the wait gives up, naming the count.
+    let (code, _, stderr) = pb(
+        dir.path(),
+        &[
+            "merge",
+            "--run-id",
+            "netns-1",
+            "--wait-for",
+            "4",
+            "--wait-timeout",
+            "1s",
+            "--store",
+            store.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("run netns-1: 3 of 4 agents saved their results within 1s"),
+        "{stderr}"
+    );
+}

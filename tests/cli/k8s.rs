@@ -28,13 +28,43 @@ fn the_manifests_run_n_agents_of_the_plan_and_hold_no_secret() {
             "load",
             "--start-at",
             "2026-12-01T10:00:00Z",
+            "--run-id",
+            "sweep-7",
+            "--merge-job",
         ],
     );
     assert_eq!(code, 0, "{stderr}");
     let mut docs = serde_yaml_ng::Deserializer::from_str(&yaml);
     let config = ConfigMap::deserialize(docs.next().unwrap()).expect("a ConfigMap");
     let job = Job::deserialize(docs.next().unwrap()).expect("a Job");
+    let merge = Job::deserialize(docs.next().unwrap()).expect("the merge Job");
     assert!(docs.next().is_none());
+    // The merge Job waits in the store for the 4 agents' results under the run id.
+    assert_eq!(
+        merge.metadata.name.as_deref(),
+        Some("perfbase-api-sweep-merge")
+    );
+    let mspec = merge.spec.unwrap();
+    assert_eq!(mspec.completion_mode, None);
+    let mpod = mspec.template.spec.unwrap();
+    let mc = &mpod.containers[0];
+    assert_eq!(
+        mc.args.clone().unwrap(),
+        [
+            "merge",
+            "--run-id",
+            "sweep-7",
+            "--wait-for",
+            "4",
+            "--wait-timeout",
+            "6h",
+            "--save"
+        ]
+        .map(String::from)
+    );
+    assert_eq!(mc.env.clone().unwrap()[0].name, "PERFBASE_STORE");
+    assert!(mc.env.clone().unwrap()[0].value.is_none());
+    assert!(mpod.volumes.is_none());
     assert!(
         yaml.contains("kind: ConfigMap") && yaml.contains("kind: Job"),
         "{yaml}"
@@ -54,8 +84,16 @@ fn the_manifests_run_n_agents_of_the_plan_and_hold_no_secret() {
     assert_eq!(c.image.as_deref(), Some("registry.example/perfbase:0.1.0"));
     let args = c.args.clone().unwrap();
     assert_eq!(
-        args[..4],
-        ["run", "/etc/perfbase/api-sweep.toml", "--segments", "4"].map(String::from)
+        args[..6],
+        [
+            "agent",
+            "/etc/perfbase/api-sweep.toml",
+            "--segments",
+            "4",
+            "--run-id",
+            "sweep-7"
+        ]
+        .map(String::from)
     );
     assert!(
         args.windows(2)
