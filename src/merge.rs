@@ -98,7 +98,15 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         }
     };
     check_segments(&runs)?;
-    let merged = merge_runs(&runs)?;
+    let mut merged = merge_runs(&runs)?;
+    let study = match &a.plan {
+        Some(path) => {
+            let plan = crate::plan::load(path, a.scale).map_err(|e| bad_input(e.to_string()))?;
+            Some(crate::study::rejudge::study_of(&plan, &merged))
+        }
+        None => None,
+    };
+    merged.study = study.clone();
     if let Some(path) = &a.json {
         if path.as_os_str() == "-" {
             crate::out::give_stdout_to_data();
@@ -106,7 +114,17 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         perfbase_report::json::write_atomic(path, &merged)
             .map_err(|e| bad_input(format!("--json {}: cannot write: {e}", path.display())))?;
     }
-    out!("{}", perfbase_report::terminal::render(&merged));
+    match &study {
+        Some(st) => out!(
+            "{}",
+            perfbase_report::terminal::render_study(
+                &merged,
+                st,
+                std::io::IsTerminal::is_terminal(&std::io::stdout())
+            )
+        ),
+        None => out!("{}", perfbase_report::terminal::render(&merged)),
+    }
     if let (true, Some(id)) = (a.save, &a.run_id) {
         let labels = [(MERGED_LABEL.to_string(), id.clone())].into();
         crate::records::save(o, "merged", &merged, &labels);
@@ -126,7 +144,7 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             }
         }
     }
-    Ok(Exit::of(&merged, true))
+    Ok(Exit::of(&merged, study.is_none_or(|s| s.passed)))
 }
 
 fn segment_of(r: &RunResult) -> String {

@@ -281,6 +281,16 @@ pub struct MergeArgs {
     #[arg(long, requires = "run_id")]
     pub save: bool,
 
+    /// The plan the agents ran: judge its thresholds, knees, SLO operating points, checks,
+    /// rankings and A-vs-B blocks on the merged run (the exit code then says whether they
+    /// passed), as one machine's run would have been judged
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<std::path::PathBuf>,
+
+    /// With --plan: the --scale the agents ran it with
+    #[arg(long, value_name = "FACTOR", requires = "plan")]
+    pub scale: Option<f64>,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }

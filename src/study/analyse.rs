@@ -47,26 +47,55 @@ pub(super) fn analyse(
         .iter()
         .filter_map(|o| slots.get(o.index).copied().flatten().map(|slot| (slot, o)))
         .collect();
+    let steps = (0..s.steps.len())
+        .map(|k| {
+            let outs: Vec<&PhaseOutcome> = measured
+                .iter()
+                .filter(|(sl, _)| sl.step == k)
+                .map(|(_, o)| *o)
+                .collect();
+            // Interrupted before this step: nothing.
+            (!outs.is_empty()).then(|| StepRuns {
+                merged: merged(&outs),
+                runs: outs
+                    .iter()
+                    .map(|o| (o.index, o.spec.name.clone(), o.measurement()))
+                    .collect(),
+            })
+        })
+        .collect();
+    judge(plan, s, steps)
+}
+
+/// One step's measured phases: each repetition (its place in the run's order, its phase name
+/// and figures) and all of them merged exactly.
+pub(super) struct StepRuns {
+    pub merged: Measurement,
+    pub runs: Vec<(usize, String, Measurement)>,
+}
+
+/// A scenario's findings from its steps' runs (`None`: the step never ran): the sweep rows,
+/// the knee and SLO operating point of a ladder, repetition statistics and thresholds. The
+/// same for a run as it happens and for a merged run of agents judged afterwards.
+pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> ScenarioStudy {
     let mut rows = Vec::new();
     let mut merged_steps = Vec::new();
     let mut repetition = Vec::new();
-    for (k, step) in s.steps.iter().enumerate() {
-        let outs: Vec<&PhaseOutcome> = measured
-            .iter()
-            .filter(|(sl, _)| sl.step == k)
-            .map(|(_, o)| *o)
-            .collect();
-        if outs.is_empty() {
-            continue; // interrupted before this step
-        }
-        let m = merged(&outs);
-        rows.push(step_row(&step.name, step.offered, &m, &plan.buckets_ms));
+    let mut phases: Vec<(usize, String, Measurement)> = Vec::new();
+    for (step, runs) in s.steps.iter().zip(steps) {
+        let Some(runs) = runs else { continue };
+        rows.push(step_row(
+            &step.name,
+            step.offered,
+            &runs.merged,
+            &plan.buckets_ms,
+        ));
         if s.repetitions > 1 {
-            let runs: Vec<Measurement> = outs.iter().map(|o| o.measurement()).collect();
-            let refs: Vec<&Measurement> = runs.iter().collect();
+            let refs: Vec<&Measurement> = runs.runs.iter().map(|(_, _, m)| m).collect();
             repetition.extend(repetition_stats(&step.name, &refs));
         }
-        merged_steps.push(m);
+        merged_steps.push(runs.merged);
+        phases.extend(runs.runs);
     }
     let (knee, operating_point) = if s.kind.is_ladder() {
         let knee = find_knee(&rows, &plan.knee);
@@ -97,15 +126,16 @@ pub(super) fn analyse(
     if !s.kind.is_ladder() {
         gates.extend(plan.thresholds.iter().cloned());
     }
-    let thresholds: Vec<PhaseVerdict> = measured
+    // In the order the phases ran (a suite's repetitions run its operations in turn).
+    phases.sort_by_key(|(order, _, _)| *order);
+    let thresholds: Vec<PhaseVerdict> = phases
         .iter()
-        .flat_map(|(_, o)| {
-            let m = o.measurement();
+        .flat_map(|(_, name, m)| {
             gates
                 .iter()
                 .map(|t| PhaseVerdict {
-                    phase: o.spec.name.clone(),
-                    verdict: t.check(&m),
+                    phase: name.clone(),
+                    verdict: t.check(m),
                 })
                 .collect::<Vec<_>>()
         })
@@ -212,5 +242,27 @@ pub(super) fn versus(
         a_label: v.a_label.clone(),
         b_label: v.b_label.clone(),
         steps,
+    }
+}
+
+/// The plan's whole study from its scenarios' and checks' verdicts: pass or fail, and the
+/// rankings and A-vs-B comparisons over the measured `phases`.
+pub(super) fn assemble(
+    plan: &Plan,
+    scenarios: Vec<ScenarioStudy>,
+    checks: Vec<perfbase_analysis::study::CheckVerdict>,
+    phases: &[perfbase_core::result::PhaseResult],
+) -> perfbase_analysis::study::Study {
+    let passed = scenarios.iter().all(|s| s.passed) && checks.iter().all(|c| c.passed);
+    perfbase_analysis::study::Study {
+        plan: plan.name.clone(),
+        scale: plan.scale,
+        slo: plan.slo.iter().map(|t| t.text.clone()).collect(),
+        knee_rule: plan.knee,
+        scenarios,
+        checks,
+        passed,
+        rankings: plan.rankings.iter().map(|r| ranking(r, phases)).collect(),
+        versus: plan.versus.iter().map(|v| versus(v, phases)).collect(),
     }
 }

@@ -7,13 +7,14 @@
 mod analyse;
 mod jsonl;
 mod record;
+pub mod rejudge;
 mod report;
 
 use crate::exit::{bad_input, AppError, Exit};
 use crate::plan::{Check, Plan, Scenario};
 use crate::progress::ProgressLine;
 use crate::records::StoreOptions;
-use perfbase_analysis::study::{CheckVerdict, Study};
+use perfbase_analysis::study::CheckVerdict;
 use perfbase_analysis::sweep::Offered;
 use perfbase_core::result::RunResult;
 use perfbase_core::Recorder;
@@ -412,27 +413,7 @@ pub fn run(
     if let Some(e) = state.exporter.take() {
         e.finish();
     }
-    let passed =
-        scenario_studies.iter().all(|s| s.passed) && checks.iter().all(|c: &CheckVerdict| c.passed);
-    let study = Study {
-        plan: plan.name.clone(),
-        scale: plan.scale,
-        slo: plan.slo.iter().map(|t| t.text.clone()).collect(),
-        knee_rule: plan.knee,
-        scenarios: scenario_studies,
-        checks,
-        passed,
-        rankings: plan
-            .rankings
-            .iter()
-            .map(|r| analyse::ranking(r, &state.phases))
-            .collect(),
-        versus: plan
-            .versus
-            .iter()
-            .map(|v| analyse::versus(v, &state.phases))
-            .collect(),
-    };
+    let study = analyse::assemble(plan, scenario_studies, checks, &state.phases);
     let result = state.save(Some(&study))?;
     let run_id = crate::records::save(&o.store, &o.kind, &result, &plan.labels);
     report::present(plan, o, &state, &result, &study)?;
@@ -450,7 +431,16 @@ pub fn run(
         })?;
         outln!("page: {}  {}", md.display(), html.display());
     }
-    let exit = Exit::of(&result, study.passed);
+    // One segment's thresholds and checks judge only its share of the load: the whole is
+    // judged on the merged run (`perfbase merge --plan`), so they do not fail this one.
+    let passed = study.passed || !o.segment.is_whole();
+    if !study.passed && passed {
+        errln!(
+            "perfbase: segment {}: its thresholds or checks failed on its share of the load; `perfbase merge --plan` judges the merged run",
+            o.segment
+        );
+    }
+    let exit = Exit::of(&result, passed);
     if let Some(why) = exit.explain() {
         errln!("perfbase: {why}");
     }

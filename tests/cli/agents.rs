@@ -400,7 +400,10 @@ fn agents_in_their_own_network_namespaces_merge_to_one_machines_counts() {
             "[targets.api]\nurl = \"{url}\"\n[workloads.w]\ntarget = \"api\"\n\
              [[workloads.w.mix]]\npath = \"/\"\nweight = 9\n\
              [[workloads.w.mix]]\npath = \"/status/500\"\nweight = 1\n\
-             [[scenarios]]\nname = \"mix\"\nworkload = \"w\"\nconcurrency = 3\nrequests = 3000\n"
+             [[scenarios]]\nname = \"mix\"\nworkload = \"w\"\nconcurrency = 3\nrequests = 3000\n\
+             thresholds = [\"error_rate < 11%\"]\n\
+             [[checks]]\nname = \"the mix\"\nworkload = \"w\"\nrequests = 30\n\
+             expect = {{ 200 = 27, 500 = 3 }}\n"
         ),
     )
     .unwrap();
@@ -438,7 +441,7 @@ fn agents_in_their_own_network_namespaces_merge_to_one_machines_counts() {
     let _ = server.kill();
     let _ = server.wait();
     let merged = dir.path().join("merged.json");
-    let (code, _, stderr) = pb(
+    let (code, stdout, stderr) = pb(
         dir.path(),
         &[
             "merge",
@@ -450,16 +453,27 @@ fn agents_in_their_own_network_namespaces_merge_to_one_machines_counts() {
             "5s",
             "--store",
             store.to_str().unwrap(),
+            "--plan",
+            plan.to_str().unwrap(),
             "--json",
             merged.to_str().unwrap(),
         ],
     );
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, 0, "{stdout}{stderr}");
     let m = read(merged.to_str().unwrap());
     validate(&m);
-    assert_eq!(m["requests"], 3000);
-    assert_eq!(m["status"]["200"], 2700);
-    assert_eq!(m["status"]["500"], 300);
+    assert_eq!(m["requests"], 3030);
+    let mix = find(&m["phases"], "scenario", "mix");
+    assert_eq!(mix["requests"], 3000);
+    assert_eq!(mix["status"]["200"], 2700);
+    assert_eq!(mix["status"]["500"], 300);
+    // Judged on the merged run: the check's 30 requests over three agents are exactly the
+    // 27 / 3 one machine sends (each agent alone saw 10 and could not pass it).
+    let check = &m["study"]["checks"][0];
+    assert_eq!(check["passed"], true, "{check}");
+    assert_eq!(check["actual"], serde_json::json!({"200": 27, "500": 3}));
+    assert_eq!(m["study"]["scenarios"][0]["thresholds"][0]["passed"], true);
+    assert_eq!(m["study"]["scenarios"][0]["steps"][0]["success_ratio"], 0.9);
     let parts: Vec<Value> = (0..3)
         .map(|i| {
             read(
@@ -473,12 +487,32 @@ fn agents_in_their_own_network_namespaces_merge_to_one_machines_counts() {
     let mut union = histogram(&parts[0]);
     for (i, p) in parts.iter().enumerate() {
         assert_eq!(p["segment"], format!("{i}/3"));
-        assert_eq!(p["requests"], 1000);
+        assert_eq!(p["requests"], 1010);
         if i > 0 {
             union.add(histogram(p)).unwrap();
         }
     }
     assert_eq!(histogram(&m), union);
+    // A check the merged run fails makes merge exit 1, naming it.
+    let text = std::fs::read_to_string(&plan).unwrap();
+    std::fs::write(&plan, text.replace("200 = 27, 500 = 3", "200 = 30")).unwrap();
+    let (code, stdout, _) = pb(
+        dir.path(),
+        &[
+            "merge",
+            "--run-id",
+            "netns-1",
+            "--store",
+            store.to_str().unwrap(),
+            "--plan",
+            plan.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("check the mix: expected 30 × 200; got 27 × 200, 3 × 500 — FAIL"),
+        "{stdout}"
+    );
     // A fourth agent never came: the wait gives up, naming the count.
     let (code, _, stderr) = pb(
         dir.path(),

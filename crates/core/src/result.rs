@@ -353,7 +353,7 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
         bytes_written,
         latency_ms: LatencyMs::from_histogram(&response),
         service_time_ms: service.as_ref().map(LatencyMs::from_histogram),
-        open_model: None,
+        open_model: sequential_open_model(parts),
         coordinated_omission: None,
         aborted_in_flight: aborted,
         histogram: Histograms {
@@ -372,6 +372,29 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
                 .collect::<Vec<_>>(),
         ),
     }
+}
+
+/// The open-model figures of measurements taken one after another at the same rate (the
+/// repetitions of a step): rates weighted by each part's duration, counts summed. None unless
+/// every part was open-model.
+fn sequential_open_model(parts: &[&Measurement]) -> Option<OpenModelStats> {
+    let open: Vec<(&OpenModelStats, f64)> = parts
+        .iter()
+        .map(|m| m.open_model.as_ref().map(|o| (o, m.duration_s)))
+        .collect::<Option<_>>()?;
+    let total: f64 = open.iter().map(|(_, d)| d).sum();
+    if open.is_empty() || total <= 0.0 {
+        return None;
+    }
+    let weighted =
+        |f: fn(&OpenModelStats) -> f64| open.iter().map(|(o, d)| f(o) * d).sum::<f64>() / total;
+    Some(OpenModelStats {
+        requested_rate: weighted(|o| o.requested_rate),
+        achieved_rate: weighted(|o| o.achieved_rate),
+        late: open.iter().map(|(o, _)| o.late).sum(),
+        unsent: open.iter().map(|(o, _)| o.unsent).sum(),
+        max_inflight: open.iter().map(|(o, _)| o.max_inflight).max().unwrap_or(0),
+    })
 }
 
 /// The tool that wrote a result.
