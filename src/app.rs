@@ -23,7 +23,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Vault(a) => study(a.plan(&a.load.save.options()?)?),
         Command::Run(a) => {
             let store = a.save.options()?;
-            run_plan(*a, &store)
+            run_plan(*a, &store, None)
         }
         Command::Serve(a) => crate::serve::serve(a),
         Command::Demo(a) => {
@@ -52,9 +52,15 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             crate::inspect::report(a, &store)
         }
         Command::K8s(a) => crate::k8s::k8s(a),
-        Command::Agent(a) => {
-            let store = crate::merge::agent_store(&a)?;
-            run_plan(a.run, &store)
+        Command::Agent(mut a) => {
+            let store = crate::agent::store_options(&a)?;
+            let mut clock = None;
+            if a.barrier {
+                let (start, offset) = crate::agent::barrier(&a, &store)?;
+                a.run.segment.start_at = Some(start);
+                clock = Some(offset);
+            }
+            run_plan(a.run, &store, clock)
         }
         Command::Merge(a) => {
             let store = a.store.options();
@@ -104,7 +110,11 @@ fn default_out(name: &str) -> PathBuf {
     PathBuf::from(".perfbase/runs").join(format!("{}-{stamp}", crate::plan::slug(name)))
 }
 
-fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
+fn run_plan(
+    a: RunArgs,
+    store: &StoreOptions,
+    clock: Option<crate::agent::ClockOffset>,
+) -> Result<Exit, AppError> {
     let mut plan = crate::plan::load(&a.plan, a.scale).map_err(|e| bad_input(e.to_string()))?;
     if !a.monitor.is_empty() {
         let m = &mut plan.monitor;
@@ -129,5 +139,6 @@ fn run_plan(a: RunArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     options.metrics = a.metrics.options();
     options.segment = a.segment.segment()?;
     options.start_at = a.segment.start_at;
+    options.clock = clock;
     study((plan, options))
 }

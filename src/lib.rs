@@ -9,6 +9,7 @@
 #[macro_use]
 pub mod out;
 
+pub mod agent;
 pub mod app;
 pub mod backend;
 pub mod cli;

@@ -16,33 +16,6 @@ pub const RUN_LABEL: &str = "agent-run";
 /// The label of a merged run that `perfbase merge --run-id ID --save` saved.
 pub const MERGED_LABEL: &str = "merged-run";
 
-/// The store options of `perfbase agent`: its segment must be given (an agent runs a share,
-/// never the whole), and its result goes to the store, labelled with the run's id.
-pub fn agent_store(a: &crate::cli::AgentArgs) -> Result<StoreOptions, AppError> {
-    if a.run.segment.segment.is_none() && a.run.segment.segments.is_none() {
-        return Err(bad_input(
-            "perfbase agent runs one segment: give --segment I/N, or --segments N in an \
-             Indexed Job (JOB_COMPLETION_INDEX); `perfbase run` runs a whole plan",
-        ));
-    }
-    if a.run.save.no_store {
-        return Err(bad_input(
-            "perfbase agent saves its result in the shared store for `perfbase merge --run-id`: \
-             drop --no-store",
-        ));
-    }
-    let id = a.run_id.trim();
-    if id.is_empty() || id.contains([',', '=']) {
-        return Err(bad_input(format!(
-            "--run-id '{id}': give a non-empty id without ',' or '=' (e.g. nightly-42)"
-        )));
-    }
-    let mut o = a.run.save.options()?;
-    o.labels.retain(|(k, _)| k != RUN_LABEL);
-    o.labels.push((RUN_LABEL.into(), id.into()));
-    Ok(o)
-}
-
 /// The results the agents of run `id` saved, oldest first; with `wait_for`, polled every
 /// second until that many are there or `timeout` has passed.
 fn agents_of(
@@ -128,6 +101,19 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     if let (true, Some(id)) = (a.save, &a.run_id) {
         let labels = [(MERGED_LABEL.to_string(), id.clone())].into();
         crate::records::save(o, "merged", &merged, &labels);
+    }
+    let offsets: Vec<String> = runs
+        .iter()
+        .filter_map(|(label, r)| {
+            r.clock_offset_ms
+                .map(|o| format!("{label} (segment {}) {:+.1} ms", segment_of(r), -o))
+        })
+        .collect();
+    if !offsets.is_empty() {
+        errln!(
+            "perfbase: the agents' clocks against the store's: {}",
+            offsets.join(", ")
+        );
     }
     for (label, r) in &runs {
         if r.interrupted {
@@ -237,6 +223,7 @@ fn merge_runs(runs: &[(String, RunResult)]) -> Result<RunResult, AppError> {
     }
     let mut merged = longest.clone();
     merged.segment = None;
+    merged.clock_offset_ms = None;
     merged.interrupted = runs.iter().any(|(_, r)| r.interrupted);
     merged.measurement =
         merge_concurrent(&runs.iter().map(|(_, r)| &r.measurement).collect::<Vec<_>>());

@@ -220,6 +220,7 @@ impl LoadArgs {
             metrics: self.metrics.options(),
             // Checked with the outputs, before any load (check_json).
             segment: self.segment.segment().unwrap_or_default(),
+            clock: None,
             start_at: self.segment.start_at,
         }
     }

@@ -306,6 +306,16 @@ pub struct AgentArgs {
     #[arg(long, value_name = "ID", env = "PERFBASE_RUN_ID")]
     pub run_id: String,
 
+    /// Start together through the store: say this segment has arrived, wait until all N
+    /// have, then start 2 s after the last on the store's clock; the result records this
+    /// machine's clock offset from the store's (instead of --start-at)
+    #[arg(long, conflicts_with = "start_at")]
+    pub barrier: bool,
+
+    /// How long --barrier waits for the others before it gives up (exit 2, naming who came)
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse::duration)]
+    pub barrier_timeout: std::time::Duration,
+
     #[command(flatten)]
     pub run: RunArgs,
 }

@@ -61,6 +61,8 @@ pub struct StudyOptions {
     pub metrics: crate::exporting::MetricsOptions,
     /// `--segment I/N`: run only this share of every phase.
     pub segment: perfbase_engine::Segment,
+    /// An agent started by a barrier: its clock's offset from the store's, for the result.
+    pub clock: Option<crate::agent::ClockOffset>,
     /// `--start-at`: the wall-clock time the first phase starts.
     pub start_at: Option<SystemTime>,
 }
@@ -85,6 +87,7 @@ impl StudyOptions {
             jsonl: None,
             metrics: Default::default(),
             segment: Default::default(),
+            clock: None,
             start_at: None,
         }
     }
@@ -315,6 +318,7 @@ pub fn run(
         exporter: None,
         run_id: None,
         segment: o.segment,
+        store_clock: o.clock,
     };
     state.exporter =
         crate::exporting::start(&o.metrics, crate::exporting::new_run_id(state.started))?;

@@ -52,6 +52,8 @@ pub(super) struct Progressive<'a> {
     pub run_id: Option<String>,
     /// This process's share of the schedule (`--segment`).
     pub segment: perfbase_engine::Segment,
+    /// An agent's clock against the store's (`perfbase agent --barrier`).
+    pub store_clock: Option<crate::agent::ClockOffset>,
 }
 
 /// The HdrHistogram interval log of a run: each measured phase's seconds, tagged by phase,
@@ -210,6 +212,7 @@ impl Progressive<'_> {
             started_at: crate::env::rfc3339(self.started),
             run_id: self.run_id.clone(),
             segment: (!self.segment.is_whole()).then(|| self.segment.to_string()),
+            clock_offset_ms: self.store_clock.map(|c| c.offset_ms),
             target,
             protocol: protocol.into(),
             model,

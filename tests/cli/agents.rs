@@ -534,3 +534,103 @@ fn agents_in_their_own_network_namespaces_merge_to_one_machines_counts() {
         "{stderr}"
     );
 }
+
+/// `perfbase agent --barrier`: three agents started a second apart meet in the store and
+/// begin their load together (their results' start times within 100 ms), each recording its
+/// clock's offset from the store's (this machine's own, for a SQLite file: near 0); one
+/// waiting for a fourth that never comes gives up, naming who came.
+#[test]
+fn agents_meet_at_the_store_barrier_and_start_together() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = dir.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[targets.api]\nurl = \"http://{}\"\n[workloads.w]\ntarget = \"api\"\npath = \"/\"\n\
+             [[scenarios]]\nname = \"s\"\nworkload = \"w\"\nconcurrency = 3\nrequests = 300\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("shared.db");
+    let agent = |i: u32, n: u32, run: &str, timeout: &str| {
+        Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+            .arg("agent")
+            .arg(&plan)
+            .args([
+                "--segment",
+                &format!("{i}/{n}"),
+                "--run-id",
+                run,
+                "--barrier",
+            ])
+            .args(["--barrier-timeout", timeout, "-q", "--store"])
+            .arg(&store)
+            .arg("--out")
+            .arg(dir.path().join(format!("{run}-{i}")))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut children = Vec::new();
+    for i in 0..3 {
+        children.push(agent(i, 3, "b1", "30s"));
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+    }
+    let mut starts = Vec::new();
+    for (i, c) in children.into_iter().enumerate() {
+        let out = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains("all 3 agents arrived"), "{err}");
+        let r = read(
+            dir.path()
+                .join(format!("b1-{i}/result.json"))
+                .to_str()
+                .unwrap(),
+        );
+        let offset = r["clock_offset_ms"].as_f64().unwrap();
+        assert!(
+            offset.abs() < 50.0,
+            "a SQLite store's clock is this machine's: {offset}"
+        );
+        let at = r["started_at"].as_str().unwrap().to_string();
+        starts.push(perfbase_core::clock::parse_time(&at).unwrap());
+    }
+    let first = *starts.iter().min().unwrap();
+    for s in &starts {
+        let apart = s.duration_since(first).unwrap();
+        assert!(
+            apart < std::time::Duration::from_millis(100),
+            "{apart:?} apart: {starts:?}"
+        );
+    }
+    // The last agent arrived 2 s after the first; all started 2 s after it.
+    let (code, stdout, stderr) = pb(
+        dir.path(),
+        &[
+            "merge",
+            "--run-id",
+            "b1",
+            "--store",
+            store.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("Requests      300"), "{stdout}");
+    assert!(
+        stderr.contains("the agents' clocks against the store's"),
+        "{stderr}"
+    );
+
+    let lonely = agent(0, 2, "b2", "1s").wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&lonely.stderr);
+    assert_eq!(lonely.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--barrier: run b2: 1 of 2 agents arrived within 1s (0/2)"),
+        "{err}"
+    );
+}

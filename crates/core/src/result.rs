@@ -477,6 +477,10 @@ pub struct RunResult {
     /// for `perfbase merge`, not a whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment: Option<String>,
+    /// An agent started through the store's barrier: how far the store's clock was ahead of
+    /// this machine's, in ms (negative: behind), read with the least round trip of five.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ms: Option<f64>,
     /// The target, secrets redacted.
     pub target: String,
     pub protocol: String,

@@ -1569,6 +1569,7 @@ mod tests {
             schema: SCHEMA.into(),
             run_id: None,
             segment: None,
+            clock_offset_ms: None,
             tool: Tool {
                 name: "perfbase".into(),
                 version: "0.1.0".into(),

@@ -346,6 +346,7 @@ fn plan_run() -> RunResult {
         schema: SCHEMA.into(),
         run_id: None,
         segment: None,
+        clock_offset_ms: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),
@@ -380,6 +381,7 @@ fn http_run() -> RunResult {
         schema: SCHEMA.into(),
         run_id: None,
         segment: None,
+        clock_offset_ms: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),

@@ -12,7 +12,7 @@
 //! columns beside it are for listing without parsing every result.
 
 /// The schema version this perfbase writes and understands.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One step of the schema.
 pub(crate) struct Migration {
@@ -142,6 +142,25 @@ CREATE TABLE baseline_history (
 CREATE INDEX baseline_history_name ON baseline_history (name, id);
 INSERT INTO baseline_history (name, run_id, set_at)
     SELECT name, run_id, set_at FROM baselines ORDER BY set_at, name;
+",
+    },
+    Migration {
+        version: 3,
+        sqlite: "
+CREATE TABLE agent_barrier (
+    run_id TEXT NOT NULL,
+    segment TEXT NOT NULL,
+    arrived_ms INTEGER NOT NULL,
+    PRIMARY KEY (run_id, segment)
+);
+",
+        postgres: "
+CREATE TABLE agent_barrier (
+    run_id TEXT NOT NULL,
+    segment TEXT NOT NULL,
+    arrived_ms BIGINT NOT NULL,
+    PRIMARY KEY (run_id, segment)
+);
 ",
     },
 ];

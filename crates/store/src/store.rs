@@ -2,6 +2,7 @@
 //! Saving, reading and listing runs is in `runs`, named baselines in `baselines`, reading
 //! typed columns out of a row in `row`.
 
+mod barrier;
 mod baselines;
 mod row;
 mod runs;

@@ -57,6 +57,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
         schema: SCHEMA.into(),
         run_id: None,
         segment: None,
+        clock_offset_ms: None,
         tool: Tool {
             name: "perfbase".into(),
             version: "0.1.0".into(),
@@ -391,8 +392,8 @@ fn check_migration_from_v1(loc: &str) {
     drop(s);
 
     let mut s = Store::open(loc).unwrap();
-    assert_eq!(s.schema_version().unwrap(), 2);
-    assert_eq!(s.stored_version().unwrap(), 2);
+    assert_eq!(s.schema_version().unwrap(), crate::schema::SCHEMA_VERSION);
+    assert_eq!(s.stored_version().unwrap(), crate::schema::SCHEMA_VERSION);
     let got = s.get(&RunRef::Id(a)).unwrap();
     assert_eq!(got.result, ra);
     assert_eq!(got.summary.labels, labels_a().0);
@@ -427,7 +428,7 @@ fn check_migration_from_v1(loc: &str) {
     );
     drop(s);
     let mut s = Store::open(loc).unwrap();
-    assert_eq!(s.stored_version().unwrap(), 2);
+    assert_eq!(s.stored_version().unwrap(), crate::schema::SCHEMA_VERSION);
     assert_eq!(s.history(&[], 0).unwrap().len(), 3);
 }
 
@@ -841,4 +842,45 @@ fn a_checked_in_v1_store_migrates() {
         ids(&s.history(&filter(&[("service", "api")]), 0).unwrap()),
         vec![c, 1]
     );
+}
+
+/// The agents' barrier: arrivals per run, renewed on a second arrival, on the store's clock
+/// (which, on PostgreSQL, is the server's and agrees with this machine's here).
+fn check_barrier(loc: &str) {
+    let mut s = Store::open(loc).unwrap();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let clock = s.clock_ms().unwrap();
+    assert!(
+        (clock - before).abs() < 5_000,
+        "store clock {clock} vs {before}"
+    );
+    assert!(s.arrivals("r1").unwrap().is_empty());
+    s.arrive("r1", "0/2").unwrap();
+    s.arrive("r2", "0/2").unwrap();
+    let first = s.arrivals("r1").unwrap();
+    assert_eq!(first.len(), 1);
+    assert!(first[0].1 >= clock);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    s.arrive("r1", "1/2").unwrap();
+    s.arrive("r1", "0/2").unwrap();
+    let both = s.arrivals("r1").unwrap();
+    assert_eq!(
+        both.iter().map(|(seg, _)| seg.as_str()).collect::<Vec<_>>(),
+        ["0/2", "1/2"]
+    );
+    assert!(both[0].1 > first[0].1, "a second arrival renews the time");
+}
+
+#[test]
+fn sqlite_barrier() {
+    let (_dir, loc) = sqlite_location();
+    check_barrier(&loc);
+}
+
+#[test]
+fn postgres_barrier() {
+    on_postgres(check_barrier);
 }
