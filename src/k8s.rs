@@ -56,13 +56,71 @@ pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
             a.plan.display()
         )));
     }
-    let yaml = manifests(&a, &plan_name, &text)?;
-    out!("{yaml}");
+    let objects = objects(&a, &plan_name, &text);
+    if a.apply {
+        let applied =
+            crate::backend::setup::block_on_local(apply(&objects, a.namespace.as_deref()))?
+                .map_err(bad_input)?;
+        for line in applied {
+            outln!("{line}");
+        }
+    } else {
+        out!("{}", objects.yaml()?);
+    }
     Ok(Exit::Success)
 }
 
-/// The manifests as one YAML stream (documents separated by `---`).
-pub fn manifests(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Result<String, AppError> {
+/// The objects of one distributed run: the plan's ConfigMap, the agents' Job and, with
+/// --merge-job, the merge Job.
+pub struct Objects {
+    pub config: ConfigMap,
+    pub jobs: Vec<Job>,
+}
+
+impl Objects {
+    /// As one YAML stream (documents separated by `---`), for `kubectl apply -f -`.
+    pub fn yaml(&self) -> Result<String, AppError> {
+        let mut docs = vec![yaml(&self.config)?];
+        for j in &self.jobs {
+            docs.push(yaml(j)?);
+        }
+        Ok(docs.join("---\n"))
+    }
+}
+
+/// `--apply`: each object applied server-side (field manager `perfbase`) through the kube
+/// crate, to the cluster of the current kubeconfig (KUBECONFIG, ~/.kube/config, or the pod's
+/// own service account) in `namespace` or the kubeconfig's; one line per object applied.
+async fn apply(o: &Objects, namespace: Option<&str>) -> Result<Vec<String>, String> {
+    use kube::api::{Api, Patch, PatchParams};
+    let client = kube::Client::try_default()
+        .await
+        .map_err(|e| format!("--apply: no cluster to reach ({e}); set KUBECONFIG, or pipe the YAML to kubectl apply -f -"))?;
+    let ns = namespace.map_or_else(|| client.default_namespace().to_string(), str::to_string);
+    let params = PatchParams::apply("perfbase").force();
+    let fail = |what: &str, name: &str, e: kube::Error| {
+        format!("--apply: {what} {name} in namespace {ns}: {e}")
+    };
+    let mut done = Vec::new();
+    let name = o.config.metadata.name.clone().unwrap_or_default();
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    maps.patch(&name, &params, &Patch::Apply(&o.config))
+        .await
+        .map_err(|e| fail("ConfigMap", &name, e))?;
+    done.push(format!("configmap/{name} applied in {ns}"));
+    let jobs: Api<Job> = Api::namespaced(client, &ns);
+    for j in &o.jobs {
+        let name = j.metadata.name.clone().unwrap_or_default();
+        jobs.patch(&name, &params, &Patch::Apply(j))
+            .await
+            .map_err(|e| fail("Job", &name, e))?;
+        done.push(format!("job.batch/{name} applied in {ns}"));
+    }
+    Ok(done)
+}
+
+/// The objects that run `plan_text` as `a.agents` agents.
+pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
     let name = a
         .name
         .clone()
@@ -169,7 +227,7 @@ pub fn manifests(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Result<String
         }),
         ..Job::default()
     };
-    let mut docs = vec![yaml(&config)?, yaml(&job)?];
+    let mut jobs = vec![job];
     if a.merge_job {
         // Started with the agents, it waits in the store for all N of them, then merges and
         // saves the merged run (label merged-run=ID).
@@ -194,9 +252,9 @@ pub fn manifests(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Result<String
             }),
             ..Job::default()
         };
-        docs.push(yaml(&merge)?);
+        jobs.push(merge);
     }
-    Ok(docs.join("---\n"))
+    Objects { config, jobs }
 }
 
 fn yaml(v: &dyn erased::Yaml) -> Result<String, AppError> {

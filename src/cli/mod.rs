@@ -361,6 +361,11 @@ pub struct K8sArgs {
     /// the merged run (`perfbase merge --run-id ID --wait-for N --save`)
     #[arg(long)]
     pub merge_job: bool,
+
+    /// Apply the objects to the cluster of the current kubeconfig (KUBECONFIG), server-side,
+    /// instead of printing their YAML
+    #[arg(long)]
+    pub apply: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -142,3 +142,130 @@ fn the_manifests_run_n_agents_of_the_plan_and_hold_no_secret() {
     assert!(stderr.contains("holds a password"), "{stderr}");
     assert!(!stderr.contains("hunter2") && !out.contains("hunter2"));
 }
+
+/// `--apply` against a real Kubernetes API server (scripts/services.sh's `kubernetes`:
+/// kube-apiserver and etcd, no kubelet, so no pod runs): the objects are applied server-side,
+/// read back as the API server stored them, and applied again without change; without a
+/// cluster to reach, the error says how to give one.
+#[test]
+fn apply_puts_the_objects_in_a_real_api_server() {
+    let Some(kubeconfig) = service("PERFBASE_KUBECONFIG") else {
+        return;
+    };
+    let dir = tmp();
+    let plan = dir.path().join("api.toml");
+    std::fs::write(
+        &plan,
+        "[plan]\nname = \"api\"\n[targets.api]\nurl = \"${API_URL}\"\n[workloads.w]\n\
+         target = \"api\"\npath = \"/\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\n\
+         rate = 100\nduration = \"10s\"\n",
+    )
+    .unwrap();
+    let name = format!("perfbase-apply-{}", std::process::id());
+    let apply = |config: &str| {
+        let out = assert_cmd::Command::cargo_bin("perfbase")
+            .unwrap()
+            .args(["k8s", plan.to_str().unwrap(), "--agents", "3"])
+            .args(["--image", "registry.example/perfbase:0.1.0"])
+            .args(["--store-secret", "perfbase-store", "--name", &name])
+            .args(["--run-id", "apply-1", "--merge-job", "--apply"])
+            .env("KUBECONFIG", config)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let (code, text) = apply(&kubeconfig);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains(&format!("configmap/{name} applied in default")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("job.batch/{name} applied in default")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("job.batch/{name}-merge applied in default")),
+        "{text}"
+    );
+
+    // Read back from the API server, as it stored them.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = || async {
+        let file = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+        let options = kube::config::KubeConfigOptions::default();
+        let config = kube::Config::from_custom_kubeconfig(file, &options)
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    };
+    let (job, merge, map) = rt.block_on(async {
+        let client = client().await;
+        let jobs: kube::Api<Job> = kube::Api::namespaced(client.clone(), "default");
+        let maps: kube::Api<ConfigMap> = kube::Api::namespaced(client, "default");
+        (
+            jobs.get(&name).await.unwrap(),
+            jobs.get(&format!("{name}-merge")).await.unwrap(),
+            maps.get(&name).await.unwrap(),
+        )
+    });
+    let spec = job.spec.unwrap();
+    assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
+    assert_eq!((spec.completions, spec.parallelism), (Some(3), Some(3)));
+    let c = &spec.template.spec.unwrap().containers[0];
+    assert_eq!(
+        c.args.clone().unwrap()[..6],
+        [
+            "agent",
+            "/etc/perfbase/api.toml",
+            "--segments",
+            "3",
+            "--run-id",
+            "apply-1"
+        ]
+        .map(String::from)
+    );
+    let env = &c.env.clone().unwrap()[0];
+    assert_eq!(env.name, "PERFBASE_STORE");
+    assert!(env.value.is_none());
+    assert_eq!(
+        env.value_from.clone().unwrap().secret_key_ref.unwrap().name,
+        "perfbase-store"
+    );
+    assert_eq!(
+        merge.spec.unwrap().template.spec.unwrap().containers[0]
+            .args
+            .clone()
+            .unwrap()[..3],
+        ["merge", "--run-id", "apply-1"].map(String::from)
+    );
+    assert!(map.data.unwrap()["api.toml"].contains("${API_URL}"));
+    // Applied again, unchanged: still fine (server-side apply).
+    let (code, text) = apply(&kubeconfig);
+    assert_eq!(code, 0, "{text}");
+    rt.block_on(async {
+        let client = client().await;
+        let jobs: kube::Api<Job> = kube::Api::namespaced(client.clone(), "default");
+        let maps: kube::Api<ConfigMap> = kube::Api::namespaced(client, "default");
+        let dp = kube::api::DeleteParams::default();
+        for n in [name.clone(), format!("{name}-merge")] {
+            let _ = jobs.delete(&n, &dp).await;
+        }
+        let _ = maps.delete(&name, &dp).await;
+    });
+
+    let (code, text) = apply(dir.path().join("no-such-kubeconfig").to_str().unwrap());
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--apply: no cluster to reach"), "{text}");
+}
