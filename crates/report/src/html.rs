@@ -40,8 +40,8 @@
 
 use crate::study_text::{counts, findings, ms, offered};
 use crate::svg::{
-    escape, nines, quantile_at, Axis, Band, BoxGroup, BoxPlot, BoxStat, Chart, Mark, Series,
-    PALETTE,
+    escape, figure, nines, quantile_at, Axis, Band, BoxGroup, BoxPlot, BoxStat, Chart, Mark,
+    Series, PALETTE,
 };
 use crate::{bytes, thousands, thousands_f};
 use perfbase_analysis::stats::Summary;
@@ -940,14 +940,6 @@ fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str) {
 
 // ---------------------------------------------------------------------------------------------
 // Charts
-
-pub(crate) fn figure(out: &mut String, svg: &str, caption: &str) {
-    let _ = writeln!(
-        out,
-        "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>",
-        escape(caption)
-    );
-}
 
 /// A latency-by-percentile curve: points on the "nines" axis up to 6 nines, and dots at the
 /// usual percentiles. `None` when the histogram does not decode or is empty.

@@ -1,8 +1,7 @@
 //! The HTML report's A-vs-B section: a plan's `[[versus]]` as the published studies show it,
 //! the sentences per statistic and a box plot per statistic with each side's runs.
 
-use crate::html::figure;
-use crate::svg::{escape, BoxGroup, BoxPlot, BoxStat};
+use crate::svg::{escape, figure, BoxGroup, BoxPlot, BoxStat};
 use perfbase_analysis::versus::{Versus, STATS};
 use std::fmt::Write;
 

@@ -17,3 +17,13 @@ mod tests;
 pub(crate) use axis::*;
 pub(crate) use boxplot::{BoxGroup, BoxPlot, BoxStat};
 pub(crate) use chart::{Band, Chart, Mark, Series};
+
+/// A chart in the page: its `<svg>` in a `<figure>` with the caption under it.
+pub(crate) fn figure(out: &mut String, svg: &str, caption: &str) {
+    use std::fmt::Write;
+    let _ = writeln!(
+        out,
+        "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>",
+        escape(caption)
+    );
+}
