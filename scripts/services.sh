@@ -60,6 +60,23 @@ die() {
 }
 is_root() { [ "$(id -u)" = 0 ]; }
 
+# wait_gone NAME PID LOG [SECONDS]: waits until PID has exited; dies after SECONDS (30).
+wait_gone() {
+  local name=$1 pid=$2 logfile=$3 secs=${4:-30} i
+  for ((i = 0; i < secs * 4; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.25
+  done
+  die "$name (pid $pid) did not stop within $secs s; see $logfile"
+}
+
+# stop_pid NAME PID LOG: SIGTERM to PID, then wait_gone.
+stop_pid() {
+  log "stopping $1 (pid $2)"
+  kill -TERM "$2" 2>/dev/null || true
+  wait_gone "$1" "$2" "$3"
+}
+
 usage() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
 }
@@ -424,11 +441,7 @@ mdb_down() {
   pid=$(mdb_pid)
   log "stopping mariadb (pid $pid)"
   mdb_sql -e 'SHUTDOWN' >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 240; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.25
-  done
-  die "mariadb (pid $pid) did not stop within 60 s; see $MDB_LOG"
+  wait_gone mariadb "$pid" "$MDB_LOG" 60
 }
 
 svc_mariadb() {
@@ -544,13 +557,7 @@ rds_stop() {
     return 0
   fi
   pid=$(cat "$dir/redis.pid")
-  log "stopping $name (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.25
-  done
-  die "$name (pid $pid) did not stop within 30 s; see $dir/redis.log"
+  stop_pid "$name" "$pid" "$dir/redis.log"
 }
 
 rds_port() { cat "$RDS_DIR/port" 2>/dev/null; }
@@ -766,13 +773,7 @@ nats_down() {
     return 0
   fi
   pid=$(nats_pid)
-  log "stopping nats (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.25
-  done
-  die "nats (pid $pid) did not stop within 30 s; see $NATS_DIR/nats.log"
+  stop_pid "nats" "$pid" "$NATS_DIR/nats.log"
 }
 
 svc_nats() {
@@ -881,13 +882,7 @@ mq_down() {
     return 0
   fi
   pid=$(mq_pid)
-  log "stopping mosquitto (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.25
-  done
-  die "mosquitto (pid $pid) did not stop within 30 s; see $MQ_DIR/mosquitto.log"
+  stop_pid "mosquitto" "$pid" "$MQ_DIR/mosquitto.log"
 }
 
 svc_mosquitto() {
@@ -1248,13 +1243,7 @@ mongo_down() {
     return 0
   fi
   pid=$(mongo_pid)
-  log "stopping mongodb (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.25
-  done
-  die "mongodb (pid $pid) did not stop within 30 s; see $MONGO_LOG"
+  stop_pid "mongodb" "$pid" "$MONGO_LOG"
 }
 
 svc_mongodb() {
@@ -1410,13 +1399,7 @@ prom_down() {
     return 0
   fi
   pid=$(prom_pid)
-  log "stopping prometheus (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.25
-  done
-  die "prometheus (pid $pid) did not stop within 30 s; see $PROM_LOG"
+  stop_pid "prometheus" "$pid" "$PROM_LOG"
 }
 
 svc_prometheus() {
@@ -1661,13 +1644,7 @@ vlt_down() {
     return 0
   fi
   pid=$(vlt_pid "$V_DIR")
-  log "stopping $name (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.25
-  done
-  die "$name (pid $pid) did not stop within 30 s; see $V_DIR/$name.log"
+  stop_pid "$name" "$pid" "$V_DIR/$name.log"
 }
 
 # vlt_svc NAME ACTION: the actions but up, shared.
@@ -2151,13 +2128,7 @@ kube_stop() {
     return 0
   fi
   pid=$(cat "$2")
-  log "stopping $name (pid $pid)"
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 120; i++)); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.25
-  done
-  die "$name (pid $pid) did not stop within 30 s; see $4"
+  stop_pid "$name" "$pid" "$4"
 }
 
 kube_apiserver_down() {
