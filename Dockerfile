@@ -3,7 +3,7 @@
 # SQLite statically, so the runtime image needs only CA certificates.
 #
 #   docker build -t perfbase:0.1.0 .
-FROM rust:1.88-bookworm AS build
+FROM rust:1.89-bookworm AS build
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked --bin perfbase

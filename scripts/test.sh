@@ -17,7 +17,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
 fi
 command -v cargo >/dev/null 2>&1 || {
-  echo "scripts/test.sh: cargo not found; install a Rust toolchain (rustup, stable >= 1.88)" >&2
+  echo "scripts/test.sh: cargo not found; install a Rust toolchain (rustup, stable >= 1.89)" >&2
   exit 2
 }
 
