@@ -162,8 +162,11 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
         "--label".into(),
         format!("k8s-job={name}"),
     ];
-    if let Some(at) = &a.start_at {
-        args.extend(["--start-at".into(), at.clone()]);
+    match &a.start_at {
+        Some(at) => args.extend(["--start-at".into(), at.clone()]),
+        // Pods start when the cluster gets to them: without a time agreed beforehand, the
+        // agents meet at the store's barrier and start together.
+        None => args.push("--barrier".into()),
     }
     let env = vec![EnvVar {
         name: "PERFBASE_STORE".into(),

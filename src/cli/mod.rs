@@ -349,7 +349,8 @@ pub struct K8sArgs {
     #[arg(long)]
     pub namespace: Option<String>,
 
-    /// Passed to every agent: the wall-clock time their first phase starts
+    /// Passed to every agent: the wall-clock time their first phase starts (without it, the
+    /// agents meet at the store's barrier, `perfbase agent --barrier`, and start together)
     #[arg(long, value_name = "TIME")]
     pub start_at: Option<String>,
 

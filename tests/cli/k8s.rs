@@ -100,6 +100,7 @@ fn the_manifests_run_n_agents_of_the_plan_and_hold_no_secret() {
             .any(|w| w == ["--start-at", "2026-12-01T10:00:00Z"]),
         "{args:?}"
     );
+    assert!(!args.contains(&"--barrier".to_string()), "{args:?}");
     // The store comes from the Secret, by reference.
     let env = &c.env.clone().unwrap()[0];
     assert_eq!(env.name, "PERFBASE_STORE");
@@ -250,6 +251,8 @@ fn apply_puts_the_objects_in_a_real_api_server() {
             .unwrap()[..3],
         ["merge", "--run-id", "apply-1"].map(String::from)
     );
+    // No --start-at: the agents meet at the store's barrier.
+    assert!(c.args.clone().unwrap().contains(&"--barrier".to_string()));
     assert!(map.data.unwrap()["api.toml"].contains("${API_URL}"));
     // Applied again, unchanged: still fine (server-side apply).
     let (code, text) = apply(&kubeconfig);
