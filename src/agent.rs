@@ -5,6 +5,7 @@
 use crate::exit::{bad_input, AppError};
 use crate::merge::RUN_LABEL;
 use crate::records::StoreOptions;
+use crate::study::ClockOffset;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long after the last agent arrives they all start: time for each to read the barrier.
@@ -35,14 +36,6 @@ pub fn store_options(a: &crate::cli::AgentArgs) -> Result<StoreOptions, AppError
     o.labels.retain(|(k, _)| k != RUN_LABEL);
     o.labels.push((RUN_LABEL.into(), id.into()));
     Ok(o)
-}
-
-/// This machine's clock against the store's, read once: how far ahead the store's is, and
-/// the round trip the reading took (its uncertainty).
-#[derive(Debug, Clone, Copy)]
-pub struct ClockOffset {
-    pub offset_ms: f64,
-    pub round_trip_ms: f64,
 }
 
 fn ms_of(t: SystemTime) -> f64 {

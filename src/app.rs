@@ -113,7 +113,7 @@ fn default_out(name: &str) -> PathBuf {
 fn run_plan(
     a: RunArgs,
     store: &StoreOptions,
-    clock: Option<crate::agent::ClockOffset>,
+    clock: Option<crate::study::ClockOffset>,
 ) -> Result<Exit, AppError> {
     let mut plan = crate::plan::load(&a.plan, a.scale).map_err(|e| bad_input(e.to_string()))?;
     if !a.monitor.is_empty() {

@@ -107,6 +107,8 @@ impl VaultArgs {
             },
             ..HttpOptions::default()
         };
+        // A bad key type or path is an input error now, before any operation.
+        options.check().map_err(|e| bad_input(e.to_string()))?;
         let token = match &self.token_file {
             Some(f) => TokenSource::File(f.clone()),
             None => TokenSource::Env("VAULT_TOKEN".into()),
@@ -134,11 +136,6 @@ impl VaultArgs {
                 })
             },
         );
-        // A bad key type or path is an input error now, not after the first operation.
-        if let Some(Backend::Vault(v)) = jobs.first().map(|j| &j.backend) {
-            perfbase_drivers::vault::VaultDriver::check_options(&v.options)
-                .map_err(|e| bad_input(e.to_string()))?;
-        }
         let title = (ops.len() > 1).then(|| self.load.suite_title("vault", &label, ops.len()));
         Ok((
             self.load.plan("vault", jobs, 1),

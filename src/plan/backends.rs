@@ -327,7 +327,7 @@ pub(super) fn vault_workload(
     url: &str,
     http: perfbase_drivers::http::HttpOptions,
 ) -> Result<VaultTarget, PlanError> {
-    use perfbase_drivers::vault::{VaultDriver, VaultOp, VaultOptions};
+    use perfbase_drivers::vault::{VaultOp, VaultOptions};
     let op = command(cx, field, w, "Vault", VaultOp::from_name, &VaultOp::names())?;
     let d = VaultOptions::default();
     let text = |v: &Option<S<String>>, default: String| {
@@ -343,7 +343,7 @@ pub(super) fn vault_workload(
         kv_path: text(&w.kv_path, d.kv_path.clone()),
         pki_role: text(&w.pki_role, d.pki_role.clone()),
     };
-    if let Err(e) = VaultDriver::check_options(&options) {
+    if let Err(e) = options.check() {
         // The field the message is about, at its line.
         let (span, name) = [
             (&w.key_type, "key_type"),

@@ -62,7 +62,7 @@ pub struct StudyOptions {
     /// `--segment I/N`: run only this share of every phase.
     pub segment: perfbase_engine::Segment,
     /// An agent started by a barrier: its clock's offset from the store's, for the result.
-    pub clock: Option<crate::agent::ClockOffset>,
+    pub clock: Option<ClockOffset>,
     /// `--start-at`: the wall-clock time the first phase starts.
     pub start_at: Option<SystemTime>,
 }
@@ -91,6 +91,14 @@ impl StudyOptions {
             start_at: None,
         }
     }
+}
+
+/// An agent's clock against the results store's (`perfbase agent --barrier`), read once: how far ahead the store's is, and
+/// the round trip the reading took (its uncertainty).
+#[derive(Debug, Clone, Copy)]
+pub struct ClockOffset {
+    pub offset_ms: f64,
+    pub round_trip_ms: f64,
 }
 
 /// Where a measured phase sits in its scenario.

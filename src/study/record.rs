@@ -53,7 +53,7 @@ pub(super) struct Progressive<'a> {
     /// This process's share of the schedule (`--segment`).
     pub segment: perfbase_engine::Segment,
     /// An agent's clock against the store's (`perfbase agent --barrier`).
-    pub store_clock: Option<crate::agent::ClockOffset>,
+    pub store_clock: Option<super::ClockOffset>,
 }
 
 /// The HdrHistogram interval log of a run: each measured phase's seconds, tagged by phase,

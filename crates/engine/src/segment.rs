@@ -34,6 +34,20 @@ impl Segment {
         total / n + u64::from(i < total % n)
     }
 
+    /// This segment's connections of a closed-model phase of `total` connections: its share,
+    /// as evenly as integers allow; but at least one when the phase is counted and this
+    /// segment has ops of the count to send (a check's one connection over three agents), so
+    /// the union sends exactly the count, at the agents' concurrency rather than the plan's.
+    /// A duration-bound phase keeps the exact split.
+    pub fn connections(self, total: u64, count: Option<u64>) -> u64 {
+        let share = self.share(total);
+        if share == 0 && count.is_some_and(|c| self.share(c) > 0) {
+            1
+        } else {
+            share
+        }
+    }
+
     /// The global number of this segment's `k`-th op.
     pub fn op(self, k: u64) -> u64 {
         u64::from(self.index) + u64::from(self.count.max(1)) * k
@@ -68,6 +82,19 @@ impl FromStr for Segment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_counted_phase_gives_every_segment_with_ops_a_connection() {
+        let all: Vec<Segment> = (0..3).map(|index| Segment { index, count: 3 }).collect();
+        let counted: Vec<u64> = all.iter().map(|s| s.connections(1, Some(30))).collect();
+        assert_eq!(counted, [1, 1, 1]);
+        let timed: Vec<u64> = all.iter().map(|s| s.connections(1, None)).collect();
+        assert_eq!(timed, [1, 0, 0]);
+        // Two ops over three segments: the third has none to send, so no connection.
+        let few: Vec<u64> = all.iter().map(|s| s.connections(1, Some(2))).collect();
+        assert_eq!(few, [1, 1, 0]);
+        assert_eq!(Segment::default().connections(4, Some(10)), 4);
+    }
 
     #[test]
     fn segments_partition_the_ops_and_the_shares() {

@@ -81,15 +81,7 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
             None
         }
         Load::Closed { connections } => {
-            let segment = sh.setup.segment;
-            let mut connections = segment.share(connections);
-            // A counted phase with fewer connections than agents (a check's one connection
-            // over three agents): an agent left without one still has its ops to send, and
-            // sends them on one, so the union is exactly the count (at the agents' concurrency
-            // rather than the plan's; a duration-bound phase keeps the exact split).
-            if connections == 0 && spec.count.is_some_and(|c| segment.share(c) > 0) {
-                connections = 1;
-            }
+            let connections = sh.setup.segment.connections(connections, spec.count);
             closed::run(&sh, &ctx, share(connections, id, active)).await;
             None
         }

@@ -235,11 +235,6 @@ impl VaultDriver {
         self.op
     }
 
-    /// The options' own checks (key types, paths), with no server asked.
-    pub fn check_options(options: &VaultOptions) -> Result<(), VaultError> {
-        options.check()
-    }
-
     /// Checks that what the op uses is on the server (a transit key, the KV secret, the PKI
     /// role), asks for what its request must carry (the ciphertext a decrypt sends, the
     /// signature a verify checks), and builds the request once.

@@ -117,7 +117,8 @@ pub(crate) const PKI: &str = "pki";
 const COMMON_NAME: &str = "load.perfbase.test";
 
 impl VaultOptions {
-    pub(crate) fn check(&self) -> Result<(), VaultError> {
+    /// The options' own checks (key types, paths), with no server asked.
+    pub fn check(&self) -> Result<(), VaultError> {
         if !ENCRYPTION_KEY_TYPES.contains(&self.key_type.as_str()) {
             return Err(VaultError::Option(format!(
                 "key type '{}' does not encrypt; use one of {}",
