@@ -280,9 +280,11 @@ pub fn versus_lines(
         side(&v.b_label, s.runs_b.len(), |st| &st.b),
     ];
     for st in &s.stats {
-        let p = st
-            .p_value
-            .map_or(String::new(), |p| format!("; Welch p = {p:.3}"));
+        // Without a p-value (one run a side, or no spread on either) the 5 % rule decided.
+        let p = st.p_value.map_or_else(
+            || "; no spread to test: the 5 % rule".to_string(),
+            |p| format!("; Welch p = {p:.3}"),
+        );
         lines.push(format!(
             "{}: {} (against {}{p})",
             stat_title(&st.stat),
