@@ -7,8 +7,9 @@
 #   D=5 REPS=1 SCENARIOS=tpcb bench/pg_vs_pgbench.sh
 #
 # pgbench runs with -M prepared (its fastest protocol, as perfbase prepares its statements).
-# Scenarios: tpcb (pgbench's built-in script vs perfbase -w tpcb), tpcb-pipelined (two of its
-# transactions per round trip: a \startpipeline script vs perfbase --pipeline 2), function (a custom pgbench
+# Scenarios: tpcb (pgbench's built-in script vs perfbase -w tpcb), tpcb-pK for K = 2, 8, 32 (K of
+# its transactions per round trip: a \startpipeline script of K transactions vs perfbase
+# --pipeline K), select-only (pgbench -S vs perfbase -w select-only), function (a custom pgbench
 # script calling pgbench_tx() vs perfbase -w tpcb-function), function-pipelined (the same with
 # perfbase --pipeline 8; pgbench has no equivalent for this script, shown beside plain pgbench).
 set -euo pipefail
@@ -18,7 +19,7 @@ D=${D:-10}
 REPS=${REPS:-3}
 SCALE=${SCALE:-10}
 CLIENTS=${CLIENTS:-10}
-SCENARIOS=${SCENARIOS:-"tpcb tpcb-pipelined function function-pipelined"}
+SCENARIOS=${SCENARIOS:-"tpcb tpcb-p2 tpcb-p8 tpcb-p32 select-only function function-pipelined"}
 PERFBASE=${PERFBASE:-target/release/perfbase}
 OUT=bench/out/pg-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT"
@@ -50,17 +51,18 @@ cat > "$OUT/tx.sql" <<SQL
 SELECT pgbench_tx(:aid, :tid, :bid, :delta);
 SQL
 
-# Two TPC-B transactions (pgbench's built-in statements) in one pipeline: one round trip for
-# both, as perfbase -w tpcb --pipeline 2 sends them. pgbench counts the script as one
-# transaction, so its figures are doubled below.
-{
-  for i in 1 2; do
-    printf '\\set aid%s random(1, 100000 * %s)\n\\set bid%s random(1, 1 * %s)\n' "$i" "$SCALE" "$i" "$SCALE"
-    printf '\\set tid%s random(1, 10 * %s)\n\\set delta%s random(-5000, 5000)\n' "$i" "$SCALE" "$i"
-  done
-  echo '\startpipeline'
-  for i in 1 2; do
-    cat <<SQL
+# K TPC-B transactions (pgbench's built-in statements) in one pipeline: one round trip for
+# all, as perfbase -w tpcb --pipeline K sends them. pgbench counts the script as one
+# transaction, so its figures are multiplied by K below.
+for k in 2 8 32; do
+  {
+    for i in $(seq 1 $k); do
+      printf '\\set aid%s random(1, 100000 * %s)\n\\set bid%s random(1, 1 * %s)\n' "$i" "$SCALE" "$i" "$SCALE"
+      printf '\\set tid%s random(1, 10 * %s)\n\\set delta%s random(-5000, 5000)\n' "$i" "$SCALE" "$i"
+    done
+    echo '\startpipeline'
+    for i in $(seq 1 $k); do
+      cat <<SQL
 BEGIN;
 UPDATE pgbench_accounts SET abalance = abalance + :delta$i WHERE aid = :aid$i;
 SELECT abalance FROM pgbench_accounts WHERE aid = :aid$i;
@@ -69,9 +71,10 @@ UPDATE pgbench_branches SET bbalance = bbalance + :delta$i WHERE bid = :bid$i;
 INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES (:tid$i, :bid$i, :aid$i, :delta$i, CURRENT_TIMESTAMP);
 END;
 SQL
-  done
-  echo '\endpipeline'
-} > "$OUT/tpcb2.sql"
+    done
+    echo '\endpipeline'
+  } > "$OUT/tpcb$k.sql"
+done
 
 run() { # run NAME CMD... : pinned to CPU 1, timed
   local name=$1; shift
@@ -85,9 +88,13 @@ for rep in $(seq 1 "$REPS"); do
       tpcb)
         run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" "$URL"
         run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
-      tpcb-pipelined)
-        run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tpcb2.sql" -n "$URL"
-        run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb --pipeline 2 -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
+      tpcb-p2|tpcb-p8|tpcb-p32)
+        k=${sc#tpcb-p}
+        run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tpcb$k.sql" -n "$URL"
+        run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb --pipeline "$k" -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
+      select-only)
+        run "$sc.pgbench.$rep" pgbench -M prepared -S -c "$CLIENTS" -j 1 -T "$D" "$URL"
+        run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w select-only -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
       function)
         run "$sc.pgbench.$rep" pgbench -M prepared -c "$CLIENTS" -j 1 -T "$D" -f "$OUT/tx.sql" -n "$URL"
         run "$sc.perfbase.$rep" "$PERFBASE" pg "$URL" -w tpcb-function -s "$SCALE" -c "$CLIENTS" -t 1 -d "${D}s" -q --no-store --json "$OUT/$sc.perfbase.$rep.json" ;;
@@ -107,7 +114,7 @@ def cpu(path):
     u, s = open(path).read().split()[-2:]
     return float(u) + float(s)
 # TPC-B transactions per pgbench script run.
-PER_SCRIPT = {"tpcb-pipelined": 2}
+PER_SCRIPT = {"tpcb-p2": 2, "tpcb-p8": 8, "tpcb-p32": 32}
 def pgbench(name):
     t = open(f"{out}/{name}.out").read()
     k = PER_SCRIPT.get(name.split(".")[0], 1)

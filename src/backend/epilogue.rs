@@ -149,6 +149,7 @@ pub fn pgbench_block(m: &Measurement, s: &SqlTarget, load: &PgbenchLoad) -> Stri
     let kind = match s.shown.as_str() {
         "tpcb" => "TPC-B (sort of), pgbench's built-in script".to_string(),
         "tpcb-function" => "TPC-B through pgbench_tx()".to_string(),
+        "select-only" => "<builtin: select only>, pgbench's -S script".to_string(),
         "custom" => "custom statement".to_string(),
         other => format!("operation {other}"),
     };

@@ -140,13 +140,14 @@ pub fn choose<T: ValueEnum + Copy>(text: &str, allowed: impl Fn(T) -> bool) -> R
 
 /// The built-in SQL workloads by name, as `--workload` and a plan's `builtin` give them.
 pub const SQL_WORKLOADS: &str =
-    "tpcb, tpcb-function, insert, select-pk, scan, update, delete, transaction or join";
+    "tpcb, tpcb-function, select-only, insert, select-pk, scan, update, delete, transaction or join";
 
-/// A built-in SQL workload by name (`tpcb`, `tpcb-function` or an operation of the suite).
+/// A built-in SQL workload by name (`tpcb`, `tpcb-function`, `select-only` or an operation of the suite).
 pub fn sql_workload(name: &str, scale: u32) -> Option<SqlWorkload> {
     match name {
         "tpcb" => Some(SqlWorkload::TpcB { scale }),
         "tpcb-function" => Some(SqlWorkload::TpcBFunction { scale }),
+        "select-only" => Some(SqlWorkload::TpcBSelect { scale }),
         other => SuiteOp::from_name(other).map(SqlWorkload::Suite),
     }
 }

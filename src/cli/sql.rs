@@ -35,7 +35,8 @@ pub struct SqlArgs {
     #[arg(short = 's', long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub scale: Option<u32>,
 
-    /// tpcb (pgbench's built-in transaction), tpcb-function (one pgbench_tx() call), suite (every
+    /// tpcb (pgbench's built-in transaction), tpcb-function (one pgbench_tx() call), select-only
+    /// (pgbench -S's one SELECT), suite (every
     /// operation in turn), or one operation: insert, select-pk, scan, update, delete,
     /// transaction, join
     #[arg(short = 'w', long, default_value = "tpcb")]

@@ -308,8 +308,9 @@ pub(super) fn sql_workload(
         (None, Some(b)) => match b.get_ref().as_str() {
             "tpcb" => Ok(SqlWorkload::TpcB { scale }),
             "tpcb-function" => Ok(SqlWorkload::TpcBFunction { scale }),
+            "select-only" => Ok(SqlWorkload::TpcBSelect { scale }),
             other => SuiteOp::from_name(other).map(SqlWorkload::Suite).ok_or_else(|| {
-                cx.err(b, format!("{field}.builtin"), format!("'{other}': use tpcb, tpcb-function, insert, select-pk, scan, update, delete, transaction or join"))
+                cx.err(b, format!("{field}.builtin"), format!("'{other}': use tpcb, tpcb-function, select-only, insert, select-pk, scan, update, delete, transaction or join"))
             }),
         },
         (Some(sql), Some(_)) => Err(cx.err(sql, field, "give either sql or builtin, not both")),

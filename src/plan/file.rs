@@ -179,7 +179,7 @@ pub(crate) struct WorkloadDef {
     /// …filled per op from these templates ({{corpus}}), sent as text.
     #[serde(default)]
     pub params: Vec<S<String>>,
-    /// …or a built-in workload: tpcb, tpcb-function, insert, select-pk, scan, update, delete,
+    /// …or a built-in workload: tpcb, tpcb-function, select-only, insert, select-pk, scan, update, delete,
     /// transaction, join.
     pub builtin: Option<S<String>>,
     /// TPC-B scale of the tables (as pgbench -s), default 1.

@@ -207,6 +207,28 @@ fn pipelined_tpcb_transactions_keep_the_invariant_and_fail_alone() {
 }
 
 #[test]
+fn select_only_reads_one_balance_per_op_and_pipelines() {
+    let Some((url, _lock)) = server() else { return };
+    local(async {
+        init_tpcb(&url, 1).await.unwrap();
+        let c = client(&url).await;
+        let before = tpcb_invariant(&c).await;
+        for pipeline in [1, 32] {
+            let mut s = session(&url, SqlWorkload::TpcBSelect { scale: 1 }, pipeline).await;
+            for op in 0..20 {
+                let o = s.execute(op).await;
+                assert_ok(&o);
+                // Per op one int4 balance (4 + 4 bytes) and one int4 key.
+                let n = pipeline as u64;
+                assert_eq!((o.bytes_in, o.bytes_out), (8 * n, 8 * n), "{o:?}");
+            }
+        }
+        // Nothing was written.
+        assert_eq!(tpcb_invariant(&c).await, before);
+    });
+}
+
+#[test]
 fn tpcb_function_keeps_the_invariant_and_pipelines() {
     let Some((url, _lock)) = server() else { return };
     local(async {
@@ -267,6 +289,21 @@ fn suite_ops_each_succeed() {
         assert_eq!(
             scalar(&c, "SELECT count(*) FROM perfbase_orders").await,
             30_001
+        );
+        // The transaction updated the order it inserted, by the id its INSERT returned: the
+        // quantity drawn for op 7 (1..=10), plus one.
+        let qty = 1 + (perfbase_drivers::workload::mix64(7 ^ 0x0071_7479) % 10) as i64;
+        assert_eq!(
+            scalar(
+                &c,
+                &format!(
+                    "SELECT qty::bigint FROM perfbase_orders WHERE item_id = {} \
+                     ORDER BY id DESC LIMIT 1",
+                    perfbase_drivers::sql::suite_key(7)
+                )
+            )
+            .await,
+            qty + 1
         );
         // Pipelined inserts then deletes of the same ops leave the table as it was.
         for op in [SuiteOp::Insert, SuiteOp::Delete] {

@@ -84,6 +84,10 @@ pub enum SqlWorkload {
     TpcBFunction {
         scale: u32,
     },
+    /// pgbench's select-only script (`pgbench -S`): one account's balance by primary key.
+    TpcBSelect {
+        scale: u32,
+    },
     Suite(SuiteOp),
     /// `sql` with parameters; `params[i]` renders parameter i+1 per op (as text).
     Custom {
@@ -97,14 +101,19 @@ impl SqlWorkload {
     /// The TPC-B scale of the tables a TPC-B workload draws its keys over; None for others.
     pub fn tpcb_scale(&self) -> Option<u32> {
         match self {
-            SqlWorkload::TpcB { scale } | SqlWorkload::TpcBFunction { scale } => Some(*scale),
+            SqlWorkload::TpcB { scale }
+            | SqlWorkload::TpcBFunction { scale }
+            | SqlWorkload::TpcBSelect { scale } => Some(*scale),
             _ => None,
         }
     }
 
     /// This workload drawing over tables of `scale` (TPC-B workloads; others unchanged).
     pub fn with_tpcb_scale(mut self, new: u32) -> SqlWorkload {
-        if let SqlWorkload::TpcB { scale } | SqlWorkload::TpcBFunction { scale } = &mut self {
+        if let SqlWorkload::TpcB { scale }
+        | SqlWorkload::TpcBFunction { scale }
+        | SqlWorkload::TpcBSelect { scale } = &mut self
+        {
             *scale = new;
         }
         self

@@ -95,7 +95,7 @@ impl MyDriver {
                     .into(),
             ));
         }
-        if let SqlWorkload::TpcB { scale: 0 } = workload {
+        if workload.tpcb_scale() == Some(0) {
             return Err(MyError::Invalid(
                 "the TPC-B scale must be at least 1 (the scale the tables were filled with)".into(),
             ));
@@ -123,6 +123,7 @@ impl Driver for MyDriver {
             .map_err(|e| Outcome::error(Class::Connect, e.to_string()))?;
         let sqls: Vec<&str> = match &sh.workload {
             SqlWorkload::TpcB { .. } | SqlWorkload::TpcBFunction { .. } => TPCB_SQL.to_vec(),
+            SqlWorkload::TpcBSelect { .. } => vec![TPCB_SQL[1]],
             SqlWorkload::Suite(op) => suite_sql(*op).to_vec(),
             SqlWorkload::Custom { sql, .. } => vec![sql.as_str()],
         };
@@ -342,6 +343,12 @@ impl MySession {
                 tpcb_body(conn, stmts, op, *scale, io)
                     .await
                     .map_err(|e| (e, true))
+            }
+            SqlWorkload::TpcBSelect { scale } => {
+                let aid = tpcb_params(op, *scale).aid as i64;
+                run(conn, &stmts[0], vec![int(aid)], io)
+                    .await
+                    .map_err(plain)
             }
             SqlWorkload::Suite(kind) => {
                 // `open` prepared every statement of `suite_sql(kind)`, at least one.

@@ -4,7 +4,6 @@
 use std::error::Error as StdError;
 use std::time::Duration;
 use thiserror::Error;
-use tokio_postgres::error::Severity;
 use tokio_postgres::Config;
 
 /// Options of the PostgreSQL driver.
@@ -109,13 +108,4 @@ pub(super) fn describe(e: &tokio_postgres::Error) -> String {
         Some(cause) => format!("{e}: {cause}"),
         None => e.to_string(),
     }
-}
-
-/// Whether a server error means the connection is gone (`FATAL`, `PANIC`, or SQLSTATE class
-/// 08, connection exception).
-pub(super) fn ends_connection(db: &tokio_postgres::error::DbError) -> bool {
-    matches!(
-        db.parsed_severity(),
-        Some(Severity::Fatal) | Some(Severity::Panic)
-    ) || db.code().code().starts_with("08")
 }

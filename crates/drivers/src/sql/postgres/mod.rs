@@ -1,14 +1,15 @@
-//! PostgreSQL (feature `postgres`): the SQL workloads of [`super`] over tokio-postgres, plain TCP
-//! without TLS.
+//! PostgreSQL (feature `postgres`): the SQL workloads of [`super`], plain TCP without TLS.
 //!
-//! - **One connection per session.** `open` connects and spawns the connection future on the
-//!   current worker with `tokio::task::spawn_local` (sessions live on the engine's
-//!   single-threaded runtimes inside a `LocalSet`), then prepares the workload's statements
-//!   once. A statement the server refuses to prepare (a missing table, a syntax error) does not
-//!   fail `open`: it is prepared again on each `execute` and reported there as a `driver`
-//!   outcome with its SQLSTATE, so a run shows the real cause instead of reconnecting.
+//! - **One connection per session**, logged in by tokio-postgres and then driven by the
+//!   session itself through [`wire`]: the extended-query protocol framed by hand, the measured
+//!   hot path (the figures are in `wire`'s docs and `bench/README.md`). `open` prepares the
+//!   workload's statements once, as `s0`, `s1`, …. A statement the server refuses to prepare
+//!   (a missing table, a syntax error) does not fail `open`: it is prepared again on each
+//!   `execute` and reported there as a `driver` outcome with its SQLSTATE, so a run shows the
+//!   real cause instead of reconnecting.
 //! - **TPC-B** runs pgbench's built-in script (`BEGIN`, three `UPDATE`s, a `SELECT`, an
-//!   `INSERT`, `END`) statement by statement, as pgbench does in `-M prepared` mode;
+//!   `INSERT`, `END`) statement by statement, one round trip each, as pgbench does in
+//!   `-M prepared` mode; **TpcBSelect** is pgbench's select-only script (`-S`), one `SELECT`;
 //!   **TpcBFunction** runs `SELECT pgbench_tx($1, $2, $3, $4)`, see [`create_tpcb_function`].
 //! - **Errors.** A server error (`ERROR` severity: 40001 serialization failure, 42P01
 //!   undefined table, …) is class `driver` with detail `SQLSTATE 42P01: relation "…" does not
@@ -17,25 +18,24 @@
 //!   which makes the engine drop the session and open a new one. `open` failures are class
 //!   `connect` with the SQLSTATE and the server's text (28P01 wrong password, 3D000 missing
 //!   database) or the socket error; the password never appears in any message.
-//! - **Custom statements** are prepared with the parameter types the server infers, and every
-//!   parameter is bound as *text* (the wire's text format, as psql and libpq send them), so the
-//!   server parses `'42'` as whatever `$1` is: `SELECT * FROM t WHERE id = $1` works for an
-//!   `int`, `bigint`, `numeric`, `uuid`, `date` or `text` column without casts. A statement
-//!   whose parameter type the server cannot infer needs a cast (`$1::int`). Placeholders are
+//! - **Parameters.** Integers are bound in binary; custom statements' parameters are bound
+//!   as *text* (the wire's text format, as psql and libpq send them), so the server parses
+//!   `'42'` as whatever `$1` is: `SELECT * FROM t WHERE id = $1` works for an `int`,
+//!   `bigint`, `numeric`, `uuid`, `date` or `text` column without casts. A statement whose
+//!   parameter type the server cannot infer needs a cast (`$1::int`). Placeholders are
 //!   PostgreSQL's `$1, $2, …`; one statement per workload.
-//! - **Pipelining** ([`PgOptions::pipeline`] = N > 1, single-statement workloads only: the
-//!   suite's insert/select-pk/scan/update/delete/join, TpcBFunction, Custom): each `execute(op)`
-//!   runs the N ops `N·op … N·op+N−1` concurrently on the connection (tokio-postgres writes
-//!   all N Bind/Execute/Sync requests before reading the answers) and returns one outcome for
-//!   the batch, with the bytes summed; the caller counts [`PgDriver::ops_per_execute`] ops per
-//!   execute. If any statement of the batch fails the batch's outcome is that failure (a
-//!   connection loss first, otherwise the first error) and its detail says how many failed.
-//!   **TPC-B** pipelines whole transactions: the 7 statements of each of the N transactions
-//!   are written before any answer is read (one round trip for N transactions, as pgbench's
-//!   `\startpipeline` scripts do); each transaction succeeds or fails on its own, since every
-//!   statement carries its own Sync and a failed one only aborts its transaction, whose `END`
-//!   then rolls it back. The suite's transaction uses a value it has just read, so it refuses
-//!   N > 1.
+//! - **Pipelining** ([`PgOptions::pipeline`] = N > 1): each `execute(op)` runs the N ops
+//!   `N·op … N·op+N−1`, all written before any answer is read, and returns one outcome for the
+//!   batch, with the bytes summed; the caller counts [`PgDriver::ops_per_execute`] ops per
+//!   execute. Each op is its own group (it ends with a Sync), so a failed op affects no other;
+//!   the batch's outcome is then its worst failure (a lost connection first, otherwise the
+//!   first error) and its detail says how many failed. **TPC-B** pipelines whole
+//!   transactions in one group, as pgbench's `\startpipeline` scripts do: one Sync, so the
+//!   server flushes its answers once. Each transaction still commits at its own `END`. An
+//!   error makes the server skip the rest of the group: the failed transaction is rolled
+//!   back, and the ones after it, which never ran, are sent again in a new group (where
+//!   pgbench abandons them), so exactly the failing transactions fail. The suite's
+//!   transaction uses a value it has just read, so it refuses N > 1.
 //! - **Bytes** are the payload, counted exactly but without protocol framing: `bytes_out` is
 //!   the bound parameters as sent in Bind (a 4-byte length plus the value per parameter),
 //!   `bytes_in` the result rows as received in DataRow (a 4-byte length plus the value per
@@ -45,74 +45,45 @@ mod config;
 mod init;
 #[cfg(test)]
 mod tests;
+mod wire;
 
-use crate::sql::{custom_params, suite_key, suite_new_id, tpcb_params, SqlWorkload, SuiteOp};
+use crate::sql::{
+    custom_params, suite_key, suite_new_id, tpcb_params, SqlWorkload, SuiteOp, TpcbParams,
+};
 use crate::workload::mix64;
-use bytes::BytesMut;
-use config::{describe, describe_target, ends_connection, parse_config};
+use config::{describe_target, parse_config};
 pub use config::{redacted, InitReport, PgError, PgOptions};
-use futures_util::future::join_all;
 pub use init::{create_tpcb_function, init_suite, init_tpcb, server_version, tpcb_scale};
 use perfbase_core::{Class, Driver, Outcome, Session};
-use std::cell::RefCell;
-use std::error::Error as StdError;
-use std::rc::Rc;
 use std::sync::Arc;
-use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
-use tokio_postgres::{Client, Config, NoTls, Row, Statement};
-/// A result cell's raw length; accepts every type (results arrive in binary format).
-struct RawLen(usize);
+use tokio_postgres::Config;
+use wire::{Param, Reply, ServerError, Wire, WireError};
 
-impl<'a> FromSql<'a> for RawLen {
-    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<RawLen, Box<dyn StdError + Sync + Send>> {
-        Ok(RawLen(raw.len()))
-    }
+/// The names the statements are prepared under, in the order of [`statements`].
+const NAMES: [&str; 7] = ["s0", "s1", "s2", "s3", "s4", "s5", "s6"];
 
-    fn from_sql_null(_: &Type) -> Result<RawLen, Box<dyn StdError + Sync + Send>> {
-        Ok(RawLen(0))
-    }
+/// pgbench's built-in TPC-B script.
+const TPCB_SQL: [&str; 7] = [
+    "BEGIN",
+    "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+    "UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2",
+    "UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2",
+    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
+     VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
+    "END",
+];
 
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-}
-
-/// The DataRow payload of `rows`: per column a 4-byte length and the value.
-fn rows_bytes(rows: &[Row]) -> u64 {
-    rows.iter()
-        .map(|row| {
-            (0..row.len())
-                .map(|i| 4 + row.try_get::<_, RawLen>(i).map_or(0, |r| r.0) as u64)
-                .sum::<u64>()
-        })
-        .sum()
-}
-
-/// A custom statement's parameter, bound in text format whatever its type: the server
-/// parses it as the type it inferred for the placeholder.
-#[derive(Debug)]
-struct TextParam(String);
-
-impl ToSql for TextParam {
-    fn to_sql(
-        &self,
-        _: &Type,
-        out: &mut BytesMut,
-    ) -> Result<IsNull, Box<dyn StdError + Sync + Send>> {
-        out.extend_from_slice(self.0.as_bytes());
-        Ok(IsNull::No)
-    }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-
-    fn encode_format(&self, _: &Type) -> tokio_postgres::types::Format {
-        tokio_postgres::types::Format::Text
-    }
-
-    to_sql_checked!();
-}
+/// The suite's 5-operation transaction.
+const TRANSACTION_SQL: [&str; 7] = [
+    "BEGIN",
+    "SELECT k, v FROM perfbase_items WHERE id = $1",
+    "UPDATE perfbase_items SET v = $2 WHERE id = $1",
+    "INSERT INTO perfbase_orders (item_id, qty) VALUES ($1, $2) RETURNING id",
+    "SELECT count(*), sum(qty) FROM perfbase_orders WHERE item_id = $1",
+    "UPDATE perfbase_orders SET qty = qty + 1 WHERE id = $1",
+    "COMMIT",
+];
 
 /// The suite's 32-character value for op `op` (hex, like the preloaded `md5` values).
 fn suite_value(op: u64) -> String {
@@ -140,91 +111,39 @@ fn suite_sql(op: SuiteOp) -> Option<&'static str> {
     })
 }
 
-/// pgbench's built-in TPC-B script, prepared.
-struct TpcbStatements {
-    begin: Statement,
-    update_account: Statement,
-    select_account: Statement,
-    update_teller: Statement,
-    update_branch: Statement,
-    insert_history: Statement,
-    end: Statement,
-}
-
-/// The suite's 5-operation transaction, prepared.
-struct TransactionStatements {
-    begin: Statement,
-    select_item: Statement,
-    update_item: Statement,
-    insert_order: Statement,
-    select_orders: Statement,
-    update_order: Statement,
-    commit: Statement,
-}
-
-enum Statements {
-    Tpcb(Box<TpcbStatements>),
-    Transaction(Box<TransactionStatements>),
-    /// One statement per op: suite single ops, TpcBFunction, Custom.
-    Single(Statement),
-}
-
-async fn prepare(
-    client: &Client,
-    workload: &SqlWorkload,
-) -> Result<Statements, tokio_postgres::Error> {
-    Ok(match workload {
-        SqlWorkload::TpcB { .. } => Statements::Tpcb(Box::new(TpcbStatements {
-            begin: client.prepare("BEGIN").await?,
-            update_account: client
-                .prepare("UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2")
-                .await?,
-            select_account: client
-                .prepare("SELECT abalance FROM pgbench_accounts WHERE aid = $1")
-                .await?,
-            update_teller: client
-                .prepare("UPDATE pgbench_tellers SET tbalance = tbalance + $1 WHERE tid = $2")
-                .await?,
-            update_branch: client
-                .prepare("UPDATE pgbench_branches SET bbalance = bbalance + $1 WHERE bid = $2")
-                .await?,
-            insert_history: client
-                .prepare(
-                    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) \
-                     VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)",
-                )
-                .await?,
-            end: client.prepare("END").await?,
-        })),
-        SqlWorkload::TpcBFunction { .. } => {
-            Statements::Single(client.prepare("SELECT pgbench_tx($1, $2, $3, $4)").await?)
-        }
+/// The workload's statements, prepared as [`NAMES`] in this order.
+fn statements(workload: &SqlWorkload) -> Vec<String> {
+    let own = |sqls: &[&str]| sqls.iter().map(|s| s.to_string()).collect();
+    match workload {
+        SqlWorkload::TpcB { .. } => own(&TPCB_SQL),
+        SqlWorkload::TpcBSelect { .. } => own(&[TPCB_SQL[2]]),
+        SqlWorkload::TpcBFunction { .. } => own(&["SELECT pgbench_tx($1, $2, $3, $4)"]),
         SqlWorkload::Suite(op) => match suite_sql(*op) {
-            Some(sql) => Statements::Single(client.prepare(sql).await?),
-            None => Statements::Transaction(Box::new(TransactionStatements {
-                begin: client.prepare("BEGIN").await?,
-                select_item: client
-                    .prepare("SELECT k, v FROM perfbase_items WHERE id = $1")
-                    .await?,
-                update_item: client
-                    .prepare("UPDATE perfbase_items SET v = $2 WHERE id = $1")
-                    .await?,
-                insert_order: client
-                    .prepare(
-                        "INSERT INTO perfbase_orders (item_id, qty) VALUES ($1, $2) RETURNING id",
-                    )
-                    .await?,
-                select_orders: client
-                    .prepare("SELECT count(*), sum(qty) FROM perfbase_orders WHERE item_id = $1")
-                    .await?,
-                update_order: client
-                    .prepare("UPDATE perfbase_orders SET qty = qty + 1 WHERE id = $1")
-                    .await?,
-                commit: client.prepare("COMMIT").await?,
-            })),
+            Some(sql) => own(&[sql]),
+            None => own(&TRANSACTION_SQL),
         },
-        SqlWorkload::Custom { sql, .. } => Statements::Single(client.prepare(sql).await?),
-    })
+        SqlWorkload::Custom { sql, .. } => vec![sql.clone()],
+    }
+}
+
+/// The parameters of each statement of pgbench's TPC-B script, in [`TPCB_SQL`]'s order: the
+/// values, of which the first `n` are bound.
+fn tpcb_steps(p: &TpcbParams) -> [([i32; 4], usize); 7] {
+    let TpcbParams {
+        aid,
+        tid,
+        bid,
+        delta,
+    } = *p;
+    [
+        ([0; 4], 0),
+        ([delta, aid, 0, 0], 2),
+        ([aid, 0, 0, 0], 1),
+        ([delta, tid, 0, 0], 2),
+        ([delta, bid, 0, 0], 2),
+        ([tid, bid, aid, delta], 4),
+        ([0; 4], 0),
+    ]
 }
 
 struct Shared {
@@ -232,6 +151,7 @@ struct Shared {
     /// `postgres://user@host:port/db`, for messages.
     target: String,
     workload: SqlWorkload,
+    statements: Vec<String>,
     pipeline: usize,
 }
 
@@ -270,6 +190,7 @@ impl PgDriver {
             shared: Arc::new(Shared {
                 target: describe_target(&config),
                 config,
+                statements: statements(&workload),
                 workload,
                 pipeline: options.pipeline,
             }),
@@ -292,41 +213,27 @@ impl Driver for PgDriver {
 
     async fn open(&self, _worker: usize) -> Result<PgSession, Outcome> {
         let shared = self.shared.clone();
-        let (client, connection) = shared.config.connect(NoTls).await.map_err(|e| {
-            Outcome::error(
-                Class::Connect,
-                format!("connect {}: {}", shared.target, describe(&e)),
-            )
+        let wire = wire::connect(&shared.config).await.map_err(|e| {
+            Outcome::error(Class::Connect, format!("connect {}: {e}", shared.target))
         })?;
-        let closed: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
-        let why = closed.clone();
-        tokio::task::spawn_local(async move {
-            if let Err(e) = connection.await {
-                *why.borrow_mut() = Some(describe(&e));
-            }
-        });
         let mut session = PgSession {
-            client,
+            wire,
             shared,
-            closed,
-            statements: None,
+            prepared: 0,
+            written: None,
         };
-        match prepare(&session.client, &session.shared.workload).await {
-            Ok(s) => session.statements = Some(s),
-            Err(e) => {
-                let outcome = session.failure(&e);
-                if outcome.class.breaks_session() {
-                    return Err(Outcome::error(
-                        Class::Connect,
-                        format!(
-                            "connect {}: {}",
-                            session.shared.target,
-                            outcome.detail.as_deref().unwrap_or("connection lost")
-                        ),
-                    ));
-                }
-                // The server refused the statement: prepared again (and reported) per op.
+        if let Err(outcome) = session.prepare().await {
+            if outcome.class.breaks_session() {
+                return Err(Outcome::error(
+                    Class::Connect,
+                    format!(
+                        "connect {}: {}",
+                        session.shared.target,
+                        outcome.detail.as_deref().unwrap_or("connection lost")
+                    ),
+                ));
             }
+            // The server refused a statement: prepared again (and reported) per op.
         }
         Ok(session)
     }
@@ -334,12 +241,12 @@ impl Driver for PgDriver {
 
 /// One connection with the workload's statements prepared.
 pub struct PgSession {
-    client: Client,
+    wire: Wire,
     shared: Arc<Shared>,
-    /// Why the connection task ended, when it ended with an error.
-    closed: Rc<RefCell<Option<String>>>,
-    /// `None` while the server refuses to prepare them.
-    statements: Option<Statements>,
+    /// How many of the workload's statements are prepared (in order).
+    prepared: usize,
+    /// The parameter bytes of the op in progress, for [`Session::bytes_of_abandoned_op`].
+    written: Option<u64>,
 }
 
 /// One op's parameters for a single-statement workload.
@@ -349,46 +256,28 @@ enum Args {
     Insert(i64, String),
     Update(i64, String),
     Tpcb([i32; 4]),
-    Text(Vec<TextParam>),
+    Aid(i32),
+    Text(Vec<String>),
 }
 
 impl Args {
-    fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
+    /// Queues the op's Bind and Execute of statement `s0`; returns the parameter bytes.
+    fn bind(&self, wire: &mut Wire) -> u64 {
+        let name = NAMES[0];
         match self {
-            Args::None => Vec::new(),
-            Args::Key(k) => vec![k],
-            Args::Insert(id, v) => vec![id, id, v],
-            Args::Update(k, v) => vec![k, v],
-            Args::Tpcb(p) => p.iter().map(|x| x as &(dyn ToSql + Sync)).collect(),
-            Args::Text(t) => t.iter().map(|x| x as &(dyn ToSql + Sync)).collect(),
+            Args::None => wire.bind_execute(name, &[]),
+            Args::Key(k) => wire.bind_execute(name, &[Param::I64(*k)]),
+            Args::Insert(id, v) => {
+                wire.bind_execute(name, &[Param::I64(*id), Param::I64(*id), Param::Text(v)])
+            }
+            Args::Update(k, v) => wire.bind_execute(name, &[Param::I64(*k), Param::Text(v)]),
+            Args::Tpcb(p) => wire.bind_execute(name, &p.map(Param::I32)),
+            Args::Aid(a) => wire.bind_execute(name, &[Param::I32(*a)]),
+            Args::Text(t) => {
+                let params: Vec<Param> = t.iter().map(|s| Param::Text(s)).collect();
+                wire.bind_execute(name, &params)
+            }
         }
-    }
-
-    /// The Bind payload: a 4-byte length and the value per parameter.
-    fn bytes_out(&self) -> u64 {
-        let n = |len: usize| 4 + len as u64;
-        match self {
-            Args::None => 0,
-            Args::Key(_) => n(8),
-            Args::Insert(_, v) => 2 * n(8) + n(v.len()),
-            Args::Update(_, v) => n(8) + n(v.len()),
-            Args::Tpcb(_) => 4 * n(4),
-            Args::Text(t) => t.iter().map(|p| n(p.0.len())).sum(),
-        }
-    }
-}
-
-/// Runs one prepared statement: rows are read (and counted) when it returns columns.
-async fn run_statement(
-    client: &Client,
-    statement: &Statement,
-    params: &[&(dyn ToSql + Sync)],
-) -> Result<u64, tokio_postgres::Error> {
-    if statement.columns().is_empty() {
-        client.execute(statement, params).await?;
-        Ok(0)
-    } else {
-        Ok(rows_bytes(&client.query(statement, params).await?))
     }
 }
 
@@ -407,8 +296,9 @@ impl BatchTally {
         self.bytes_in += bytes_in;
     }
 
-    fn failed(&mut self, o: Outcome) {
-        self.failed += 1;
+    /// `count` ops failed with `o`.
+    fn failed(&mut self, o: Outcome, count: u64) {
+        self.failed += count;
         let replace = match &self.worst {
             None => true,
             Some(w) => o.class.breaks_session() && !w.class.breaks_session(),
@@ -436,31 +326,55 @@ impl BatchTally {
     }
 }
 
+/// The outcome of a server error: the connection goes on unless the error says otherwise.
+fn server_failure(e: &ServerError) -> Outcome {
+    let class = if e.ends_connection() {
+        Class::Read
+    } else {
+        Class::Driver
+    };
+    Outcome::error(class, e.to_string())
+}
+
 impl PgSession {
-    /// The outcome of a failed statement.
-    fn failure(&self, e: &tokio_postgres::Error) -> Outcome {
-        if let Some(db) = e.as_db_error() {
-            let class = if ends_connection(db) {
-                Class::Read
-            } else {
-                Class::Driver
-            };
-            return Outcome::error(class, describe(e));
+    /// The outcome of a connection that cannot go on.
+    fn lost(&mut self, e: WireError) -> Outcome {
+        match e {
+            WireError::Io(io) => match self.wire.error_already_sent() {
+                Some(server) => Outcome::error(Class::Read, server.to_string()),
+                None => Outcome::error(Class::Read, format!("connection lost: {io}")),
+            },
+            WireError::Closed => match self.wire.error_already_sent() {
+                Some(server) => Outcome::error(Class::Read, server.to_string()),
+                None => Outcome::error(Class::Read, "connection closed by the server"),
+            },
+            WireError::Fatal(server) => Outcome::error(Class::Read, server.to_string()),
+            WireError::Protocol(what) => Outcome::error(Class::Protocol, what),
         }
-        if e.is_closed() || self.client.is_closed() {
-            let detail = match self.closed.borrow().as_deref() {
-                Some(why) => format!("connection closed: {why}"),
-                None => "connection closed by the server".to_string(),
-            };
-            return Outcome::error(Class::Read, detail);
+    }
+
+    /// Writes what is queued and reads the oldest group's answer.
+    async fn round_trip(&mut self) -> Result<Reply, WireError> {
+        self.wire.flush().await?;
+        self.wire.reply().await
+    }
+
+    /// Prepares the statements not prepared yet, each in its own group so that the ones
+    /// before a refused statement stay prepared.
+    async fn prepare(&mut self) -> Result<(), Outcome> {
+        let shared = self.shared.clone();
+        while let Some(sql) = shared.statements.get(self.prepared) {
+            self.wire
+                .parse(NAMES[self.prepared], sql)
+                .map_err(|e| self.lost(e))?;
+            self.wire.sync();
+            match self.round_trip().await {
+                Ok(Reply { error: None, .. }) => self.prepared += 1,
+                Ok(Reply { error: Some(e), .. }) => return Err(server_failure(&e)),
+                Err(e) => return Err(self.lost(e)),
+            }
         }
-        let class = match e.source() {
-            Some(cause) if cause.is::<std::io::Error>() => Class::Read,
-            _ if e.to_string().starts_with("unexpected message") => Class::Protocol,
-            // Client-side errors (a parameter that cannot be encoded, …): the connection is fine.
-            _ => Class::Driver,
-        };
-        Outcome::error(class, describe(e))
+        Ok(())
     }
 
     /// The parameters of op `op` of a single-statement workload.
@@ -470,6 +384,7 @@ impl PgSession {
                 let p = tpcb_params(op, *scale);
                 Args::Tpcb([p.aid, p.tid, p.bid, p.delta])
             }
+            SqlWorkload::TpcBSelect { scale } => Args::Aid(tpcb_params(op, *scale).aid),
             SqlWorkload::Suite(s) => match s {
                 SuiteOp::Insert => Args::Insert(suite_new_id(op), suite_value(op)),
                 SuiteOp::SelectPk | SuiteOp::Join => Args::Key(suite_key(op)),
@@ -480,192 +395,238 @@ impl PgSession {
             },
             SqlWorkload::Custom {
                 params, corpora, ..
-            } => Args::Text(
-                custom_params(params, corpora, op)
-                    .into_iter()
-                    .map(TextParam)
-                    .collect(),
-            ),
+            } => Args::Text(custom_params(params, corpora, op)),
             SqlWorkload::TpcB { .. } => Args::None,
         }
     }
 
-    async fn single(&self, statement: &Statement, op: u64) -> Outcome {
+    /// A single-statement op, or `pipeline` of them, each in its own group.
+    async fn single(&mut self, op: u64) -> Outcome {
         let n = self.shared.pipeline as u64;
         if n <= 1 {
-            let args = self.args(op);
-            let out = args.bytes_out();
-            return match run_statement(&self.client, statement, &args.refs()).await {
-                Ok(bytes_in) => Outcome::ok(bytes_in, out),
-                Err(e) => self.failure(&e).with_bytes(0, out),
+            let out = self.args(op).bind(&mut self.wire);
+            self.wire.sync();
+            self.written = Some(out);
+            return match self.round_trip().await {
+                Ok(Reply {
+                    error: None,
+                    bytes_in,
+                    ..
+                }) => Outcome::ok(bytes_in, out),
+                Ok(Reply { error: Some(e), .. }) => server_failure(&e).with_bytes(0, out),
+                Err(e) => self.lost(e).with_bytes(0, out),
             };
         }
-        let batch: Vec<Args> = (0..n)
-            .map(|i| self.args(op.wrapping_mul(n).wrapping_add(i)))
-            .collect();
-        let refs: Vec<Vec<&(dyn ToSql + Sync)>> = batch.iter().map(Args::refs).collect();
-        let results = join_all(
-            refs.iter()
-                .map(|r| run_statement(&self.client, statement, r)),
-        )
-        .await;
-        let out: u64 = batch.iter().map(Args::bytes_out).sum();
+        let mut out = 0;
+        for i in 0..n {
+            out += self
+                .args(op.wrapping_mul(n).wrapping_add(i))
+                .bind(&mut self.wire);
+            self.wire.sync();
+        }
+        self.written = Some(out);
         let mut tally = BatchTally::default();
-        for r in &results {
-            match r {
-                Ok(b) => tally.ok(*b),
-                Err(e) => tally.failed(self.failure(e)),
+        if let Err(e) = self.wire.flush().await {
+            tally.failed(self.lost(e), n);
+            return tally.outcome(n, out, "statements");
+        }
+        for i in 0..n {
+            match self.wire.reply().await {
+                Ok(Reply {
+                    error: None,
+                    bytes_in,
+                    ..
+                }) => tally.ok(bytes_in),
+                Ok(Reply {
+                    error: Some(e),
+                    bytes_in,
+                    ..
+                }) => {
+                    tally.bytes_in += bytes_in;
+                    tally.failed(server_failure(&e), 1);
+                }
+                Err(e) => {
+                    tally.failed(self.lost(e), n - i);
+                    break;
+                }
             }
         }
         tally.outcome(n, out, "statements")
     }
 
-    /// The outcome of a transaction that returned `result`; after a server error the
-    /// transaction is rolled back so the session can go on.
-    async fn end_transaction(
-        &self,
-        result: Result<u64, tokio_postgres::Error>,
-        out: u64,
-    ) -> Outcome {
-        match result {
-            Ok(bytes_in) => Outcome::ok(bytes_in, out),
-            Err(e) => {
-                let outcome = self.failure(&e).with_bytes(0, out);
-                if outcome.class.breaks_session() {
-                    return outcome;
-                }
-                match self.client.batch_execute("ROLLBACK").await {
-                    Ok(()) => outcome,
-                    Err(e) => self.failure(&e).with_bytes(0, out),
-                }
-            }
+    /// Runs statement `index` with `params` in its own round trip.
+    async fn step(&mut self, index: usize, params: &[Param<'_>], out: &mut u64) -> Step {
+        *out += self.wire.bind_execute(NAMES[index], params);
+        self.wire.sync();
+        self.written = Some(*out);
+        match self.round_trip().await {
+            Ok(Reply {
+                error: None,
+                bytes_in,
+                first_int,
+                ..
+            }) => Step::Done(bytes_in, first_int),
+            Ok(Reply { error: Some(e), .. }) => Step::Failed(e),
+            Err(e) => Step::Lost(self.lost(e)),
         }
     }
 
-    async fn tpcb(&self, s: &TpcbStatements, op: u64, scale: u32) -> Outcome {
+    /// The outcome of a transaction whose statement failed with `e`: rolled back, so that
+    /// the session can go on, unless the connection is gone.
+    async fn rolled_back(&mut self, e: ServerError, bytes_in: u64, out: u64) -> Outcome {
+        let outcome = server_failure(&e).with_bytes(bytes_in, out);
+        if outcome.class.breaks_session() {
+            return outcome;
+        }
+        self.wire.query("ROLLBACK");
+        match self.round_trip().await {
+            Ok(Reply { error: None, .. }) => outcome,
+            Ok(Reply { error: Some(e), .. }) => server_failure(&e).with_bytes(bytes_in, out),
+            Err(e) => self.lost(e).with_bytes(bytes_in, out),
+        }
+    }
+
+    /// pgbench's TPC-B script, one round trip per statement.
+    async fn tpcb(&mut self, op: u64, scale: u32) -> Outcome {
         let p = tpcb_params(op, scale);
-        let c = &self.client;
-        // Parameters: 2 + 1 + 2 + 2 + 4 int4 values, each with its 4-byte length.
-        let out = 11 * 8;
-        let result = async {
-            c.execute(&s.begin, &[]).await?;
-            c.execute(&s.update_account, &[&p.delta, &p.aid]).await?;
-            let rows = c.query(&s.select_account, &[&p.aid]).await?;
-            c.execute(&s.update_teller, &[&p.delta, &p.tid]).await?;
-            c.execute(&s.update_branch, &[&p.delta, &p.bid]).await?;
-            c.execute(&s.insert_history, &[&p.tid, &p.bid, &p.aid, &p.delta])
-                .await?;
-            c.execute(&s.end, &[]).await?;
-            Ok(rows_bytes(&rows))
-        }
-        .await;
-        self.end_transaction(result, out).await
-    }
-
-    /// `pipeline` TPC-B transactions (ops `N·op …`), all their statements sent before any
-    /// answer is read. A transaction counts as done when all 7 of its statements succeeded;
-    /// one that failed was rolled back by its own `END`, and the others are unaffected.
-    async fn tpcb_pipelined(&self, s: &TpcbStatements, op: u64, scale: u32) -> Outcome {
-        let n = self.shared.pipeline as u64;
-        let params: Vec<_> = (0..n)
-            .map(|i| tpcb_params(op.wrapping_mul(n).wrapping_add(i), scale))
-            .collect();
-        // Per transaction, each statement with its parameters, in pgbench's order.
-        type Params<'p> = Vec<&'p (dyn ToSql + Sync)>;
-        let steps: Vec<[(&Statement, Params); 7]> = params
-            .iter()
-            .map(|p| {
-                [
-                    (&s.begin, vec![]),
-                    (&s.update_account, vec![&p.delta as _, &p.aid as _]),
-                    (&s.select_account, vec![&p.aid as _]),
-                    (&s.update_teller, vec![&p.delta as _, &p.tid as _]),
-                    (&s.update_branch, vec![&p.delta as _, &p.bid as _]),
-                    (
-                        &s.insert_history,
-                        vec![&p.tid as _, &p.bid as _, &p.aid as _, &p.delta as _],
-                    ),
-                    (&s.end, vec![]),
-                ]
-            })
-            .collect();
-        let results = join_all(
-            steps
-                .iter()
-                .flatten()
-                .map(|(statement, args)| run_statement(&self.client, statement, args)),
-        )
-        .await;
-        let out = 11 * 8 * n;
-        let mut tally = BatchTally::default();
-        for tx in results.chunks(7) {
-            let mut bytes = 0;
-            let mut first_error = None;
-            for r in tx {
-                match r {
-                    Ok(b) => bytes += b,
-                    Err(e) if first_error.is_none() => first_error = Some(self.failure(e)),
-                    Err(_) => {}
-                }
-            }
-            match first_error {
-                None => tally.ok(bytes),
-                Some(o) => {
-                    tally.bytes_in += bytes;
-                    tally.failed(o);
-                }
+        let (mut bytes_in, mut out) = (0, 0);
+        for (index, (values, n)) in tpcb_steps(&p).into_iter().enumerate() {
+            match self
+                .step(index, &values.map(Param::I32)[..n], &mut out)
+                .await
+            {
+                Step::Done(b, _) => bytes_in += b,
+                Step::Failed(e) => return self.rolled_back(e, bytes_in, out).await,
+                Step::Lost(o) => return o.with_bytes(bytes_in, out),
             }
         }
-        tally.outcome(n, out, "transactions")
+        Outcome::ok(bytes_in, out)
     }
 
-    async fn transaction(&self, s: &TransactionStatements, op: u64) -> Outcome {
+    /// `pipeline` TPC-B transactions (ops `N·op …`), all written before any answer is read,
+    /// in one group (see the module docs). After a failed statement the server skipped the
+    /// rest of the group: its transaction is rolled back, and the transactions after it, which
+    /// never ran, are written again as a new group. At most `pipeline` groups.
+    async fn tpcb_pipelined(&mut self, op: u64, scale: u32) -> Outcome {
+        let n = self.shared.pipeline;
+        let params: Vec<TpcbParams> = (0..n as u64)
+            .map(|i| tpcb_params(op.wrapping_mul(n as u64).wrapping_add(i), scale))
+            .collect();
+        let (mut out, mut tally) = (0, BatchTally::default());
+        // The first transaction not done yet.
+        let mut next = 0;
+        while next < n {
+            for p in &params[next..] {
+                for (index, (values, k)) in tpcb_steps(p).into_iter().enumerate() {
+                    out += self
+                        .wire
+                        .bind_execute(NAMES[index], &values.map(Param::I32)[..k]);
+                }
+            }
+            self.wire.sync();
+            self.written = Some(out);
+            let reply = match self.round_trip().await {
+                Ok(r) => r,
+                Err(e) => {
+                    tally.failed(self.lost(e), (n - next) as u64);
+                    break;
+                }
+            };
+            tally.bytes_in += reply.bytes_in;
+            let Some(e) = reply.error else { break };
+            // Each transaction completes its 7 statements before the next one starts.
+            next += reply.completed / TPCB_SQL.len() + 1;
+            let failure = server_failure(&e);
+            if failure.class.breaks_session() {
+                tally.failed(failure, (n - next) as u64 + 1);
+                break;
+            }
+            tally.failed(failure, 1);
+            if reply.status == b'E' {
+                self.wire.query("ROLLBACK");
+                let rollback = match self.round_trip().await {
+                    Ok(Reply { error: None, .. }) => continue,
+                    Ok(Reply { error: Some(e), .. }) => server_failure(&e),
+                    Err(e) => self.lost(e),
+                };
+                tally.failed(rollback, (n - next) as u64);
+                break;
+            }
+        }
+        tally.outcome(n as u64, out, "transactions")
+    }
+
+    /// The suite's transaction, one round trip per statement.
+    async fn transaction(&mut self, op: u64) -> Outcome {
         let id = suite_key(op);
         let value = suite_value(op);
         let qty = suite_qty(op);
-        let c = &self.client;
-        let out = 12 + (12 + 4 + value.len() as u64) + (12 + 8) + 12 + 12;
-        let result = async {
-            c.execute(&s.begin, &[]).await?;
-            let mut bytes_in = rows_bytes(&c.query(&s.select_item, &[&id]).await?);
-            c.execute(&s.update_item, &[&id, &value]).await?;
-            let inserted = c.query(&s.insert_order, &[&id, &qty]).await?;
-            bytes_in += rows_bytes(&inserted);
-            bytes_in += rows_bytes(&c.query(&s.select_orders, &[&id]).await?);
-            if let Some(row) = inserted.first() {
-                let order: i64 = row.try_get(0)?;
-                c.execute(&s.update_order, &[&order]).await?;
+        let (mut bytes_in, mut out) = (0, 0);
+        let key = [Param::I64(id)];
+        let mut order = None;
+        for index in 0..TRANSACTION_SQL.len() {
+            let update = [Param::I64(id), Param::Text(&value)];
+            let insert = [Param::I64(id), Param::I32(qty)];
+            let params: &[Param] = match index {
+                1 | 4 => &key,
+                2 => &update,
+                3 => &insert,
+                5 => match &order {
+                    Some(o) => std::slice::from_ref(o),
+                    // The insert returned no id: nothing to update.
+                    None => continue,
+                },
+                _ => &[],
+            };
+            match self.step(index, params, &mut out).await {
+                Step::Done(b, first) => {
+                    bytes_in += b;
+                    if index == 3 {
+                        order = first.map(Param::I64);
+                    }
+                }
+                Step::Failed(e) => return self.rolled_back(e, bytes_in, out).await,
+                Step::Lost(o) => return o.with_bytes(bytes_in, out),
             }
-            c.execute(&s.commit, &[]).await?;
-            Ok(bytes_in)
         }
-        .await;
-        self.end_transaction(result, out).await
+        Outcome::ok(bytes_in, out)
     }
+}
+
+/// How one statement of a transaction ended.
+enum Step {
+    /// Its rows' bytes and first integer cell.
+    Done(u64, Option<i64>),
+    Failed(ServerError),
+    Lost(Outcome),
 }
 
 impl Session for PgSession {
     async fn execute(&mut self, op: u64) -> Outcome {
-        if self.statements.is_none() {
-            match prepare(&self.client, &self.shared.workload).await {
-                Ok(s) => self.statements = Some(s),
-                Err(e) => return self.failure(&e),
-            }
+        if self.wire.abandoned() {
+            // The engine dropped an earlier op mid-exchange and kept the session.
+            return Outcome::error(
+                Class::Protocol,
+                "an earlier op was abandoned mid-exchange; the connection is out of step",
+            );
         }
-        let Some(statements) = self.statements.as_ref() else {
-            return Outcome::error(Class::Driver, "statements not prepared");
+        self.written = None;
+        if let Err(outcome) = self.prepare().await {
+            return outcome;
+        }
+        let outcome = match &self.shared.workload {
+            SqlWorkload::TpcB { scale } if self.shared.pipeline > 1 => {
+                self.tpcb_pipelined(op, *scale).await
+            }
+            SqlWorkload::TpcB { scale } => self.tpcb(op, *scale).await,
+            SqlWorkload::Suite(SuiteOp::Transaction) => self.transaction(op).await,
+            _ => self.single(op).await,
         };
-        match statements {
-            Statements::Single(s) => self.single(s, op).await,
-            Statements::Tpcb(s) => {
-                let scale = self.shared.workload.tpcb_scale().unwrap_or(1);
-                if self.shared.pipeline > 1 {
-                    self.tpcb_pipelined(s, op, scale).await
-                } else {
-                    self.tpcb(s, op, scale).await
-                }
-            }
-            Statements::Transaction(s) => self.transaction(s, op).await,
-        }
+        self.written = None;
+        outcome
+    }
+
+    fn bytes_of_abandoned_op(&mut self) -> (u64, u64) {
+        (0, self.written.take().unwrap_or(0))
     }
 }
