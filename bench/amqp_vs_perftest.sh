@@ -4,13 +4,20 @@
 # producer and one consumer, D seconds, each of: 1 KB transient, 1 KB persistent, 10 KB
 # transient; the tool pinned to CPU 1. Prints consumed msg/s and client CPU µs per message
 # (user+sys of the whole process over the messages consumed; PerfTest's includes its JVM
-# start and JIT) and the ratios perfbase/PerfTest.
+# start and JIT) and the ratios perfbase/PerfTest. PerfTest's producer publishes without
+# waiting for anything but its socket; perfbase hands PIPELINE messages at once to its
+# connection (--pipeline; 1 = one at a time, waiting until each is written) and, with
+# MAX_LAG, waits while that many messages are published and not yet consumed (--max-lag), so
+# that it does not bury the consumer under a backlog the broker then serves more slowly.
 #
-#   bench/amqp_vs_perftest.sh              # D=10 REPS=2
+#   bench/amqp_vs_perftest.sh              # D=10 REPS=2 PIPELINE=32 MAX_LAG=1000
+#   PIPELINE=1 MAX_LAG= bench/amqp_vs_perftest.sh   # perfbase's defaults
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D=${D:-10}
 REPS=${REPS:-2}
+PIPELINE=${PIPELINE:-32}
+MAX_LAG=${MAX_LAG-1000}
 PERFBASE=${PERFBASE:-target/release/perfbase}
 PT_VERSION=2.22.1
 PT_LIB="$HOME/.cache/perf-test-$PT_VERSION/lib"
@@ -43,16 +50,17 @@ for rep in $(seq 1 "$REPS"); do
   for sc in "${SCENARIOS[@]}"; do
     read -r size kind <<< "$sc"
     pt=(-h "$URL" -x 1 -y 1 -z "$D" -s "$size")
-    pb=(amqp "$URL" --mode stream --consumers 1 -c 1 -d "${D}s" --size "$size" -q --no-store)
+    pb=(amqp "$URL" --mode stream --consumers 1 -c 1 -d "${D}s" --size "$size" --pipeline "$PIPELINE" -q --no-store)
     if [ "$kind" = persistent ]; then pt+=(-f persistent); pb+=(--persistent); fi
+    if [ -n "$MAX_LAG" ]; then pb+=(--max-lag "$MAX_LAG"); fi
     run "perftest.$size-$kind.$rep" java -cp "$PT_LIB/*" com.rabbitmq.perf.PerfTest "${pt[@]}"
     run "perfbase.$size-$kind.$rep" "$PERFBASE" "${pb[@]}"
     log "rep $rep: $size $kind done"
   done
 done
-python3 - "$OUT" "$REPS" "$D" << 'PY'
+python3 - "$OUT" "$REPS" "$D" "$PIPELINE" "${MAX_LAG:-none}" << 'PY'
 import re, statistics, sys
-out, reps, d = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+out, reps, d, pipeline, lag = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 cpu = lambda p: sum(map(float, open(p).read().split()[-2:]))
 def perftest(path):
     text = open(path).read()
@@ -63,7 +71,7 @@ def perfbase(path):
     m = re.search(r"Consumed\s+([\d,]+) in ([\d.]+)s, ([\d,.]+) msg/s", open(path).read())
     n = int(m.group(1).replace(",", ""))
     return float(m.group(3).replace(",", "")), n
-print(f"## perfbase amqp --mode stream vs RabbitMQ PerfTest, 1 producer + 1 consumer, {d} s ({out})\n")
+print(f"## perfbase amqp --mode stream --pipeline {pipeline} --max-lag {lag} vs RabbitMQ PerfTest, 1 producer + 1 consumer, {d} s ({out})\n")
 print("| scenario | PerfTest msg/s | PerfTest CPU µs/msg | perfbase msg/s | perfbase CPU µs/msg | msg/s ratio | CPU/msg ratio |")
 print("|---|---|---|---|---|---|---|")
 for sc in ["1024-transient", "1024-persistent", "10240-transient"]:

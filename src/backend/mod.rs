@@ -400,6 +400,10 @@ impl Backend {
                 put("persistent", o.persistent.into());
                 put("confirms", o.confirms.into());
                 put("ack", options::name_of(options::AckName::of(o.ack)).into());
+                put("pipeline", o.pipeline.into());
+                if let Some(max) = o.max_lag {
+                    put("max_lag", max.into());
+                }
                 if let (Some(side), Some(queue)) = (&b.stream, &o.queue) {
                     put("consumers", side.consumers.into());
                     put("queue", queue.clone().into());

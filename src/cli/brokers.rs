@@ -71,9 +71,19 @@ pub struct AmqpArgs {
     #[arg(long, value_enum, default_value = "manual")]
     pub ack: AckName,
 
+    /// --mode publish or stream: messages published at once on each connection (each is
+    /// counted; the batch's latency is each one's)
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub pipeline: u64,
+
     /// --mode stream: consumer connections on the shared queue
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub consumers: u64,
+
+    /// --mode stream: at most this many messages published and not yet consumed; publishers
+    /// wait for the consumers beyond it (default: no bound, as PerfTest)
+    #[arg(long, value_name = "MESSAGES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_lag: Option<u64>,
 
     /// --mode stream: once publishing stopped, how long the consumers wait for messages still
     /// queued before giving up on them
@@ -185,7 +195,18 @@ impl AmqpArgs {
             confirms: self.confirms,
             ack: self.ack.mode(),
             queue: None,
+            pipeline: self.pipeline as usize,
+            max_lag: self.max_lag,
         };
+        if self.max_lag.is_some() && self.mode != AmqpModeName::Stream {
+            return Err(bad_input("--max-lag: only with --mode stream"));
+        }
+        if self.pipeline > 1 && self.mode == AmqpModeName::Roundtrip {
+            return Err(bad_input(
+                "--pipeline: only with --mode publish or stream (a round trip waits for its own \
+                 message to come back)",
+            ));
+        }
         let stream = if self.mode == AmqpModeName::Stream {
             if self.load.warmup.is_some() {
                 return Err(bad_input(

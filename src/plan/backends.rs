@@ -86,6 +86,23 @@ pub(super) fn broker_workload(
                     "auto" => amqp::AckMode::Auto,
                     _ => amqp::AckMode::Manual,
                 },
+                pipeline: match &w.pipeline {
+                    Some(v) => cx.positive(v, &format!("{field}.pipeline"))? as usize,
+                    None => 1,
+                },
+                max_lag: match &w.max_lag {
+                    Some(v) if mode == "stream" => {
+                        Some(cx.positive(v, &format!("{field}.max_lag"))?)
+                    }
+                    Some(v) => {
+                        return Err(cx.err(
+                            v,
+                            format!("{field}.max_lag"),
+                            "only with mode = \"stream\"",
+                        ))
+                    }
+                    None => None,
+                },
                 // The stream's publishers and consumers meet on one queue of this run.
                 queue: stream.as_ref().map(|_| {
                     format!(

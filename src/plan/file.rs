@@ -184,7 +184,10 @@ pub(crate) struct WorkloadDef {
     pub builtin: Option<S<String>>,
     /// TPC-B scale of the tables (as pgbench -s), default 1.
     pub scale: Option<S<i64>>,
-    /// PostgreSQL pipelining depth, default 1; Redis: commands sent together.
+    /// AMQP stream mode: at most this many messages published and not yet consumed.
+    pub max_lag: Option<S<i64>>,
+    /// PostgreSQL pipelining depth, default 1; Redis: commands sent together; AMQP (publish
+    /// and stream modes): messages published at once.
     pub pipeline: Option<S<i64>>,
     /// Redis targets: the command (ping, set, get, get-miss, del, incr, lpush, rpush, lpop,
     /// rpop, sadd, zadd, hset)…; MongoDB and Vault targets: the operation (insert-one,

@@ -512,9 +512,10 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
     add("params", SQL, w.params.first().map(|v| at(&v.span())));
     add("builtin", SQL, w.builtin.as_ref().map(|v| at(&v.span())));
     add("scale", SQL, w.scale.as_ref().map(|v| at(&v.span())));
+    add("max_lag", AMQP, w.max_lag.as_ref().map(|v| at(&v.span())));
     add(
         "pipeline",
-        &[Sql, Redis],
+        &[Sql, Redis, Amqp],
         w.pipeline.as_ref().map(|v| at(&v.span())),
     );
     add(

@@ -502,6 +502,54 @@ fn rabbitmq_stream_mode_reports_publish_and_consume_apart() {
 }
 
 #[test]
+fn rabbitmq_stream_pipelines_publishes_within_a_lag_and_loses_none() {
+    let Some(url) = service("PERFBASE_AMQP_URL") else {
+        return;
+    };
+    let _g = serial();
+    // 250 batches of 16 messages, never more than 64 ahead of the one consumer.
+    let (code, text, v) = pb(&[
+        "amqp",
+        &url,
+        "--mode",
+        "stream",
+        "--pipeline",
+        "16",
+        "--max-lag",
+        "64",
+        "-n",
+        "250",
+    ]);
+    assert_eq!(code, 0, "{text}");
+    validate(&v);
+    assert_eq!(v["requests"], 4000, "each message of a batch is counted");
+    let protocol = &v["config"]["protocol"];
+    assert_eq!(protocol["pipeline"], 16);
+    assert_eq!(protocol["max_lag"], 64);
+    // The sessions close with the protocol's handshake: every message reached the queue.
+    assert_eq!(protocol["published"], 4000);
+    assert_eq!(protocol["unconsumed"], 0);
+    let phases = v["phases"].as_array().unwrap();
+    assert_eq!(phases[1]["requests"], 4000);
+    // A round trip waits for its own message; a lag needs consumers apart.
+    let (code, text, _) = pb(&["amqp", &url, "--pipeline", "2", "-n", "1"]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--pipeline"), "{text}");
+    let (code, text, _) = pb(&[
+        "amqp",
+        &url,
+        "--mode",
+        "publish",
+        "--max-lag",
+        "9",
+        "-n",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("--max-lag"), "{text}");
+}
+
+#[test]
 fn a_plan_streams_rabbitmq_with_its_own_consumers_per_step_and_repetition() {
     let Some(url) = service("PERFBASE_AMQP_URL") else {
         return;

@@ -50,4 +50,15 @@ pub trait Session: 'static {
     fn bytes_of_abandoned_op(&mut self) -> (u64, u64) {
         (0, 0)
     }
+
+    /// Ends the session once the engine is done with it, by the protocol's own close (for
+    /// AMQP, the handshake after which the broker has handled every message sent before
+    /// it: a connection that just drops loses what the broker had not read yet). The engine
+    /// bounds the wait. The default drops the connection.
+    fn close(self) -> impl Future<Output = ()>
+    where
+        Self: Sized,
+    {
+        async {}
+    }
 }

@@ -41,6 +41,8 @@ fn round_trip_sizes_persistence_and_ack_modes() {
                         confirms: persistent,
                         ack,
                         queue: None,
+                        pipeline: 1,
+                        max_lag: None,
                     };
                     let driver = AmqpDriver::new(&url, options).unwrap();
                     let mut s = open(&driver).await;
@@ -64,6 +66,60 @@ fn round_trip_sizes_persistence_and_ack_modes() {
 }
 
 #[test]
+fn pipelined_publishes_all_arrive_once_the_session_closes() {
+    let Some(url) = url() else { return };
+    local(async {
+        let queue = format!("perfbase-test-pipeline-{}", std::process::id());
+        let options = AmqpOptions {
+            mode: AmqpMode::Publish,
+            queue: Some(queue.clone()),
+            pipeline: 8,
+            ..AmqpOptions::default()
+        };
+        let driver = AmqpDriver::new(&url, options).unwrap();
+        let mut s = open(&driver).await;
+        for op in 0..N {
+            let o = s.execute(op).await;
+            assert_eq!(o.class, Class::Ok, "op {op}: {o:?}");
+            assert_eq!(o.batch, 8, "{o:?}");
+            assert_eq!(o.bytes_out, 8 * 1024);
+        }
+        // No confirms: only the close handshake says the broker has handled them all.
+        s.close().await;
+        let conn = Connection::connect(&url, ConnectionProperties::default())
+            .await
+            .unwrap();
+        let ch = conn.create_channel().await.unwrap();
+        let passive = QueueDeclareOptions {
+            passive: true,
+            ..QueueDeclareOptions::default()
+        };
+        let q = ch
+            .queue_declare(queue.as_str().into(), passive, FieldTable::default())
+            .await
+            .unwrap();
+        let count = q.message_count();
+        ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(count, 8 * N as u32);
+        // A round trip waits for its own message: no pipeline.
+        let refused = AmqpDriver::new(
+            &url,
+            AmqpOptions {
+                pipeline: 2,
+                ..AmqpOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            refused.to_string().contains("publish or stream"),
+            "{refused}"
+        );
+    });
+}
+
+#[test]
 fn publish_with_confirms_fills_the_queue() {
     let Some(url) = url() else { return };
     local(async {
@@ -75,6 +131,8 @@ fn publish_with_confirms_fills_the_queue() {
             confirms: true,
             ack: AckMode::Manual,
             queue: Some(queue.clone()),
+            pipeline: 1,
+            max_lag: None,
         };
         let driver = AmqpDriver::new(&url, options).unwrap();
         let mut s = open(&driver).await;
@@ -136,6 +194,8 @@ fn queue_deleted_under_the_consumer() {
             let options = AmqpOptions {
                 confirms,
                 queue: Some(queue.clone()),
+                pipeline: 1,
+                max_lag: None,
                 ..AmqpOptions::default()
             };
             let driver = AmqpDriver::new(&url, options).unwrap();
@@ -227,6 +287,8 @@ fn stream_consumers_take_end_to_end_latency_and_the_queue_goes_away() {
         confirms: true,
         ack: AckMode::Auto,
         queue: Some(queue.clone()),
+        pipeline: 1,
+        max_lag: None,
     };
     let driver = AmqpDriver::new(&url, options).unwrap();
     local(async {
@@ -342,6 +404,8 @@ fn stream_consumers_count_a_deleted_queue_and_resume_on_a_new_one() {
         confirms: true,
         ack: AckMode::Auto,
         queue: Some(queue.clone()),
+        pipeline: 1,
+        max_lag: None,
     };
     let driver = AmqpDriver::new(&url, options).unwrap();
     local(async {

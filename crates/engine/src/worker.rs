@@ -40,6 +40,34 @@ pub(crate) fn main<D: Driver>(
             break;
         }
     }
+    close_sessions(&local, &rt, &shared);
+}
+
+/// How long the sessions left at the end may take to close, all together.
+const CLOSE_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Closes the sessions left in the pool, concurrently, within [`CLOSE_LIMIT`]: a dead server
+/// cannot hold the run.
+fn close_sessions<D: perfbase_core::Driver>(
+    local: &LocalSet,
+    rt: &tokio::runtime::Runtime,
+    shared: &Shared<D>,
+) {
+    use perfbase_core::Session as _;
+    let sessions: Vec<D::Session> = shared.pool.borrow_mut().drain(..).collect();
+    if sessions.is_empty() {
+        return;
+    }
+    local.block_on(rt, async {
+        let mut set = tokio::task::JoinSet::new();
+        for s in sessions {
+            set.spawn_local(s.close());
+        }
+        let _ = tokio::time::timeout(CLOSE_LIMIT, async {
+            while set.join_next().await.is_some() {}
+        })
+        .await;
+    });
 }
 
 /// This worker's share of `total` when split over `active` workers.
