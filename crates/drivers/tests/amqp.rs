@@ -27,6 +27,26 @@ async fn open(driver: &AmqpDriver) -> AmqpSession {
 
 const N: u64 = 200;
 
+/// The messages in `queue`, which is then deleted.
+async fn count_and_delete(url: &str, queue: &str) -> u32 {
+    let conn = Connection::connect(url, ConnectionProperties::default())
+        .await
+        .unwrap();
+    let ch = conn.create_channel().await.unwrap();
+    let passive = QueueDeclareOptions {
+        passive: true,
+        ..QueueDeclareOptions::default()
+    };
+    let q = ch
+        .queue_declare(queue.into(), passive, FieldTable::default())
+        .await
+        .unwrap();
+    ch.queue_delete(queue.into(), QueueDeleteOptions::default())
+        .await
+        .unwrap();
+    q.message_count()
+}
+
 #[test]
 fn round_trip_sizes_persistence_and_ack_modes() {
     let Some(url) = url() else { return };
@@ -86,23 +106,7 @@ fn pipelined_publishes_all_arrive_once_the_session_closes() {
         }
         // No confirms: only the close handshake says the broker has handled them all.
         s.close().await;
-        let conn = Connection::connect(&url, ConnectionProperties::default())
-            .await
-            .unwrap();
-        let ch = conn.create_channel().await.unwrap();
-        let passive = QueueDeclareOptions {
-            passive: true,
-            ..QueueDeclareOptions::default()
-        };
-        let q = ch
-            .queue_declare(queue.as_str().into(), passive, FieldTable::default())
-            .await
-            .unwrap();
-        let count = q.message_count();
-        ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
-            .await
-            .unwrap();
-        assert_eq!(count, 8 * N as u32);
+        assert_eq!(count_and_delete(&url, &queue).await, 8 * N as u32);
         // A round trip waits for its own message: no pipeline.
         let refused = AmqpDriver::new(
             &url,
@@ -142,25 +146,7 @@ fn publish_with_confirms_fills_the_queue() {
             assert_eq!((o.bytes_in, o.bytes_out), (0, 1024));
         }
         drop(s);
-        let conn = Connection::connect(&url, ConnectionProperties::default())
-            .await
-            .unwrap();
-        let ch = conn.create_channel().await.unwrap();
-        let q = ch
-            .queue_declare(
-                queue.as_str().into(),
-                QueueDeclareOptions {
-                    passive: true,
-                    ..QueueDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-            .unwrap();
-        let count = q.message_count();
-        ch.queue_delete(queue.as_str().into(), QueueDeleteOptions::default())
-            .await
-            .unwrap();
+        let count = count_and_delete(&url, &queue).await;
         assert_eq!(count, N as u32);
         eprintln!("publish with confirms: {N} ok, queue held {count}");
     });
