@@ -47,26 +47,24 @@
 //!   `open` failures are class `connect` (`AMQP 403 ACCESS_REFUSED` for a wrong user or
 //!   password, or the socket error); the password never appears in any message.
 
-use futures_util::future::join_all;
 use futures_util::StreamExt;
 use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, BasicPublishOptions, ConfirmSelectOptions,
-    QueueDeclareOptions, QueueDeleteOptions,
+    BasicAckOptions, BasicConsumeOptions, ConfirmSelectOptions, QueueDeclareOptions,
+    QueueDeleteOptions,
 };
 use lapin::protocol::AMQPErrorKind;
 use lapin::types::{AMQPValue, FieldTable, ShortString};
-use lapin::{
-    BasicProperties, Channel, Confirmation, Connection, ConnectionProperties, Consumer, ErrorKind,
-};
+use lapin::{Channel, Connection, ConnectionProperties, Consumer, ErrorKind};
 use perfbase_core::{Class, Driver, Outcome, Session};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
 mod consumers;
 mod lag;
+mod publish;
 mod version;
 pub use consumers::{Consumed, ConsumerGroup, ConsumerSettings};
+use publish::publish_options;
 pub use version::server_version;
 
 /// Bytes at the start of each message: the op (u64) and the send stamp (u64).
@@ -209,18 +207,6 @@ fn op_error(e: &lapin::Error) -> Outcome {
         _ => "",
     };
     Outcome::error(Class::Read, format!("{}{closed}", describe(e, None)))
-}
-
-/// A publish's options: `mandatory` (an unroutable message comes back) only with confirms,
-/// the one place a session looks at returned messages. Without confirms a deleted queue shows
-/// otherwise (a cancelled consumer, messages not consumed), and `mandatory` is not free: the
-/// broker then reports every delivery to a queue back to the publishing channel, which
-/// measured 17 % more broker CPU per message beside PerfTest (38.7 against 33 µs).
-fn publish_options(confirms: bool) -> BasicPublishOptions {
-    BasicPublishOptions {
-        mandatory: confirms,
-        immediate: false,
-    }
 }
 
 /// Distinguishes the queues of sessions opened by one process.
@@ -482,113 +468,6 @@ impl AmqpSession {
                 .await?;
         }
         Ok(())
-    }
-
-    /// Writes the op and the send stamp into each body: op `op` alone, or ops `N·op …
-    /// N·op+N−1` of a pipeline of N.
-    fn stamp(&mut self, op: u64) {
-        let stamp = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let n = self.bodies.len() as u64;
-        for (i, body) in self.bodies.iter_mut().enumerate() {
-            let op = if n == 1 {
-                op
-            } else {
-                op.wrapping_mul(n).wrapping_add(i as u64)
-            };
-            body[..8].copy_from_slice(&op.to_le_bytes());
-            body[8..HEADER].copy_from_slice(&stamp.to_le_bytes());
-        }
-    }
-
-    fn properties(&self) -> BasicProperties {
-        let props = BasicProperties::default();
-        if self.persistent {
-            props.with_delivery_mode(2)
-        } else {
-            props
-        }
-    }
-
-    /// What a publisher confirm says, when it is not a plain ack.
-    fn confirmation(&self, answer: lapin::Result<Confirmation>) -> Option<Outcome> {
-        match answer {
-            Ok(Confirmation::Ack(None)) | Ok(Confirmation::NotRequested) => None,
-            // Our queue is gone (deleted by someone else): reopening redeclares it.
-            Ok(Confirmation::Ack(Some(returned))) => Some(Outcome::error(
-                Class::Read,
-                format!(
-                    "AMQP {} {}: {} (message returned: queue {} no longer exists)",
-                    returned.reply_code,
-                    reply_name(returned.reply_code),
-                    returned.reply_text,
-                    self.queue
-                ),
-            )),
-            Ok(Confirmation::Nack(_)) => Some(Outcome::error(
-                Class::Driver,
-                "AMQP nack: the broker could not store the message",
-            )),
-            Err(e) => Some(op_error(&e)),
-        }
-    }
-
-    /// The messages of a pipeline (ops `N·op …`), handed to the connection together so they
-    /// go out together; with confirms, the broker's answers are awaited together too. One
-    /// outcome for the batch: its worst failure (a lost channel first) and how many failed.
-    async fn publish_batch(&mut self, op: u64) -> Outcome {
-        self.stamp(op);
-        let n = self.bodies.len() as u64;
-        let out = n * self.bodies[0].len() as u64;
-        let props = self.properties();
-        let published = join_all(self.bodies.iter().map(|body| {
-            self.channel.basic_publish(
-                ShortString::from(""),
-                self.queue.clone(),
-                publish_options(self.confirms),
-                body,
-                props.clone(),
-            )
-        }))
-        .await;
-        let (mut failed, mut worst) = (0u64, None::<Outcome>);
-        let mut note = |o: Outcome| {
-            failed += 1;
-            if worst
-                .as_ref()
-                .is_none_or(|w| o.class.breaks_session() && !w.class.breaks_session())
-            {
-                worst = Some(o);
-            }
-        };
-        let mut confirms = Vec::with_capacity(published.len());
-        for p in published {
-            match p {
-                Ok(c) => confirms.push(c),
-                Err(e) => note(op_error(&e)),
-            }
-        }
-        if self.confirms {
-            for answer in join_all(confirms).await {
-                if let Some(o) = self.confirmation(answer) {
-                    note(o);
-                }
-            }
-        }
-        match worst {
-            None => Outcome::ok(0, out).batch_of(n as u32, n as u32),
-            Some(o) => {
-                let detail = format!(
-                    "{failed} of {n} pipelined messages failed: {}",
-                    o.detail.as_deref().unwrap_or("")
-                );
-                let batch = Outcome::error(o.class, detail)
-                    .with_bytes(0, out)
-                    .batch_of(n as u32, (n - failed) as u32);
-                self.fail(batch)
-            }
-        }
     }
 
     /// Marks the session broken and returns `outcome`.
