@@ -1,0 +1,352 @@
+//! The HTML report's per-scenario sections: a scenario's tables and charts, its sweep,
+//! the phases and the resources monitor.
+
+use super::*;
+
+pub(super) const BOX_CAPTION: &str =
+    "One box per repetition, from that run's latency histogram: whiskers \
+     at min and max, the box from p25 to p75, the bar at the median. Boxes that sit at \
+     different heights mean the repetitions disagree.";
+
+pub(super) fn scenario_section(
+    out: &mut String,
+    study: &Study,
+    s: &ScenarioStudy,
+    boxplots: &[(String, BoxPlot)],
+    endpoints: &[(String, Vec<Endpoint>)],
+    h_sec: &str,
+    h_sub: &str,
+) {
+    let _ = writeln!(out, "<{h_sec}>Scenario {}</{h_sec}>", escape(&s.name));
+    let _ = writeln!(
+        out,
+        "<p>{} on <code>{}</code> (workload <code>{}</code>){}. {}</p>",
+        escape(&s.kind),
+        escape(&s.target),
+        escape(&s.workload),
+        if s.repetitions > 1 {
+            format!(", {} repetitions (rows merge them)", s.repetitions)
+        } else {
+            String::new()
+        },
+        verdict_span(s.passed)
+    );
+    if let Some((a, b)) = ladder_charts(s, study) {
+        figure(
+            out,
+            &a,
+            "Latency percentiles of each step (repetitions merged) against the load it \
+             offered. The knee is the first step where the service stopped keeping up.",
+        );
+        figure(
+            out,
+            &b,
+            "Throughput achieved at each step against the load offered.",
+        );
+    }
+    if let Some((_, b)) = boxplots.iter().find(|(name, _)| *name == s.name) {
+        figure(out, &b.render(), BOX_CAPTION);
+    }
+    if !s.steps.is_empty() {
+        sweep_table(out, s);
+    }
+    if !endpoints.is_empty() {
+        let rows: Vec<(String, &[Endpoint])> =
+            endpoints.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
+        endpoints_table(out, true, &rows);
+    }
+    let list = findings(s, study);
+    if !list.is_empty() {
+        out.push_str("<ul class=\"findings\">\n");
+        for f in list {
+            let _ = writeln!(out, "<li>{}</li>", escape(&f));
+        }
+        if s.knee.as_ref().is_some_and(|k| k.first_bad.is_some()) {
+            let rule = &study.knee_rule;
+            let _ = writeln!(
+                out,
+                "<li class=\"meta\">knee rule: a step is bad when achieved &lt; {:.0} % of the offered rate, \
+                 or a concurrency step gains &lt; {:.0} % throughput, or p99 &gt; {} × the first step's p99, \
+                 or more than {:.1} % of requests fail</li>",
+                rule.min_throughput_ratio * 100.0,
+                rule.min_gain * 100.0,
+                rule.p99_factor,
+                rule.max_error_ratio * 100.0
+            );
+        }
+        out.push_str("</ul>\n");
+    }
+    if !s.repetition_stats.is_empty() {
+        let _ = writeln!(
+            out,
+            "<{h_sub}>Repetitions</{h_sub}>\n<p class=\"meta\">Each statistic over the {} runs: mean, \
+             sample variance, standard deviation, 95 % confidence interval of the mean (Student t), \
+             min and max.</p>",
+            s.repetitions
+        );
+        out.push_str(
+            "<table>\n<tr><th class=\"l\">step</th><th class=\"l\">statistic</th><th>mean</th>\
+             <th>variance</th><th>stdev</th><th>95 % CI</th><th>min</th><th>max</th></tr>\n",
+        );
+        let per_s = |v: f64| format!("{v:.1}");
+        let pct = |v: f64| format!("{:.2} %", v * 100.0);
+        for st in &s.repetition_stats {
+            let rows: [StatRow; 8] = [
+                ("requests/s", &st.rps, &per_s),
+                ("success", &st.success_ratio, &pct),
+                ("min ms", &st.min_ms, &ms),
+                ("mean ms", &st.mean_ms, &ms),
+                ("p50 ms", &st.p50_ms, &ms),
+                ("p90 ms", &st.p90_ms, &ms),
+                ("p99 ms", &st.p99_ms, &ms),
+                ("max ms", &st.max_ms, &ms),
+            ];
+            for (name, sm, f) in rows {
+                let _ = writeln!(
+                    out,
+                    "<tr><td class=\"l\">{}</td><td class=\"l\">{name}</td><td>{}</td><td>{:.4}</td>\
+                     <td>{:.4}</td><td>{} – {}</td><td>{}</td><td>{}</td></tr>",
+                    escape(&st.step),
+                    f(sm.mean),
+                    sm.variance,
+                    sm.stdev,
+                    f(sm.ci95.0),
+                    f(sm.ci95.1),
+                    f(sm.min),
+                    f(sm.max)
+                );
+            }
+        }
+        out.push_str("</table>\n");
+    }
+    if !s.thresholds.is_empty() {
+        let _ = writeln!(out, "<{h_sub}>Thresholds</{h_sub}>");
+        out.push_str(
+            "<table>\n<tr><th class=\"l\">phase</th><th class=\"l\">threshold</th><th>actual</th><th>verdict</th></tr>\n",
+        );
+        for t in &s.thresholds {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"l\">{}</td><td class=\"l\"><code>{}</code></td><td>{}</td>{}</tr>",
+                escape(&t.phase),
+                escape(&t.verdict.threshold),
+                escape(&actual(&t.verdict.threshold, t.verdict.actual)),
+                verdict_cell(t.verdict.passed)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+}
+
+/// A repetition statistic: its name, its summary and how to print its values.
+type StatRow<'a> = (&'a str, &'a Summary, &'a dyn Fn(f64) -> String);
+
+pub(super) fn sweep_table(out: &mut String, s: &ScenarioStudy) {
+    let buckets: Vec<String> = s
+        .steps
+        .first()
+        .map(|row| {
+            row.under_ms
+                .iter()
+                .map(|(b, _)| format!("&lt; {b} ms"))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.push_str(
+        "<table>\n<tr><th class=\"l\">step</th><th>offered</th><th>achieved/s</th><th>success</th>",
+    );
+    for h in crate::study_text::LATENCY_HEADS {
+        let _ = write!(out, "<th>{h}</th>");
+    }
+    for b in &buckets {
+        let _ = write!(out, "<th>{b}</th>");
+    }
+    out.push_str("</tr>\n");
+    for (i, row) in s.steps.iter().enumerate() {
+        let knee = s.knee.as_ref().is_some_and(|k| k.first_bad == Some(i));
+        let op = s.operating_point.as_ref().is_some_and(|p| p.index == i);
+        let class = match (knee, op) {
+            (true, _) => " class=\"knee\"",
+            (false, true) => " class=\"op\"",
+            _ => "",
+        };
+        let _ = write!(
+            out,
+            "<tr{class}><td class=\"l\">{}{}{}{}</td><td>{}</td><td>{}</td><td>{:.2} %</td>{}",
+            escape(&row.name),
+            row.invalid.as_deref().map_or(String::new(), |why| format!(
+                "<span class=\"tag knee\" title=\"{}\">invalid</span>",
+                escape(why)
+            )),
+            if knee {
+                "<span class=\"tag knee\">knee</span>"
+            } else {
+                ""
+            },
+            if op {
+                "<span class=\"tag op\">operating point</span>"
+            } else {
+                ""
+            },
+            offered(&row.offered),
+            thousands_f(row.achieved_rps),
+            row.success_ratio * 100.0,
+            crate::study_text::latency_cells(row)
+                .map(|c| format!("<td>{c}</td>"))
+                .concat()
+        );
+        for (_, share) in &row.under_ms {
+            if share.is_nan() {
+                out.push_str("<td>-</td>");
+            } else {
+                let _ = write!(out, "<td>{:.1} %</td>", share * 100.0);
+            }
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+}
+
+pub(super) fn phases_table(out: &mut String, r: &RunResult) {
+    out.push_str(
+        "<table>\n<tr><th class=\"l\">phase</th><th class=\"l\">scenario</th><th>step</th><th>rep.</th>\
+         <th>offered</th><th class=\"l\">model</th><th>requests</th><th>duration s</th><th>req/s</th>\
+         <th>success</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th></tr>\n",
+    );
+    for p in &r.phases {
+        let m = &p.measurement;
+        let offered = match (p.offered_rate, p.offered_connections) {
+            (Some(rate), _) => offered_label(Offered::Rate(rate)),
+            (None, Some(c)) => offered_label(Offered::Concurrency(c)),
+            _ => "-".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{offered}</td>\
+             <td class=\"l\">{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td{}>{:.2} %</td>\
+             <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&p.name),
+            escape(p.scenario.as_deref().unwrap_or("-")),
+            p.step.map_or("-".to_string(), |s| (s + 1).to_string()),
+            p.repetition.map_or("-".to_string(), |r| r.to_string()),
+            p.model.name(),
+            thousands(m.requests),
+            m.duration_s,
+            thousands_f(m.rps),
+            success_class(m.success_ratio),
+            m.success_ratio * 100.0,
+            ms(m.latency_ms.p50),
+            ms(m.latency_ms.p95),
+            ms(m.latency_ms.p99),
+            ms(m.latency_ms.max)
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+pub(super) fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str) {
+    for w in &m.warnings {
+        let _ = writeln!(out, "<p class=\"banner warn\">{}</p>", escape(w));
+    }
+    let cpu = monitor_chart(
+        m,
+        "monitor",
+        "CPU of the monitored targets",
+        "CPU %, 100 = one core",
+        |s| s.cpu_pct,
+    );
+    if let Some(chart) = cpu {
+        figure(
+            out,
+            &chart,
+            "CPU of each target's whole process tree per sampling interval; 100 % is one core. \
+             The shaded band is the idle baseline taken before the load started; dashed lines \
+             mark phase changes.",
+        );
+    }
+    let memory = monitor_chart(
+        m,
+        "monitor-memory",
+        "Memory of the monitored targets",
+        "RSS, MiB",
+        |s| s.rss_bytes as f64 / (1024.0 * 1024.0),
+    );
+    if let Some(chart) = memory {
+        figure(
+            out,
+            &chart,
+            "Resident memory of each target's whole process tree at each sample, in MiB; the \
+             shaded band is the idle baseline, dashed lines mark phase changes.",
+        );
+    }
+    let with_mem = m
+        .targets
+        .iter()
+        .any(|t| t.phases.iter().any(|p| p.memory_current_bytes.is_some()));
+    let _ = writeln!(
+        out,
+        "<{h_part}>Idle vs under load</{h_part}>\n<p class=\"meta\">Per target and phase: mean (min–max) over \
+         the samples, every {} s; perfbase had {} cores.</p>",
+        m.interval_s, m.cores
+    );
+    let _ = write!(
+        out,
+        "<table>\n<tr><th class=\"l\">target</th><th class=\"l\">phase</th><th>samples</th>\
+         <th>CPU % of a core</th><th>CPU % of machine</th><th>RSS MiB (max)</th><th>VSZ MiB</th>\
+         <th>threads</th><th>fds</th><th>ctx sw/s</th><th>procs</th>{}</tr>\n",
+        if with_mem {
+            "<th>cgroup memory MiB (max)</th>"
+        } else {
+            ""
+        }
+    );
+    const MIB: f64 = 1024.0 * 1024.0;
+    let count = |v: f64| {
+        if (v - v.round()).abs() < 0.05 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    for t in &m.targets {
+        let label = match t.exited_at_s {
+            Some(at) => format!("{} (exited at {at:.1} s)", t.label),
+            None => t.label.clone(),
+        };
+        for (i, p) in t.phases.iter().enumerate() {
+            let _ = write!(
+                out,
+                "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1} ({:.1}–{:.1})</td>\
+                 <td>{:.1}</td><td>{:.1} ({:.1})</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td>",
+                if p.name == "idle" { " class=\"idle\"" } else { "" },
+                if i == 0 { escape(&label) } else { String::new() },
+                escape(&p.name),
+                p.samples,
+                p.cpu_pct.mean,
+                p.cpu_pct.min,
+                p.cpu_pct.max,
+                p.cpu_pct_machine.mean,
+                p.rss_bytes.mean / MIB,
+                p.rss_bytes.max / MIB,
+                p.vsz_bytes.mean / MIB,
+                count(p.threads.mean),
+                p.fds.map_or("-".to_string(), |f| count(f.mean)),
+                p.ctx_switches_per_s.mean,
+                count(p.processes.mean)
+            );
+            if with_mem {
+                let _ = write!(
+                    out,
+                    "<td>{}</td>",
+                    p.memory_current_bytes.map_or("-".to_string(), |s| format!(
+                        "{:.1} ({:.1})",
+                        s.mean / MIB,
+                        s.max / MIB
+                    ))
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+    }
+    out.push_str("</table>\n");
+}
