@@ -32,6 +32,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 const PREFETCH: u16 = 256;
 /// How often a consumer re-checks whether the group is finished while no message comes.
 const POLL: Duration = Duration::from_millis(50);
+/// How often, and how long at most, a finishing consumer waits for its acks to be written.
+const ACK_SETTLE_POLL: Duration = Duration::from_millis(1);
+const ACK_SETTLE_LIMIT: Duration = Duration::from_secs(2);
 /// The pause before a consumer that lost its connection tries again.
 const RECONNECT_PAUSE: Duration = Duration::from_millis(200);
 
@@ -325,6 +328,8 @@ async fn consume(
     shared: Rc<Shared>,
 ) {
     let mut unacked: Option<(u64, u64)> = None;
+    // Manual acks handed over and not yet written.
+    let acks_pending = Rc::new(std::cell::Cell::new(0u64));
     loop {
         if done(&control, &shared, &settings) {
             break;
@@ -371,8 +376,11 @@ async fn consume(
                         // thread hand-offs per message through lapin's I/O thread. A failed
                         // ack means a lost connection, which the next delivery reports.
                         let channel = s.channel.clone();
+                        let pending = acks_pending.clone();
+                        pending.set(pending.get() + 1);
                         tokio::task::spawn_local(async move {
                             let _ = channel.basic_ack(tag, BasicAckOptions::default()).await;
+                            pending.set(pending.get() - 1);
                         });
                         Ok(())
                     }
@@ -422,6 +430,14 @@ async fn consume(
             .basic_ack(tag, BasicAckOptions { multiple: true })
             .await;
     }
+    // Every ack out before the channel closes: the broker requeues what a closed channel
+    // left unacknowledged, and another consumer of the queue would receive it a second time.
+    let settle = async {
+        while acks_pending.get() > 0 {
+            tokio::time::sleep(ACK_SETTLE_POLL).await;
+        }
+    };
+    let _ = tokio::time::timeout(ACK_SETTLE_LIMIT, settle).await;
     let _ = s.channel.close(200, "perfbase done".into()).await;
 }
 
