@@ -118,6 +118,27 @@ fn postgres_tpcb_counts_exactly_and_reports_like_pgbench() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(v.unwrap()["requests"], 400, "50 batches of 8");
+    // The open model on the hand-framed path: pgbench -S's query at a fixed rate, each op
+    // timed from its intended start, and the same pipelined (8 per send, all counted).
+    for (pipeline, ops) in [("1", 100), ("8", 800)] {
+        let (code, _, err, v, _d) = pb(&[
+            "pg",
+            &url,
+            "-w",
+            "select-only",
+            "--pipeline",
+            pipeline,
+            "-r",
+            "200",
+            "-n",
+            "100",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v = v.unwrap();
+        assert_eq!(v["model"], "open");
+        assert_eq!(v["requests"], ops, "{v}");
+        assert_eq!(v["success_ratio"], 1.0);
+    }
 }
 
 #[test]
