@@ -1,6 +1,7 @@
 //! PostgreSQL (feature `postgres`): the SQL workloads of [`super`], plain TCP without TLS.
 //!
-//! - **One connection per session**, logged in by tokio-postgres and then driven by the
+//! - **One connection per session**, over TCP to the URL's first host (a Unix-domain socket
+//!   is refused with a message saying so), logged in by tokio-postgres and then driven by the
 //!   session itself through [`wire`]: the extended-query protocol framed by hand, the measured
 //!   hot path (the figures are in `wire`'s docs and `bench/README.md`). `open` prepares the
 //!   workload's statements once, as `s0`, `s1`, …. A statement the server refuses to prepare
