@@ -5,6 +5,8 @@
 
 #[cfg(feature = "amqp")]
 pub mod amqp;
+#[cfg(any(feature = "postgres", feature = "amqp"))]
+mod batch;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod input;

@@ -486,15 +486,7 @@ impl AmqpSession {
             gate.room(self.bodies.len() as u64).await;
         }
         if self.bodies.len() > 1 {
-            let outcome = self.publish_batch(op).await;
-            if let Some(gate) = &self.gate {
-                gate.published(if outcome.class == Class::Ok {
-                    self.bodies.len() as u64
-                } else {
-                    outcome.batch_ok as u64
-                });
-            }
-            return outcome;
+            return self.publish_batch(op).await;
         }
         self.stamp(op);
         let sent = self.bodies[0].len() as u64;

@@ -2,6 +2,7 @@
 //! publish options, what a publisher confirm says, and a pipeline's batch of publishes.
 
 use super::{op_error, reply_name, AmqpSession, HEADER};
+use crate::batch::BatchTally;
 use futures_util::future::join_all;
 use lapin::options::BasicPublishOptions;
 use lapin::types::ShortString;
@@ -74,7 +75,7 @@ impl AmqpSession {
 
     /// The messages of a pipeline (ops `N·op …`), handed to the connection together so they
     /// go out together; with confirms, the broker's answers are awaited together too. One
-    /// outcome for the batch: its worst failure (a lost channel first) and how many failed.
+    /// outcome for the batch ([`BatchTally`]); the stream's lag gate counts those published.
     pub(super) async fn publish_batch(&mut self, op: u64) -> Outcome {
         self.stamp(op);
         let n = self.bodies.len() as u64;
@@ -90,42 +91,25 @@ impl AmqpSession {
             )
         }))
         .await;
-        let (mut failed, mut worst) = (0u64, None::<Outcome>);
-        let mut note = |o: Outcome| {
-            failed += 1;
-            if worst
-                .as_ref()
-                .is_none_or(|w| o.class.breaks_session() && !w.class.breaks_session())
-            {
-                worst = Some(o);
-            }
-        };
+        let mut tally = BatchTally::default();
         let mut confirms = Vec::with_capacity(published.len());
         for p in published {
             match p {
                 Ok(c) => confirms.push(c),
-                Err(e) => note(op_error(&e)),
+                Err(e) => tally.failed(op_error(&e), 1),
             }
         }
         if self.confirms {
             for answer in join_all(confirms).await {
                 if let Some(o) = self.confirmation(answer) {
-                    note(o);
+                    tally.failed(o, 1);
                 }
             }
         }
-        match worst {
-            None => Outcome::ok(0, out).batch_of(n as u32, n as u32),
-            Some(o) => {
-                let detail = format!(
-                    "{failed} of {n} pipelined messages failed: {}",
-                    o.detail.as_deref().unwrap_or("")
-                );
-                let batch = Outcome::error(o.class, detail)
-                    .with_bytes(0, out)
-                    .batch_of(n as u32, (n - failed) as u32);
-                self.fail(batch)
-            }
+        if let Some(gate) = &self.gate {
+            gate.published(tally.succeeded(n));
         }
+        let outcome = tally.outcome(n, out, "messages");
+        self.fail(outcome)
     }
 }

@@ -48,6 +48,7 @@ mod init;
 mod tests;
 mod wire;
 
+use crate::batch::BatchTally;
 use crate::sql::{
     custom_params, suite_key, suite_new_id, tpcb_params, SqlWorkload, SuiteOp, TpcbParams,
 };
@@ -282,51 +283,6 @@ impl Args {
     }
 }
 
-/// The ops of a pipelined batch as they come back: one outcome for the batch, counting every
-/// op in it (the engine records each with the batch's latency). A failed batch carries its
-/// worst failure — a lost connection first, else the first error — and how many failed.
-#[derive(Default)]
-struct BatchTally {
-    bytes_in: u64,
-    failed: u64,
-    worst: Option<Outcome>,
-}
-
-impl BatchTally {
-    fn ok(&mut self, bytes_in: u64) {
-        self.bytes_in += bytes_in;
-    }
-
-    /// `count` ops failed with `o`.
-    fn failed(&mut self, o: Outcome, count: u64) {
-        self.failed += count;
-        let replace = match &self.worst {
-            None => true,
-            Some(w) => o.class.breaks_session() && !w.class.breaks_session(),
-        };
-        if replace {
-            self.worst = Some(o);
-        }
-    }
-
-    /// The batch of `n` ops (`what`, for the message) that sent `out` bytes.
-    fn outcome(self, n: u64, out: u64, what: &str) -> Outcome {
-        match self.worst {
-            None => Outcome::ok(self.bytes_in, out).batch_of(n as u32, n as u32),
-            Some(o) => Outcome::error(
-                o.class,
-                format!(
-                    "{} of {n} pipelined {what} failed: {}",
-                    self.failed,
-                    o.detail.as_deref().unwrap_or("")
-                ),
-            )
-            .with_bytes(self.bytes_in, out)
-            .batch_of(n as u32, (n - self.failed) as u32),
-        }
-    }
-}
-
 /// The outcome of a server error: the connection goes on unless the error says otherwise.
 fn server_failure(e: &ServerError) -> Outcome {
     let class = if e.ends_connection() {
@@ -338,20 +294,20 @@ fn server_failure(e: &ServerError) -> Outcome {
 }
 
 impl PgSession {
-    /// The outcome of a connection that cannot go on.
+    /// The outcome of a connection that cannot go on: a socket that failed or closed is
+    /// named by the error the server sent before it closed, when that is already here.
     fn lost(&mut self, e: WireError) -> Outcome {
-        match e {
-            WireError::Io(io) => match self.wire.error_already_sent() {
-                Some(server) => Outcome::error(Class::Read, server.to_string()),
-                None => Outcome::error(Class::Read, format!("connection lost: {io}")),
-            },
-            WireError::Closed => match self.wire.error_already_sent() {
-                Some(server) => Outcome::error(Class::Read, server.to_string()),
-                None => Outcome::error(Class::Read, "connection closed by the server"),
-            },
-            WireError::Fatal(server) => Outcome::error(Class::Read, server.to_string()),
-            WireError::Protocol(what) => Outcome::error(Class::Protocol, what),
-        }
+        let fallback = match e {
+            WireError::Fatal(server) => return Outcome::error(Class::Read, server.to_string()),
+            WireError::Protocol(what) => return Outcome::error(Class::Protocol, what),
+            WireError::Io(io) => format!("connection lost: {io}"),
+            WireError::Closed => "connection closed by the server".to_string(),
+        };
+        let detail = match self.wire.error_already_sent() {
+            Some(server) => server.to_string(),
+            None => fallback,
+        };
+        Outcome::error(Class::Read, detail)
     }
 
     /// Writes what is queued and reads the oldest group's answer.
@@ -363,6 +319,9 @@ impl PgSession {
     /// Prepares the statements not prepared yet, each in its own group so that the ones
     /// before a refused statement stay prepared.
     async fn prepare(&mut self) -> Result<(), Outcome> {
+        if self.prepared == self.shared.statements.len() {
+            return Ok(());
+        }
         let shared = self.shared.clone();
         while let Some(sql) = shared.statements.get(self.prepared) {
             self.wire
