@@ -110,6 +110,21 @@ free_port() {
 # picks the local port of each outgoing connection: a service port up there can be taken, between
 # a stop and a start, by any client socket (a Redis cluster bus link took RabbitMQ's 55672 once,
 # and a CI run could not restart a cluster node on 57002).
+# Sets the variable named $1 to a fresh 128-bit random token (32 hex digits). It sets a
+# variable rather than printing, so that `die` stops the script, not a subshell.
+draw_token() {
+  local t
+  t=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+  [[ "$t" =~ ^[0-9a-f]{32}$ ]] || die "cannot draw a token from /dev/urandom"
+  printf -v "$1" '%s' "$t"
+}
+
+# Replaces file $1 with the line $2, readable by its owner only, in one rename.
+write_private() {
+  (umask 077 && echo "$2" >"$1.new")
+  mv -f "$1.new" "$1"
+}
+
 pick_port() {
   local file=$1 first=$2 port
   port=$(cat "$file" 2>/dev/null || true)
@@ -1601,10 +1616,8 @@ vlt_up() {
   if [ -z "$V_BIN" ] || [ ! -x "$V_BIN" ]; then die "$name: no binary to run"; fi
   command -v curl >/dev/null 2>&1 || ensure_pkg curl
   port=$(vlt_pick_port "$dir/port" "$V_FIRST")
-  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-  [[ "$token" =~ ^[0-9a-f]{32}$ ]] || die "cannot draw a token from /dev/urandom"
-  (umask 077 && echo "$token" >"$dir/token.new")
-  mv -f "$dir/token.new" "$dir/token"
+  draw_token token
+  write_private "$dir/token" "$token"
   mkdir -p "$dir/home"
   touch "$log"
   chmod 600 "$log"
@@ -2050,10 +2063,8 @@ EOF_KUBECONFIG
 kube_apiserver_up() {
   local port token logf=$KUBE_DIR/kube-apiserver.log mark
   port=$(pick_port "$KUBE_DIR/port" "$KUBE_FIRST_PORT")
-  token=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
-  [[ "$token" =~ ^[0-9a-f]{32}$ ]] || die "cannot draw a token from /dev/urandom"
-  (umask 077 && echo "$token,perfbase,perfbase,system:masters" >"$KUBE_TOKENS.new")
-  mv -f "$KUBE_TOKENS.new" "$KUBE_TOKENS"
+  draw_token token
+  write_private "$KUBE_TOKENS" "$token,perfbase,perfbase,system:masters"
   mkdir -p "$KUBE_DIR/certs"
   touch "$logf"
   chmod 600 "$logf"
