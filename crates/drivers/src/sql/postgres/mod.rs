@@ -434,15 +434,22 @@ impl PgSession {
     /// The outcome of a transaction whose statement failed with `e`: rolled back, so that
     /// the session can go on, unless the connection is gone.
     async fn rolled_back(&mut self, e: ServerError, bytes_in: u64, out: u64) -> Outcome {
-        let outcome = server_failure(&e).with_bytes(bytes_in, out);
-        if outcome.class.breaks_session() {
-            return outcome;
+        let mut outcome = server_failure(&e);
+        if !outcome.class.breaks_session() {
+            if let Some(failed) = self.rollback().await {
+                outcome = failed;
+            }
         }
+        outcome.with_bytes(bytes_in, out)
+    }
+
+    /// Ends a failed transaction block; the outcome when that fails too.
+    async fn rollback(&mut self) -> Option<Outcome> {
         self.wire.query("ROLLBACK");
         match self.round_trip().await {
-            Ok(Reply { error: None, .. }) => outcome,
-            Ok(Reply { error: Some(e), .. }) => server_failure(&e).with_bytes(bytes_in, out),
-            Err(e) => self.lost(e).with_bytes(bytes_in, out),
+            Ok(Reply { error: None, .. }) => None,
+            Ok(Reply { error: Some(e), .. }) => Some(server_failure(&e)),
+            Err(e) => Some(self.lost(e)),
         }
     }
 
@@ -469,15 +476,13 @@ impl PgSession {
     /// never ran, are written again as a new group. At most `pipeline` groups.
     async fn tpcb_pipelined(&mut self, op: u64, scale: u32) -> Outcome {
         let n = self.shared.pipeline;
-        let params: Vec<TpcbParams> = (0..n as u64)
-            .map(|i| tpcb_params(op.wrapping_mul(n as u64).wrapping_add(i), scale))
-            .collect();
         let (mut out, mut tally) = (0, BatchTally::default());
         // The first transaction not done yet.
         let mut next = 0;
         while next < n {
-            for p in &params[next..] {
-                for (index, (values, k)) in tpcb_steps(p).into_iter().enumerate() {
+            for i in next..n {
+                let p = tpcb_params(op.wrapping_mul(n as u64).wrapping_add(i as u64), scale);
+                for (index, (values, k)) in tpcb_steps(&p).into_iter().enumerate() {
                     out += self
                         .wire
                         .bind_execute(NAMES[index], &values.map(Param::I32)[..k]);
@@ -503,14 +508,10 @@ impl PgSession {
             }
             tally.failed(failure, 1);
             if reply.status == b'E' {
-                self.wire.query("ROLLBACK");
-                let rollback = match self.round_trip().await {
-                    Ok(Reply { error: None, .. }) => continue,
-                    Ok(Reply { error: Some(e), .. }) => server_failure(&e),
-                    Err(e) => self.lost(e),
-                };
-                tally.failed(rollback, (n - next) as u64);
-                break;
+                if let Some(failure) = self.rollback().await {
+                    tally.failed(failure, (n - next) as u64);
+                    break;
+                }
             }
         }
         tally.outcome(n as u64, out, "transactions")
@@ -523,10 +524,10 @@ impl PgSession {
         let qty = suite_qty(op);
         let (mut bytes_in, mut out) = (0, 0);
         let key = [Param::I64(id)];
+        let update = [Param::I64(id), Param::Text(&value)];
+        let insert = [Param::I64(id), Param::I32(qty)];
         let mut order = None;
         for index in 0..TRANSACTION_SQL.len() {
-            let update = [Param::I64(id), Param::Text(&value)];
-            let insert = [Param::I64(id), Param::I32(qty)];
             let params: &[Param] = match index {
                 1 | 4 => &key,
                 2 => &update,

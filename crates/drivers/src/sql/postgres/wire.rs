@@ -291,14 +291,7 @@ impl Wire {
     pub async fn reply(&mut self) -> Result<Reply, WireError> {
         let mut reply = Reply::default();
         loop {
-            while self.input.len() >= 5 {
-                let tag = self.input[0];
-                let len = u32::from_be_bytes([
-                    self.input[1],
-                    self.input[2],
-                    self.input[3],
-                    self.input[4],
-                ]) as usize;
+            while let Some((tag, len)) = header(&self.input) {
                 if len < 4 {
                     return Err(WireError::Protocol(format!(
                         "message '{}' with length {len}",
@@ -373,18 +366,24 @@ impl Wire {
             self.input.extend_from_slice(&chunk[..n]);
         }
         let mut rest = &self.input[..];
-        while rest.len() >= 5 {
-            let len = u32::from_be_bytes([rest[1], rest[2], rest[3], rest[4]]) as usize;
+        while let Some((tag, len)) = header(rest) {
             if len < 4 || rest.len() < 1 + len {
                 break;
             }
-            if rest[0] == b'E' {
+            if tag == b'E' {
                 return Some(ServerError::parse(&rest[5..1 + len]));
             }
             rest = &rest[1 + len..];
         }
         None
     }
+}
+
+/// A backend message's tag and length (which counts itself but not the tag), once the first
+/// 5 bytes of `buf` are there.
+fn header(buf: &[u8]) -> Option<(u8, usize)> {
+    let h: &[u8; 5] = buf.get(..5)?.try_into().ok()?;
+    Some((h[0], u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize))
 }
 
 /// The first cell of a DataRow body as an integer, when it is a binary `int4` or `int8`.
