@@ -77,6 +77,23 @@ wait_gone() {
   die "$name (pid $pid) did not stop within $secs s; see $logfile"
 }
 
+# wait_ready WHAT PID LOG MARK TRIES DESC CHECK...: waits (TRIES times 0.25 s) until CHECK
+# succeeds while PID lives; else prints LOG's lines since MARK and dies (DESC: what CHECK waits for).
+wait_ready() {
+  local what=$1 pid=$2 logf=$3 mark=$4 tries=$5 desc=$6 i
+  shift 6
+  for ((i = 0; i < tries; i++)); do
+    if "$@" 2>/dev/null; then return 0; fi
+    if ! kill -0 "$pid" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then
+      tail -c +$((mark + 1)) "$logf" | tail -20 >&2
+      die "$what exited during startup; see $logf"
+    fi
+    sleep 0.25
+  done
+  tail -c +$((mark + 1)) "$logf" | tail -20 >&2
+  die "$what did not $desc within $((tries / 4)) s; see $logf"
+}
+
 # stop_pid NAME PID LOG: SIGTERM to PID, then wait_gone.
 stop_pid() {
   log "stopping $1 (pid $2)"
@@ -539,7 +556,7 @@ rds_cli() {
 # rds_start DIR PORT PASSWORD [EXTRA CONFIG LINES]: writes DIR/redis.conf and starts a detached
 # redis-server on it, waiting until it answers PING.
 rds_start() {
-  local dir=$1 port=$2 pass=$3 extra=${4:-} i
+  local dir=$1 port=$2 pass=$3 extra=${4:-} mark
   mkdir -p "$dir"
   {
     echo "bind 127.0.0.1"
@@ -559,6 +576,7 @@ rds_start() {
   touch "$dir/redis.log"
   if is_root; then chown -R "$RDS_USER:" "$dir"; fi
   rm -f "$dir/redis.pid"
+  mark=$(stat -c %s "$dir/redis.log")
   log "starting redis-server on 127.0.0.1:$port (log $dir/redis.log)"
   # Detached (own session, no lock fd, no terminal) so that it outlives this script.
   # As root it runs as the redis user through setpriv, which execs (no root parent stays).
@@ -568,14 +586,12 @@ rds_start() {
   else
     (cd / && exec setsid redis-server "$dir/redis.conf" </dev/null >>"$dir/redis.log" 2>&1) 9>&- &
   fi
-  for ((i = 0; i < 120; i++)); do
-    if rds_alive "$dir" && [ "$(rds_cli "$port" "$pass" ping 2>/dev/null)" = PONG ]; then
-      return 0
-    fi
-    sleep 0.25
-  done
-  die "redis-server on port $port did not answer within 30 s; see $dir/redis.log"
+  wait_ready "redis-server on port $port" $! "$dir/redis.log" "$mark" 120 "answer PING" \
+    rds_ready "$dir" "$port" "$pass"
 }
+
+# rds_ready DIR PORT PASS: DIR's server is up and answers PING with PONG.
+rds_ready() { rds_alive "$1" && [ "$(rds_cli "$2" "$3" ping)" = PONG ]; }
 
 # rds_stop DIR NAME: SIGTERM the server of DIR's pid file and wait for it to exit.
 rds_stop() {
@@ -756,8 +772,11 @@ nats_check() {
   [ "${reply%$'\r'}" = PONG ]
 }
 
+# nats_ready PORT: our server is up and answers perfbase with JetStream on.
+nats_ready() { nats_running && nats_check "$1"; }
+
 nats_up() {
-  local port i
+  local port mark
   command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || ensure_pkg nats-server
   if is_root; then ensure_user "$NATS_USER"; fi
   mkdir -p "$NATS_DIR/js"
@@ -778,6 +797,7 @@ EOF
   rm -f "$NATS_DIR/nats.pid"
   touch "$NATS_DIR/nats.log"
   if is_root; then chown -R "$NATS_USER:" "$NATS_DIR"; fi
+  mark=$(stat -c %s "$NATS_DIR/nats.log")
   log "starting nats on 127.0.0.1:$port (log $NATS_DIR/nats.log)"
   # Detached (own session, no lock fd, no terminal) so that it outlives this script; setpriv
   # execs the server itself, so the pid file names the server.
@@ -786,11 +806,8 @@ EOF
   (cd / && exec setsid "${run[@]}" "$(command -v nats-server || echo /usr/sbin/nats-server)" \
     -c "$NATS_DIR/nats.conf" -js -sd "$NATS_DIR/js" -P "$NATS_DIR/nats.pid" \
     -l "$NATS_DIR/nats.log" </dev/null >>"$NATS_DIR/nats.log" 2>&1) 9>&- &
-  for ((i = 0; i < 120; i++)); do
-    if nats_running && nats_check "$port" 2>/dev/null; then break; fi
-    sleep 0.25
-  done
-  [ "$i" -lt 120 ] || die "nats did not answer (with JetStream, as perfbase) within 30 s; see $NATS_DIR/nats.log"
+  wait_ready nats $! "$NATS_DIR/nats.log" "$mark" 120 "answer (with JetStream, as perfbase)" \
+    nats_ready "$port"
   log "nats up: pid $(nats_pid), 127.0.0.1:$port, JetStream on, user perfbase"
 }
 
@@ -858,8 +875,11 @@ mq_check() {
     -t perfbase/services/check -m up -q 1 >/dev/null 2>&1
 }
 
+# mq_ready PORT: our server is up and accepts perfbase.
+mq_ready() { mq_running && mq_check "$1"; }
+
 mq_up() {
-  local port i bin
+  local port mark bin
   if [ ! -x /usr/sbin/mosquitto ] && ! command -v mosquitto >/dev/null 2>&1; then ensure_pkg mosquitto; fi
   command -v mosquitto_pub >/dev/null 2>&1 || ensure_pkg mosquitto-clients
   bin=$(command -v mosquitto || echo /usr/sbin/mosquitto)
@@ -893,13 +913,10 @@ EOF
   rm -f "$MQ_DIR/mosquitto.pid"
   touch "$MQ_DIR/mosquitto.log"
   if is_root; then chown -R "$MQ_USER:" "$MQ_DIR"; fi
+  mark=$(stat -c %s "$MQ_DIR/mosquitto.log")
   log "starting mosquitto on 127.0.0.1:$port (log $MQ_DIR/mosquitto.log)"
   (cd / && exec setsid "$bin" -c "$MQ_DIR/mosquitto.conf" </dev/null >>"$MQ_DIR/mosquitto.log" 2>&1) 9>&- &
-  for ((i = 0; i < 120; i++)); do
-    if mq_running && mq_check "$port"; then break; fi
-    sleep 0.25
-  done
-  [ "$i" -lt 120 ] || die "mosquitto did not accept perfbase within 30 s; see $MQ_DIR/mosquitto.log"
+  wait_ready mosquitto $! "$MQ_DIR/mosquitto.log" "$mark" 120 "accept perfbase" mq_ready "$port"
   log "mosquitto up: pid $(mq_pid), 127.0.0.1:$port, user perfbase"
 }
 
@@ -1222,8 +1239,11 @@ mongo_check() {
   case $reply in *maxWireVersion*) return 0 ;; *) return 1 ;; esac
 }
 
+# mongo_ready PORT: our server is up and answers hello.
+mongo_ready() { mongo_running && mongo_check "$1"; }
+
 mongo_up() {
-  local port debug_port pid mark i run=()
+  local port debug_port pid mark run=()
   # The data directory goes into a SQLite URI: no room for characters it would have to escape.
   case $MONGO_DIR in *[[:space:]%?#]*) die "FerretDB cannot take the path $MONGO_DIR in its SQLite URL" ;; esac
   if is_root; then ensure_user "$MONGO_USER"; fi
@@ -1249,18 +1269,7 @@ mongo_up() {
     --log-level=info </dev/null >>"$MONGO_LOG" 2>&1) 9>&- &
   pid=$!
   echo "$pid" >"$MONGO_DIR/ferretdb.pid"
-  for ((i = 0; i < 120; i++)); do
-    if mongo_running && mongo_check "$port" 2>/dev/null; then break; fi
-    if ! kill -0 "$pid" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then
-      tail -c +$((mark + 1)) "$MONGO_LOG" | tail -20 >&2
-      die "mongodb exited during startup; see $MONGO_LOG"
-    fi
-    sleep 0.25
-  done
-  if [ "$i" -ge 120 ]; then
-    tail -c +$((mark + 1)) "$MONGO_LOG" | tail -20 >&2
-    die "mongodb did not answer hello within 30 s; see $MONGO_LOG"
-  fi
+  wait_ready mongodb "$pid" "$MONGO_LOG" "$mark" 120 "answer hello" mongo_ready "$port"
   log "mongodb up: pid $pid, 127.0.0.1:$port, FerretDB $MONGO_VERSION on SQLite, no auth"
 }
 
@@ -1362,8 +1371,11 @@ prom_check() {
 
 prom_bin() { command -v prometheus || echo /usr/bin/prometheus; }
 
+# prom_ready PORT: our server is up, ready, with the remote-write receiver on.
+prom_ready() { prom_running && prom_check "$1"; }
+
 prom_up() {
-  local port pid mark i run=()
+  local port pid mark run=()
   [ -x "$(prom_bin)" ] || ensure_pkg prometheus
   [ -x "$(prom_bin)" ] || die "prometheus installed but no prometheus binary"
   # The data directory and the targets glob go into YAML and a flag: keep the path plain.
@@ -1405,18 +1417,8 @@ EOF_YML
   pid=$!
   echo "$pid" >"$PROM_DIR/prometheus.pid"
   # Ready once its TSDB is open (the write-ahead log of the last run replayed).
-  for ((i = 0; i < 240; i++)); do
-    if prom_running && prom_check "$port" 2>/dev/null; then break; fi
-    if ! kill -0 "$pid" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then
-      tail -c +$((mark + 1)) "$PROM_LOG" | tail -20 >&2
-      die "prometheus exited during startup; see $PROM_LOG"
-    fi
-    sleep 0.25
-  done
-  if [ "$i" -ge 240 ]; then
-    tail -c +$((mark + 1)) "$PROM_LOG" | tail -20 >&2
-    die "prometheus did not answer 200 on /-/ready (with the remote-write receiver on) within 60 s; see $PROM_LOG"
-  fi
+  wait_ready prometheus "$pid" "$PROM_LOG" "$mark" 240 \
+    "answer 200 on /-/ready (with the remote-write receiver on)" prom_ready "$port"
   log "prometheus up: pid $pid, http://127.0.0.1:$port, remote write on, native histograms on"
 }
 
@@ -1622,8 +1624,11 @@ vlt_check() {
 }
 
 # vlt_up NAME: starts NAME's dev server (its binary already there) and sets it up.
+# vlt_ready NAME PORT: NAME's server is up and healthy.
+vlt_ready() { vlt_running "$1" && vlt_health "$2"; }
+
 vlt_up() {
-  local name=$1 port pid token mark i start=$SECONDS run=()
+  local name=$1 port pid token mark start=$SECONDS run=()
   vlt_conf "$name"
   local dir=$V_DIR log=$V_DIR/$name.log
   if [ -z "$V_BIN" ] || [ ! -x "$V_BIN" ]; then die "$name: no binary to run"; fi
@@ -1646,18 +1651,7 @@ vlt_up() {
       -dev-listen-address="127.0.0.1:$port" </dev/null >>"$log" 2>&1) 9>&- &
   pid=$!
   echo "$pid" >"$dir/server.pid"
-  for ((i = 0; i < 120; i++)); do
-    if vlt_running "$name" && vlt_health "$port"; then break; fi
-    if ! kill -0 "$pid" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then
-      tail -c +$((mark + 1)) "$log" | tail -20 >&2
-      die "$name exited during startup; see $log"
-    fi
-    sleep 0.25
-  done
-  if [ "$i" -ge 120 ]; then
-    tail -c +$((mark + 1)) "$log" | tail -20 >&2
-    die "$name did not answer 200 on /v1/sys/health within 30 s; see $log"
-  fi
+  wait_ready "$name" "$pid" "$log" "$mark" 120 "answer 200 on /v1/sys/health" vlt_ready "$name" "$port"
   vlt_setup "$name"
   vlt_check "$name"
   log "$name up in $((SECONDS - start)) s: pid $pid, http://127.0.0.1:$port, $V_LABEL dev mode (in memory), KV v2 at secret/, transit/, pki/ (role perfbase)"
@@ -1985,22 +1979,6 @@ kube_pki() {
   if is_root; then chown -R "$KUBE_USER:" "$KUBE_PKI"; fi
 }
 
-# kube_wait WHAT PID LOG MARK TRIES DESC CHECK...: waits (TRIES times 0.25 s) until CHECK
-# succeeds while PID lives; else prints LOG's lines since MARK and dies (DESC: what CHECK waits for).
-kube_wait() {
-  local what=$1 pid=$2 logf=$3 mark=$4 tries=$5 desc=$6 i
-  shift 6
-  for ((i = 0; i < tries; i++)); do
-    if "$@" 2>/dev/null; then return 0; fi
-    if ! kill -0 "$pid" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then
-      tail -c +$((mark + 1)) "$logf" | tail -20 >&2
-      die "$what exited during startup; see $logf"
-    fi
-    sleep 0.25
-  done
-  tail -c +$((mark + 1)) "$logf" | tail -20 >&2
-  die "$what did not $desc within $((tries / 4)) s; see $logf"
-}
 
 # Read whole, then matched: grep -q would stop reading early, and pipefail fail on SIGPIPE.
 kube_etcd_health() {
@@ -2040,7 +2018,7 @@ kube_etcd_up() {
     --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
     --initial-cluster "default=http://127.0.0.1:$peer" --initial-cluster-state new \
     --initial-cluster-token perfbase
-  kube_wait etcd "$(kube_etcd_pid)" "$logf" "$mark" 120 'answer GET /health with "health":"true"' \
+  wait_ready etcd "$(kube_etcd_pid)" "$logf" "$mark" 120 'answer GET /health with "health":"true"' \
     kube_etcd_health
 }
 
@@ -2097,7 +2075,7 @@ kube_apiserver_up() {
     --service-cluster-ip-range=10.96.0.0/16 --enable-garbage-collector=false
   # A fresh etcd takes longest: the server first writes its bootstrap objects (RBAC roles,
   # priority levels, the default namespaces).
-  kube_wait kube-apiserver "$(kube_apiserver_pid)" "$logf" "$mark" 360 "answer ok on GET /readyz" \
+  wait_ready kube-apiserver "$(kube_apiserver_pid)" "$logf" "$mark" 360 "answer ok on GET /readyz" \
     kube_readyz "$port"
   kube_kubeconfig "$port"
 }
