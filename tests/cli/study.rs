@@ -537,7 +537,7 @@ repetitions = 2
     assert!(
         rows.iter().any(
             |l| l.contains("`broken \\| checkout` | 100 | 25.0 % | 0.00 %")
-                && l.contains("503: 100")
+                && l.contains("100 × 503")
         ),
         "{rows:?}"
     );

@@ -49,19 +49,11 @@ fn seconds(s: f64) -> Duration {
     Duration::try_from_secs_f64(s).unwrap_or_default()
 }
 
-/// What a verdict measured, in its threshold's unit as the terminal shows it (`actual 12.34 ms`,
-/// `actual 0.52 %`, `actual 1,234.5/s`), or `nothing measured` (no operation completed).
+/// What a verdict measured, in its threshold's unit (`actual 12.34 ms`), or `nothing measured`.
 fn actual(threshold: &str, v: f64) -> String {
-    use perfbase_analysis::threshold::{parse_threshold, Metric};
-    if v.is_nan() {
-        return "nothing measured".into();
-    }
-    match parse_threshold(threshold).map(|t| t.metric) {
-        Ok(Metric::LatencyMs(_)) => format!("actual {} ms", crate::study_text::ms(v)),
-        Ok(Metric::ErrorRate | Metric::SuccessRatio) => format!("actual {:.2} %", v * 100.0),
-        Ok(Metric::Rps) => format!("actual {}/s", crate::thousands_f(v)),
-        // A threshold this version cannot read (another version's result): its bare figure.
-        Err(_) => format!("actual {v}"),
+    match crate::study_text::threshold_value(threshold, v) {
+        Some(value) => format!("actual {value}"),
+        None => "nothing measured".into(),
     }
 }
 

@@ -12,8 +12,11 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod page;
+pub mod run_tables;
+pub mod study_tables;
 pub mod study_text;
 mod svg;
+pub mod table;
 pub mod terminal;
 
 /// `1234567` → `1,234,567`.

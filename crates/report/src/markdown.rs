@@ -2,9 +2,9 @@
 //! knee, operating point and headroom, repetition statistics, thresholds, checks, every phase,
 //! and the test environment captured at run time.
 
-use crate::study_text::{counts, findings, ms, offered};
-use crate::{bytes, status_text, thousands, thousands_f};
-use perfbase_analysis::stats::Summary;
+use crate::study_text::{findings, offered};
+use crate::{run_tables, study_tables};
+use crate::{thousands, thousands_f};
 use perfbase_analysis::study::{ScenarioStudy, Study};
 use perfbase_core::result::{Endpoint, RunResult};
 use std::fmt::Write;
@@ -17,59 +17,6 @@ fn verdict(passed: bool) -> &'static str {
     }
 }
 
-/// The per-endpoint table: each row's first cell (a step name, or nothing), then the endpoint,
-/// its requests and share of them, success, percentiles and status counts.
-fn endpoints_table(out: &mut String, step_col: bool, rows: &[(String, &[Endpoint])]) {
-    let _ = writeln!(
-        out,
-        "|{} endpoint | requests | share | success | p50 ms | p95 ms | p99 ms | max ms | status |\n|{}---|---|---|---|---|---|---|---|---|",
-        if step_col { " step |" } else { "" },
-        if step_col { "---|" } else { "" }
-    );
-    for (step, endpoints) in rows {
-        let total: u64 = endpoints.iter().map(|e| e.requests).sum();
-        for e in endpoints.iter() {
-            let _ = writeln!(
-                out,
-                "|{} `{}` | {} | {:.1} % | {:.2} % | {} | {} | {} | {} | {} |",
-                if step_col {
-                    format!(" {step} |")
-                } else {
-                    String::new()
-                },
-                e.name.replace('|', "\\|").replace('`', "'"),
-                thousands(e.requests),
-                if total > 0 {
-                    e.requests as f64 * 100.0 / total as f64
-                } else {
-                    0.0
-                },
-                e.success_ratio * 100.0,
-                ms(e.latency_ms.p50),
-                ms(e.latency_ms.p95),
-                ms(e.latency_ms.p99),
-                ms(e.latency_ms.max),
-                status_text(&e.status)
-            );
-        }
-    }
-    let _ = writeln!(out);
-}
-
-fn summary_row(out: &mut String, step: &str, name: &str, s: &Summary, fmt: &dyn Fn(f64) -> String) {
-    let _ = writeln!(
-        out,
-        "| {step} | {name} | {} | {:.4} | {:.4} | {} – {} | {} | {} |",
-        fmt(s.mean),
-        s.variance,
-        s.stdev,
-        fmt(s.ci95.0),
-        fmt(s.ci95.1),
-        fmt(s.min),
-        fmt(s.max)
-    );
-}
-
 /// Renders any result: a plan's study report, or a single run's.
 pub fn render_any(r: &RunResult) -> String {
     match &r.study {
@@ -79,22 +26,9 @@ pub fn render_any(r: &RunResult) -> String {
 }
 
 fn environment(out: &mut String, r: &RunResult) {
-    let e = &r.env;
     let _ = writeln!(out, "## Test environment\n");
-    let _ = writeln!(
-        out,
-        "| CPU | cores | memory | OS | kernel | perfbase |\n|---|---|---|---|---|---|"
-    );
-    let _ = writeln!(
-        out,
-        "| {} | {} | {} | {} | {} | {} |\n",
-        e.cpu_model,
-        e.cores,
-        bytes(e.memory_bytes),
-        e.os,
-        e.kernel,
-        e.tool_version
-    );
+    run_tables::environment(&r.env).markdown(out);
+    let _ = writeln!(out);
 }
 
 fn monitor(out: &mut String, r: &RunResult) {
@@ -126,59 +60,9 @@ pub fn render_run(r: &RunResult) -> String {
     );
     environment(&mut out, r);
     let _ = writeln!(out, "## Summary\n");
-    let _ = writeln!(
-        out,
-        "| requests | duration s | req/s | success | status | errors |\n|---|---|---|---|---|---|"
-    );
-    let status: Vec<String> = m
-        .status
-        .iter()
-        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
-        .collect();
-    let errors: Vec<String> = m
-        .errors
-        .iter()
-        .map(|(k, v)| format!("{k}: {}", thousands(*v)))
-        .collect();
-    let _ = writeln!(
-        out,
-        "| {} | {:.2} | {} | {:.2} % | {} | {} |\n",
-        thousands(m.requests),
-        m.duration_s,
-        thousands_f(m.rps),
-        m.success_ratio * 100.0,
-        status.join(", "),
-        if errors.is_empty() {
-            "none".to_string()
-        } else {
-            errors.join(", ")
-        }
-    );
-    let _ = writeln!(out, "## Latency (ms)\n\n| | min | mean | p50 | p75 | p90 | p95 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|---|---|");
-    let mut lat = |name: &str, l: &perfbase_core::result::LatencyMs| {
-        let _ = writeln!(
-            out,
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-            ms(l.min),
-            ms(l.mean),
-            ms(l.p50),
-            ms(l.p75),
-            ms(l.p90),
-            ms(l.p95),
-            ms(l.p99),
-            ms(l.p999),
-            ms(l.max)
-        );
-    };
-    lat("response", &m.latency_ms);
-    if let Some(s) = &m.service_time_ms {
-        lat("service", s);
-    }
-    if let Some(t) = &m.http_timing {
-        for (name, l) in timing_parts(t) {
-            lat(name, l);
-        }
-    }
+    run_tables::summary(m).markdown(&mut out);
+    let _ = writeln!(out, "\n## Latency\n");
+    run_tables::latency(m).markdown(&mut out);
     if let Some(t) = &m.http_timing {
         let _ = writeln!(
             out,
@@ -199,22 +83,11 @@ pub fn render_run(r: &RunResult) -> String {
     }
     if !m.endpoints.is_empty() {
         let _ = writeln!(out, "\n## Per endpoint\n");
-        endpoints_table(&mut out, false, &[(String::new(), &m.endpoints[..])]);
+        run_tables::endpoints(false, &[(String::new(), &m.endpoints[..])]).markdown(&mut out);
     }
     if !m.error_samples.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n## Error samples\n\n| class | count | message |\n|---|---|---|"
-        );
-        for e in &m.error_samples {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                e.class,
-                thousands(e.count),
-                e.message.replace('|', "\\|")
-            );
-        }
+        let _ = writeln!(out, "\n## Error samples\n");
+        run_tables::error_samples(m).markdown(&mut out);
     }
     monitor(&mut out, r);
     out
@@ -323,24 +196,13 @@ fn scenario(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study) {
         let _ = writeln!(out, "### Per endpoint\n");
         let rows: Vec<(String, &[Endpoint])> =
             per_step.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
-        endpoints_table(out, true, &rows);
+        run_tables::endpoints(true, &rows).markdown(out);
+        let _ = writeln!(out);
     }
     repetitions(out, s);
     if !s.thresholds.is_empty() {
-        let _ = writeln!(
-            out,
-            "### Thresholds\n\n| phase | threshold | actual | verdict |\n|---|---|---|---|"
-        );
-        for t in &s.thresholds {
-            let _ = writeln!(
-                out,
-                "| {} | `{}` | {:.4} | {} |",
-                t.phase,
-                t.verdict.threshold,
-                t.verdict.actual,
-                verdict(t.verdict.passed)
-            );
-        }
+        let _ = writeln!(out, "### Thresholds\n");
+        study_tables::thresholds(s).markdown(out);
         let _ = writeln!(out);
     }
 }
@@ -406,16 +268,7 @@ fn repetitions(out: &mut String, s: &ScenarioStudy) {
             "### Repetitions\n\nEach statistic over the {} runs: mean, sample variance, standard deviation, 95 % confidence interval of the mean (Student t), min and max.\n",
             s.repetitions
         );
-        let _ = writeln!(out, "| step | statistic | mean | variance | stdev | 95 % CI | min | max |\n|---|---|---|---|---|---|---|---|");
-        for st in &s.repetition_stats {
-            summary_row(out, &st.step, "requests/s", &st.rps, &|v| format!("{v:.1}"));
-            summary_row(out, &st.step, "min ms", &st.min_ms, &ms);
-            summary_row(out, &st.step, "mean ms", &st.mean_ms, &ms);
-            summary_row(out, &st.step, "p50 ms", &st.p50_ms, &ms);
-            summary_row(out, &st.step, "p90 ms", &st.p90_ms, &ms);
-            summary_row(out, &st.step, "p99 ms", &st.p99_ms, &ms);
-            summary_row(out, &st.step, "max ms", &st.max_ms, &ms);
-        }
+        study_tables::repetitions(s).markdown(out);
         let _ = writeln!(out);
     }
 }
@@ -423,42 +276,16 @@ fn repetitions(out: &mut String, s: &ScenarioStudy) {
 /// The checks' expected and actual status counts.
 fn checks(out: &mut String, study: &Study) {
     if !study.checks.is_empty() {
-        let _ = writeln!(out, "## Checks\n\n| check | requests | expected | actual | verdict |\n|---|---|---|---|---|");
-        for c in &study.checks {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} |",
-                c.name,
-                c.requests,
-                counts(&c.expect),
-                counts(&c.actual),
-                verdict(c.passed)
-            );
-        }
+        let _ = writeln!(out, "## Checks\n");
+        study_tables::checks(study).markdown(out);
         let _ = writeln!(out);
     }
 }
 
 /// Every measured phase, one row each.
 fn phases(out: &mut String, r: &RunResult) {
-    let _ = writeln!(out, "## Phases\n\n| phase | model | requests | duration s | req/s | success | p50 ms | p95 ms | p99 ms | max ms |\n|---|---|---|---|---|---|---|---|---|---|");
-    for p in &r.phases {
-        let m = &p.measurement;
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {:.2} | {} | {:.2} % | {} | {} | {} | {} |",
-            p.name,
-            p.model.name(),
-            thousands(m.requests),
-            m.duration_s,
-            thousands_f(m.rps),
-            m.success_ratio * 100.0,
-            ms(m.latency_ms.p50),
-            ms(m.latency_ms.p95),
-            ms(m.latency_ms.p99),
-            ms(m.latency_ms.max)
-        );
-    }
+    let _ = writeln!(out, "## Phases\n");
+    study_tables::phases(r).markdown(out);
 }
 
 /// One row per scenario and check, each with its own figures and verdict.
@@ -479,19 +306,4 @@ fn summary(out: &mut String, r: &RunResult, study: &Study) {
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     let _ = writeln!(out);
-}
-
-/// HTTP/1.1's parts of a request's time that some request had, named for a latency table.
-pub fn timing_parts(
-    t: &perfbase_core::timing::HttpTiming,
-) -> Vec<(&'static str, &perfbase_core::latency::LatencyMs)> {
-    [
-        ("connect", &t.connect_ms),
-        ("TLS handshake", &t.tls_ms),
-        ("waiting (to first byte)", &t.waiting_ms),
-        ("receiving", &t.receiving_ms),
-    ]
-    .into_iter()
-    .filter(|(_, l)| !l.p50.is_nan())
-    .collect()
 }

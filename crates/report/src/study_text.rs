@@ -45,6 +45,22 @@ pub fn ms(v: f64) -> String {
     }
 }
 
+/// A verdict's measured value in its threshold's unit (`12.3 ms`, `0.52 %`, `1,234.5/s`), or
+/// None when nothing was measured (no operation completed). Every report says it this way.
+pub fn threshold_value(threshold: &str, v: f64) -> Option<String> {
+    use perfbase_analysis::threshold::{parse_threshold, Metric};
+    if v.is_nan() {
+        return None;
+    }
+    Some(match parse_threshold(threshold).map(|t| t.metric) {
+        Ok(Metric::LatencyMs(_)) => format!("{} ms", ms(v)),
+        Ok(Metric::ErrorRate | Metric::SuccessRatio) => format!("{:.2} %", v * 100.0),
+        Ok(Metric::Rps) => format!("{}/s", crate::thousands_f(v)),
+        // A threshold this version cannot read (another version's result): its bare figure.
+        Err(_) => format!("{v}"),
+    })
+}
+
 /// Status counts as `120 × 200, 10 × 429`.
 pub fn counts(m: &std::collections::BTreeMap<String, u64>) -> String {
     m.iter()

@@ -302,7 +302,8 @@ pub fn render_verdicts(study: &perfbase_analysis::study::Study, color: bool) -> 
                 } else {
                     String::new()
                 },
-                actual_text(&v.threshold, v.actual),
+                crate::study_text::threshold_value(&v.threshold, v.actual)
+                    .unwrap_or_else(|| "nothing measured".into()),
                 if v.passed { "pass" } else { "FAIL" }
             );
             let line = if v.passed || !color {
@@ -314,20 +315,6 @@ pub fn render_verdicts(study: &perfbase_analysis::study::Study, color: bool) -> 
         }
     }
     out
-}
-
-/// A verdict's measured value in its threshold's unit: `12.3 ms`, `0.52 %`, `1,234.5/s`.
-fn actual_text(threshold: &str, actual: f64) -> String {
-    use perfbase_analysis::threshold::{parse_threshold, Metric};
-    if actual.is_nan() {
-        return "nothing measured".into();
-    }
-    match parse_threshold(threshold).map(|t| t.metric) {
-        Ok(Metric::LatencyMs(_)) => format!("{} ms", crate::study_text::ms(actual)),
-        Ok(Metric::ErrorRate | Metric::SuccessRatio) => format!("{:.2} %", actual * 100.0),
-        Ok(Metric::Rps) => format!("{}/s", thousands_f(actual)),
-        Err(_) => format!("{actual}"),
-    }
 }
 
 /// wrk's one line, where its users look for it: `connect N, read N, write N, timeout N`, only

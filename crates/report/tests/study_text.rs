@@ -155,3 +155,15 @@ fn sweep_tables_show_avg_min_p90_and_the_share_under_each_bucket() {
     );
     assert!(md.contains("FAIL"), "{md}");
 }
+
+#[test]
+fn threshold_values_are_in_the_threshold_unit() {
+    use perfbase_report::study_text::threshold_value;
+    assert_eq!(threshold_value("p99 < 50ms", 12.345).unwrap(), "12.3 ms");
+    assert_eq!(
+        threshold_value("error_rate < 1%", 0.0123).unwrap(),
+        "1.23 %"
+    );
+    assert_eq!(threshold_value("rps > 100", 250.0).unwrap(), "250.0/s");
+    assert_eq!(threshold_value("p99 < 50ms", f64::NAN), None);
+}

@@ -38,17 +38,17 @@
 //! (one line per run with a non-empty histogram) when at least one run has one. A `study` that
 //! does not parse is reported as such and contributes no charts or tables.
 
-use crate::study_text::{counts, findings, ms, offered};
+use crate::run_tables;
+use crate::study_text::{findings, ms, offered};
 use crate::svg::{
     escape, figure, nines, quantile_at, Axis, Band, BoxGroup, BoxPlot, BoxStat, Chart, Mark,
     Series, PALETTE,
 };
-use crate::{bytes, thousands, thousands_f};
-use perfbase_analysis::stats::Summary;
+use crate::{thousands, thousands_f};
 use perfbase_analysis::study::{ScenarioStudy, Study};
 use perfbase_analysis::sweep::Offered;
 use perfbase_analysis::threshold::{parse_threshold, Metric};
-use perfbase_core::result::{decode_histogram, Endpoint, LatencyMs, Measurement, Model, RunResult};
+use perfbase_core::result::{decode_histogram, Endpoint, Measurement, Model, RunResult};
 use perfbase_core::timeline::TimelinePoint;
 use perfbase_monitor::MonitorReport;
 use std::collections::BTreeMap;
@@ -296,22 +296,7 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
         }
         if !st.checks.is_empty() {
             let _ = writeln!(out, "<{h_sec}>Checks</{h_sec}>");
-            out.push_str(
-                "<table>\n<tr><th class=\"l\">check</th><th>requests</th><th class=\"l\">expected</th>\
-                 <th class=\"l\">actual</th><th>verdict</th></tr>\n",
-            );
-            for c in &st.checks {
-                let _ = writeln!(
-                    out,
-                    "<tr><td class=\"l\">{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>{}</tr>",
-                    escape(&c.name),
-                    thousands(c.requests),
-                    escape(&counts(&c.expect)),
-                    escape(&counts(&c.actual)),
-                    verdict_cell(c.passed)
-                );
-            }
-            out.push_str("</table>\n");
+            crate::study_tables::checks(st).html(out);
         }
         for v in &st.versus {
             crate::html_versus::section(out, v, h_sec, h_sub);
@@ -410,21 +395,7 @@ fn header(out: &mut String, r: &RunResult, study: Option<&Study>) {
             }
         );
     }
-    let e = &r.env;
-    out.push_str(
-        "<table class=\"env\">\n<tr><th class=\"l\">CPU</th><th>cores</th><th>memory</th>\
-         <th class=\"l\">OS</th><th class=\"l\">kernel</th><th class=\"l\">perfbase</th></tr>\n",
-    );
-    let _ = writeln!(
-        out,
-        "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>\n</table>",
-        escape(&e.cpu_model),
-        e.cores,
-        bytes(e.memory_bytes),
-        escape(&e.os),
-        escape(&e.kernel),
-        escape(&e.tool_version)
-    );
+    run_tables::environment(&r.env).html(out);
 }
 
 fn scenario_summary(out: &mut String, r: &RunResult, study: &Study) {
@@ -446,47 +417,8 @@ fn scenario_summary(out: &mut String, r: &RunResult, study: &Study) {
 }
 
 fn summary(out: &mut String, m: &Measurement) {
-    let none = || "none".to_string();
-    let status = if m.status.is_empty() {
-        none()
-    } else {
-        escape(&status_counts(&m.status))
-    };
-    let errors = if m.errors.is_empty() {
-        none()
-    } else {
-        escape(&counts(&m.errors))
-    };
-    out.push_str(
-        "<table>\n<tr><th>requests</th><th>duration</th><th>requests/s</th><th>success</th>\
-         <th class=\"l\">status codes</th><th class=\"l\">errors</th><th>read</th><th>written</th></tr>\n",
-    );
-    let _ = writeln!(
-        out,
-        "<tr><td>{}</td><td>{:.2} s</td><td>{}</td><td{}>{:.2} %</td><td class=\"l\">{status}</td>\
-         <td class=\"l\">{errors}</td><td>{}</td><td>{}</td></tr>\n</table>",
-        thousands(m.requests),
-        m.duration_s,
-        thousands_f(m.rps),
-        success_class(m.success_ratio),
-        m.success_ratio * 100.0,
-        bytes(m.bytes_read),
-        bytes(m.bytes_written)
-    );
-    out.push_str(
-        "<table>\n<tr><th class=\"l\">latency, ms</th><th>min</th><th>mean</th><th>stdev</th>\
-         <th>p50</th><th>p75</th><th>p90</th><th>p95</th><th>p99</th><th>p99.9</th><th>max</th></tr>\n",
-    );
-    latency_row(out, "response time", &m.latency_ms);
-    if let Some(s) = &m.service_time_ms {
-        latency_row(out, "service time", s);
-    }
-    if let Some(t) = &m.http_timing {
-        for (name, l) in crate::markdown::timing_parts(t) {
-            latency_row(out, name, l);
-        }
-    }
-    out.push_str("</table>\n");
+    run_tables::summary(m).html(out);
+    run_tables::latency(m).html(out);
     if let Some(t) = &m.http_timing {
         let _ = writeln!(
             out,
@@ -497,7 +429,7 @@ fn summary(out: &mut String, m: &Measurement) {
         );
     }
     if !m.endpoints.is_empty() {
-        endpoints_table(out, false, &[(String::new(), &m.endpoints[..])]);
+        run_tables::endpoints(false, &[(String::new(), &m.endpoints[..])]).html(out);
     }
     if let Some(o) = &m.open_model {
         let _ = writeln!(
@@ -528,72 +460,8 @@ fn summary(out: &mut String, m: &Measurement) {
         );
     }
     if !m.error_samples.is_empty() {
-        out.push_str(
-            "<table>\n<tr><th class=\"l\">error class</th><th class=\"l\">message</th><th>count</th></tr>\n",
-        );
-        for s in &m.error_samples {
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"l\">{}</td><td class=\"l\"><code>{}</code></td><td>{}</td></tr>",
-                escape(&s.class),
-                escape(&s.message),
-                thousands(s.count)
-            );
-        }
-        out.push_str("</table>\n");
+        run_tables::error_samples(m).html(out);
     }
-}
-
-/// The per-endpoint table of a mix: one row per endpoint (per step with `step_col`).
-fn endpoints_table(out: &mut String, step_col: bool, rows: &[(String, &[Endpoint])]) {
-    let _ = writeln!(
-        out,
-        "<table class=\"endpoints\">\n<tr>{}<th class=\"l\">endpoint</th><th>requests</th><th>success</th>\
-         <th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th><th class=\"l\">status codes</th></tr>",
-        if step_col { "<th class=\"l\">step</th>" } else { "" }
-    );
-    for (step, endpoints) in rows {
-        for e in endpoints.iter() {
-            let _ = writeln!(
-                out,
-                "<tr>{}<td class=\"l\"><code>{}</code></td><td>{}</td><td{}>{:.2} %</td><td>{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
-                if step_col {
-                    format!("<td class=\"l\">{}</td>", escape(step))
-                } else {
-                    String::new()
-                },
-                escape(&e.name),
-                thousands(e.requests),
-                success_class(e.success_ratio),
-                e.success_ratio * 100.0,
-                ms(e.latency_ms.p50),
-                ms(e.latency_ms.p95),
-                ms(e.latency_ms.p99),
-                ms(e.latency_ms.max),
-                escape(&status_counts(&e.status))
-            );
-        }
-    }
-    out.push_str("</table>\n");
-}
-
-fn latency_row(out: &mut String, name: &str, l: &LatencyMs) {
-    let _ = writeln!(
-        out,
-        "<tr><th class=\"l\">{name}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-         <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-        ms(l.min),
-        ms(l.mean),
-        ms(l.stdev),
-        ms(l.p50),
-        ms(l.p75),
-        ms(l.p90),
-        ms(l.p95),
-        ms(l.p99),
-        ms(l.p999),
-        ms(l.max)
-    );
 }
 
 fn short(s: &str, max: usize) -> String {
@@ -609,55 +477,11 @@ fn short(s: &str, max: usize) -> String {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-/// Failed operations make a success cell red; full success stays plain.
-fn success_class(ratio: f64) -> &'static str {
-    if ratio < 1.0 {
-        " class=\"fail\""
-    } else {
-        ""
-    }
-}
-
-/// Status counts as `10,404 × 200, 7 × no status`: code 0 counts operations that got none.
-fn status_counts(m: &BTreeMap<String, u64>) -> String {
-    let mut named: BTreeMap<String, u64> = BTreeMap::new();
-    for (code, n) in m {
-        let key = if code == "0" {
-            "no status".to_string()
-        } else {
-            code.clone()
-        };
-        *named.entry(key).or_default() += n;
-    }
-    counts(&named)
-}
-
-fn verdict_cell(passed: bool) -> &'static str {
-    if passed {
-        "<td class=\"pass\">pass</td>"
-    } else {
-        "<td class=\"fail\">FAIL</td>"
-    }
-}
-
 fn verdict_span(passed: bool) -> &'static str {
     if passed {
         "<span class=\"pass\">pass</span>"
     } else {
         "<span class=\"fail\">FAIL</span>"
-    }
-}
-
-/// A threshold's actual value in the threshold's unit.
-fn actual(threshold: &str, v: f64) -> String {
-    if v.is_nan() {
-        return "-".to_string();
-    }
-    match parse_threshold(threshold).map(|t| t.metric) {
-        Ok(Metric::LatencyMs(_)) => format!("{} ms", ms(v)),
-        Ok(Metric::ErrorRate | Metric::SuccessRatio) => format!("{:.2} %", v * 100.0),
-        Ok(Metric::Rps) => format!("{}/s", thousands_f(v)),
-        Err(_) => format!("{v:.4}"),
     }
 }
 

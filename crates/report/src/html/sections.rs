@@ -53,7 +53,7 @@ pub(super) fn scenario_section(
     if !endpoints.is_empty() {
         let rows: Vec<(String, &[Endpoint])> =
             endpoints.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
-        endpoints_table(out, true, &rows);
+        crate::run_tables::endpoints(true, &rows).html(out);
     }
     let list = findings(s, study);
     if !list.is_empty() {
@@ -84,62 +84,13 @@ pub(super) fn scenario_section(
              min and max.</p>",
             s.repetitions
         );
-        out.push_str(
-            "<table>\n<tr><th class=\"l\">step</th><th class=\"l\">statistic</th><th>mean</th>\
-             <th>variance</th><th>stdev</th><th>95 % CI</th><th>min</th><th>max</th></tr>\n",
-        );
-        let per_s = |v: f64| format!("{v:.1}");
-        let pct = |v: f64| format!("{:.2} %", v * 100.0);
-        for st in &s.repetition_stats {
-            let rows: [StatRow; 8] = [
-                ("requests/s", &st.rps, &per_s),
-                ("success", &st.success_ratio, &pct),
-                ("min ms", &st.min_ms, &ms),
-                ("mean ms", &st.mean_ms, &ms),
-                ("p50 ms", &st.p50_ms, &ms),
-                ("p90 ms", &st.p90_ms, &ms),
-                ("p99 ms", &st.p99_ms, &ms),
-                ("max ms", &st.max_ms, &ms),
-            ];
-            for (name, sm, f) in rows {
-                let _ = writeln!(
-                    out,
-                    "<tr><td class=\"l\">{}</td><td class=\"l\">{name}</td><td>{}</td><td>{:.4}</td>\
-                     <td>{:.4}</td><td>{} – {}</td><td>{}</td><td>{}</td></tr>",
-                    escape(&st.step),
-                    f(sm.mean),
-                    sm.variance,
-                    sm.stdev,
-                    f(sm.ci95.0),
-                    f(sm.ci95.1),
-                    f(sm.min),
-                    f(sm.max)
-                );
-            }
-        }
-        out.push_str("</table>\n");
+        crate::study_tables::repetitions(s).html(out);
     }
     if !s.thresholds.is_empty() {
         let _ = writeln!(out, "<{h_sub}>Thresholds</{h_sub}>");
-        out.push_str(
-            "<table>\n<tr><th class=\"l\">phase</th><th class=\"l\">threshold</th><th>actual</th><th>verdict</th></tr>\n",
-        );
-        for t in &s.thresholds {
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"l\">{}</td><td class=\"l\"><code>{}</code></td><td>{}</td>{}</tr>",
-                escape(&t.phase),
-                escape(&t.verdict.threshold),
-                escape(&actual(&t.verdict.threshold, t.verdict.actual)),
-                verdict_cell(t.verdict.passed)
-            );
-        }
-        out.push_str("</table>\n");
+        crate::study_tables::thresholds(s).html(out);
     }
 }
-
-/// A repetition statistic: its name, its summary and how to print its values.
-type StatRow<'a> = (&'a str, &'a Summary, &'a dyn Fn(f64) -> String);
 
 pub(super) fn sweep_table(out: &mut String, s: &ScenarioStudy) {
     let buckets: Vec<String> = s
@@ -208,40 +159,7 @@ pub(super) fn sweep_table(out: &mut String, s: &ScenarioStudy) {
 }
 
 pub(super) fn phases_table(out: &mut String, r: &RunResult) {
-    out.push_str(
-        "<table>\n<tr><th class=\"l\">phase</th><th class=\"l\">scenario</th><th>step</th><th>rep.</th>\
-         <th>offered</th><th class=\"l\">model</th><th>requests</th><th>duration s</th><th>req/s</th>\
-         <th>success</th><th>p50 ms</th><th>p95 ms</th><th>p99 ms</th><th>max ms</th></tr>\n",
-    );
-    for p in &r.phases {
-        let m = &p.measurement;
-        let offered = match (p.offered_rate, p.offered_connections) {
-            (Some(rate), _) => offered_label(Offered::Rate(rate)),
-            (None, Some(c)) => offered_label(Offered::Concurrency(c)),
-            _ => "-".to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{offered}</td>\
-             <td class=\"l\">{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td{}>{:.2} %</td>\
-             <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&p.name),
-            escape(p.scenario.as_deref().unwrap_or("-")),
-            p.step.map_or("-".to_string(), |s| (s + 1).to_string()),
-            p.repetition.map_or("-".to_string(), |r| r.to_string()),
-            p.model.name(),
-            thousands(m.requests),
-            m.duration_s,
-            thousands_f(m.rps),
-            success_class(m.success_ratio),
-            m.success_ratio * 100.0,
-            ms(m.latency_ms.p50),
-            ms(m.latency_ms.p95),
-            ms(m.latency_ms.p99),
-            ms(m.latency_ms.max)
-        );
-    }
-    out.push_str("</table>\n");
+    crate::study_tables::phases(r).html(out);
 }
 
 pub(super) fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str) {

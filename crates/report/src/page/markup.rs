@@ -3,6 +3,7 @@
 //! markup only says how a heading, a paragraph, a list, a table or a block of text looks.
 
 use crate::svg::escape;
+pub use crate::table::Table;
 use std::fmt::Write;
 
 /// A whole page: a title, lines under it, and sections.
@@ -32,15 +33,6 @@ pub enum Block {
     Code(String),
 }
 
-/// A table: its column heads and rows of cells; the first `text_columns` columns are words
-/// (left-aligned), the rest figures (right-aligned).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    pub head: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    pub text_columns: usize,
-}
-
 impl Page {
     /// The page as Markdown (GitHub-flavoured tables).
     pub fn markdown(&self) -> String {
@@ -64,7 +56,7 @@ impl Page {
                             let _ = writeln!(out, "- {i}");
                         }
                     }
-                    Block::Table(t) => md_table(&mut out, t),
+                    Block::Table(t) => t.markdown(&mut out),
                     Block::Code(c) => {
                         let _ = writeln!(out, "```\n{}\n```", c.trim_end());
                     }
@@ -109,7 +101,7 @@ impl Page {
                         }
                         out.push_str("</ul>\n");
                     }
-                    Block::Table(t) => html_table(&mut out, t),
+                    Block::Table(t) => t.html(&mut out),
                     Block::Code(c) => {
                         let _ = writeln!(out, "<pre>{}</pre>", escape(c.trim_end()));
                     }
@@ -128,47 +120,6 @@ table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #ddd;padding
 text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}pre{background:#f6f6f6;\
 padding:.6em;overflow:auto}.intro{color:#555}";
 
-/// A Markdown cell: a `|` would end it early.
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
-fn md_table(out: &mut String, t: &Table) {
-    let head: Vec<String> = t.head.iter().map(|h| md_cell(h)).collect();
-    let _ = writeln!(out, "| {} |", head.join(" | "));
-    let rule: Vec<&str> = (0..t.head.len())
-        .map(|i| if i < t.text_columns { "---" } else { "---:" })
-        .collect();
-    let _ = writeln!(out, "|{}|", rule.join("|"));
-    for row in &t.rows {
-        let cells: Vec<String> = row.iter().map(|c| md_cell(c)).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-}
-
-fn html_table(out: &mut String, t: &Table) {
-    let class = |i: usize| {
-        if i < t.text_columns {
-            " class=\"l\""
-        } else {
-            ""
-        }
-    };
-    out.push_str("<table><tr>");
-    for (i, h) in t.head.iter().enumerate() {
-        let _ = write!(out, "<th{}>{}</th>", class(i), escape(h));
-    }
-    out.push_str("</tr>\n");
-    for row in &t.rows {
-        out.push_str("<tr>");
-        for (i, c) in row.iter().enumerate() {
-            let _ = write!(out, "<td{}>{}</td>", class(i), escape(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,11 +133,11 @@ mod tests {
                 title: "API".into(),
                 blocks: vec![
                     Block::Heading("health".into()),
-                    Block::Table(Table {
-                        head: vec!["step".into(), "p99 ms".into()],
-                        rows: vec![vec!["a|b".into(), "1.5".into()]],
-                        text_columns: 1,
-                    }),
+                    Block::Table(Table::new(
+                        &["step", "p99 ms"],
+                        vec![vec!["a|b".into(), "1.5".into()]],
+                        1,
+                    )),
                     Block::List(vec!["x & y".into()]),
                     Block::Code("tps = 1".into()),
                 ],

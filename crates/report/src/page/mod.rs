@@ -9,8 +9,9 @@ pub mod markup;
 mod observe;
 
 use crate::study_text::{findings, latency_cells, offered, LATENCY_HEADS};
+use crate::table::{Cell, Table};
 use crate::{bytes, thousands, thousands_f};
-use markup::{Block, Page, Section, Table};
+use markup::{Block, Page, Section};
 use perfbase_analysis::comparison::Comparison;
 use perfbase_analysis::study::Study;
 use perfbase_core::result::RunResult;
@@ -103,11 +104,11 @@ pub fn build(input: &PageInput<'_>) -> Page {
 }
 
 fn table(head: &[&str], rows: Vec<Vec<String>>, text_columns: usize) -> Block {
-    Block::Table(Table {
-        head: head.iter().map(|h| h.to_string()).collect(),
-        rows,
-        text_columns,
-    })
+    let rows = rows
+        .into_iter()
+        .map(|row| row.into_iter().map(Cell::from).collect())
+        .collect();
+    Block::Table(Table::new(head, rows, text_columns))
 }
 
 fn environment(input: &PageInput<'_>) -> Section {

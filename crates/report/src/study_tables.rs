@@ -1,0 +1,159 @@
+//! The tables of a plan run that both markup reports show, Markdown and HTML: each step's
+//! statistics over its repetitions, a scenario's thresholds, the plan's checks and every
+//! measured phase. Decided here once, drawn by `crate::table`.
+
+use crate::study_text::{counts, ms, offered, threshold_value};
+use crate::table::{Cell, Table};
+use crate::{thousands, thousands_f};
+use perfbase_analysis::stats::Summary;
+use perfbase_analysis::study::{ScenarioStudy, Study};
+use perfbase_analysis::sweep::Offered;
+use perfbase_core::result::RunResult;
+
+/// A repetition statistic: its name, its summary and how to print its values.
+type StatRow<'a> = (&'a str, &'a Summary, &'a dyn Fn(f64) -> String);
+
+/// Each step's statistics over the repetitions: mean, sample variance, standard deviation, 95 %
+/// confidence interval of the mean, min and max.
+pub fn repetitions(s: &ScenarioStudy) -> Table {
+    let per_s = |v: f64| format!("{v:.1}");
+    let pct = |v: f64| format!("{:.2} %", v * 100.0);
+    let mut rows = Vec::new();
+    for st in &s.repetition_stats {
+        let stats: [StatRow; 8] = [
+            ("requests/s", &st.rps, &per_s),
+            ("success", &st.success_ratio, &pct),
+            ("min ms", &st.min_ms, &ms),
+            ("mean ms", &st.mean_ms, &ms),
+            ("p50 ms", &st.p50_ms, &ms),
+            ("p90 ms", &st.p90_ms, &ms),
+            ("p99 ms", &st.p99_ms, &ms),
+            ("max ms", &st.max_ms, &ms),
+        ];
+        for (name, sm, f) in stats {
+            rows.push(vec![
+                Cell::from(st.step.as_str()),
+                name.into(),
+                f(sm.mean).into(),
+                format!("{:.4}", sm.variance).into(),
+                format!("{:.4}", sm.stdev).into(),
+                format!("{} – {}", f(sm.ci95.0), f(sm.ci95.1)).into(),
+                f(sm.min).into(),
+                f(sm.max).into(),
+            ]);
+        }
+    }
+    Table::new(
+        &[
+            "step",
+            "statistic",
+            "mean",
+            "variance",
+            "stdev",
+            "95 % CI",
+            "min",
+            "max",
+        ],
+        rows,
+        2,
+    )
+}
+
+/// A scenario's thresholds: the phase judged, the threshold, its actual value and the verdict.
+pub fn thresholds(s: &ScenarioStudy) -> Table {
+    let rows = s
+        .thresholds
+        .iter()
+        .map(|t| {
+            vec![
+                Cell::from(t.phase.as_str()),
+                Cell::code(t.verdict.threshold.as_str()),
+                threshold_value(&t.verdict.threshold, t.verdict.actual)
+                    .unwrap_or_else(|| "-".into())
+                    .into(),
+                Cell::verdict(t.verdict.passed),
+            ]
+        })
+        .collect();
+    Table::new(&["phase", "threshold", "actual", "verdict"], rows, 2)
+}
+
+/// The plan's checks: the statuses expected and those counted.
+pub fn checks(study: &Study) -> Table {
+    let rows = study
+        .checks
+        .iter()
+        .map(|c| {
+            vec![
+                Cell::from(c.name.as_str()),
+                thousands(c.requests).into(),
+                counts(&c.expect).into(),
+                counts(&c.actual).into(),
+                Cell::verdict(c.passed),
+            ]
+        })
+        .collect();
+    Table::new(
+        &["check", "requests", "expected", "actual", "verdict"],
+        rows,
+        1,
+    )
+    .words_in(&[2, 3])
+}
+
+/// Every measured phase, one row each: where it belongs in the plan and its figures.
+pub fn phases(r: &RunResult) -> Table {
+    let rows = r
+        .phases
+        .iter()
+        .map(|p| {
+            let m = &p.measurement;
+            let offered = match (p.offered_rate, p.offered_connections) {
+                (Some(rate), _) => offered(&Offered::Rate(rate)),
+                (None, Some(c)) => offered(&Offered::Concurrency(c)),
+                _ => "-".to_string(),
+            };
+            vec![
+                Cell::from(p.name.as_str()),
+                p.scenario.as_deref().unwrap_or("-").into(),
+                p.step
+                    .map_or("-".to_string(), |s| (s + 1).to_string())
+                    .into(),
+                p.repetition
+                    .map_or("-".to_string(), |r| r.to_string())
+                    .into(),
+                offered.into(),
+                p.model.name().into(),
+                thousands(m.requests).into(),
+                format!("{:.2}", m.duration_s).into(),
+                thousands_f(m.rps).into(),
+                Cell::success(m.success_ratio),
+                ms(m.latency_ms.p50).into(),
+                ms(m.latency_ms.p95).into(),
+                ms(m.latency_ms.p99).into(),
+                ms(m.latency_ms.max).into(),
+            ]
+        })
+        .collect();
+    Table::new(
+        &[
+            "phase",
+            "scenario",
+            "step",
+            "rep.",
+            "offered",
+            "model",
+            "requests",
+            "duration s",
+            "req/s",
+            "success",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "max ms",
+        ],
+        rows,
+        2,
+    )
+    .words_in(&[5])
+}

@@ -1,0 +1,243 @@
+//! The one table model of the markup reports: a run's report (Markdown and HTML) and the
+//! baselines page. What a table holds is decided once, by whoever builds it; `markdown` and
+//! `html` only say how it looks. A cell says what it is (a word, a figure, code, a verdict), never
+//! which markup shows it.
+
+use crate::svg::escape;
+use std::fmt::Write;
+
+/// A table: its column heads and rows of cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+    /// Which columns hold words (left-aligned); the others hold figures (right-aligned).
+    pub words: Vec<bool>,
+    /// The HTML class of the table (a style of the HTML report's own, such as `endpoints`).
+    pub class: Option<&'static str>,
+}
+
+/// One cell: its text, and what the text is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub text: String,
+    pub look: Look,
+}
+
+/// What a cell's text is, for a markup that shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Look {
+    Plain,
+    /// Taken from the target or the user as is (an endpoint, an error message): code type.
+    Code,
+    /// A figure that needs a reader's eye (success under 100 %): red in HTML, plain in Markdown.
+    Alarm,
+    /// A verdict that passed.
+    Pass,
+    /// A verdict that failed: red in HTML, bold in Markdown.
+    Fail,
+}
+
+impl Cell {
+    pub fn new(text: impl Into<String>, look: Look) -> Cell {
+        Cell {
+            text: text.into(),
+            look,
+        }
+    }
+
+    pub fn code(text: impl Into<String>) -> Cell {
+        Cell::new(text, Look::Code)
+    }
+
+    /// A success ratio as a percentage, alarming below 1.
+    pub fn success(ratio: f64) -> Cell {
+        let look = if ratio < 1.0 {
+            Look::Alarm
+        } else {
+            Look::Plain
+        };
+        Cell::new(format!("{:.2} %", ratio * 100.0), look)
+    }
+
+    /// `pass` or `FAIL`.
+    pub fn verdict(passed: bool) -> Cell {
+        if passed {
+            Cell::new("pass", Look::Pass)
+        } else {
+            Cell::new("FAIL", Look::Fail)
+        }
+    }
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell::new(text, Look::Plain)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Cell {
+        Cell::new(text, Look::Plain)
+    }
+}
+
+impl Table {
+    /// A table whose first `text_columns` columns hold words, the rest figures.
+    pub fn new(head: &[&str], rows: Vec<Vec<Cell>>, text_columns: usize) -> Table {
+        Table {
+            head: head.iter().map(|h| h.to_string()).collect(),
+            rows,
+            words: (0..head.len()).map(|i| i < text_columns).collect(),
+            class: None,
+        }
+    }
+
+    /// The same table with these columns (0-based) holding words too.
+    pub fn words_in(mut self, columns: &[usize]) -> Table {
+        for &c in columns {
+            if let Some(w) = self.words.get_mut(c) {
+                *w = true;
+            }
+        }
+        self
+    }
+
+    fn is_words(&self, column: usize) -> bool {
+        self.words.get(column).copied().unwrap_or(false)
+    }
+
+    /// The same table with an HTML class.
+    pub fn class(mut self, class: &'static str) -> Table {
+        self.class = Some(class);
+        self
+    }
+
+    /// GitHub-flavoured Markdown, figures right-aligned; ends with its last row's newline.
+    pub fn markdown(&self, out: &mut String) {
+        let head: Vec<String> = self.head.iter().map(|h| md_text(h)).collect();
+        let _ = writeln!(out, "| {} |", head.join(" | "));
+        let rule: Vec<&str> = (0..self.head.len())
+            .map(|i| if self.is_words(i) { "---" } else { "---:" })
+            .collect();
+        let _ = writeln!(out, "|{}|", rule.join("|"));
+        for row in &self.rows {
+            let cells: Vec<String> = row.iter().map(md_cell).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+    }
+
+    /// An HTML `<table>`, every text escaped; ends with a newline.
+    pub fn html(&self, out: &mut String) {
+        match self.class {
+            Some(c) => {
+                let _ = write!(out, "<table class=\"{c}\"><tr>");
+            }
+            None => out.push_str("<table><tr>"),
+        }
+        for (i, h) in self.head.iter().enumerate() {
+            let l = if self.is_words(i) { " class=\"l\"" } else { "" };
+            let _ = write!(out, "<th{l}>{}</th>", escape(h));
+        }
+        out.push_str("</tr>\n");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for (i, c) in row.iter().enumerate() {
+                html_cell(out, c, self.is_words(i));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
+}
+
+/// Markdown text in a cell: a `|` would end the cell early.
+fn md_text(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn md_cell(c: &Cell) -> String {
+    match c.look {
+        // A backtick inside would end the code span early.
+        Look::Code => format!("`{}`", md_text(&c.text).replace('`', "'")),
+        Look::Fail => format!("**{}**", md_text(&c.text)),
+        Look::Plain | Look::Alarm | Look::Pass => md_text(&c.text),
+    }
+}
+
+fn html_cell(out: &mut String, c: &Cell, left: bool) {
+    let tone = match c.look {
+        Look::Alarm | Look::Fail => Some("fail"),
+        Look::Pass => Some("pass"),
+        Look::Plain | Look::Code => None,
+    };
+    let _ = match (left, tone) {
+        (true, Some(t)) => write!(out, "<td class=\"l {t}\">"),
+        (true, None) => write!(out, "<td class=\"l\">"),
+        (false, Some(t)) => write!(out, "<td class=\"{t}\">"),
+        (false, None) => write!(out, "<td>"),
+    };
+    let text = escape(&c.text);
+    if c.look == Look::Code {
+        let _ = write!(out, "<code>{text}</code></td>");
+    } else {
+        let _ = write!(out, "{text}</td>");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Table {
+        Table::new(
+            &["endpoint", "p99 ms", "success", "verdict"],
+            vec![vec![
+                Cell::code("GET /a|b`c"),
+                "1.5".into(),
+                Cell::success(0.995),
+                Cell::verdict(false),
+            ]],
+            1,
+        )
+    }
+
+    #[test]
+    fn markdown_aligns_figures_and_keeps_cells_whole() {
+        let mut md = String::new();
+        sample().markdown(&mut md);
+        assert_eq!(
+            md,
+            "| endpoint | p99 ms | success | verdict |\n|---|---:|---:|---:|\n\
+             | `GET /a\\|b'c` | 1.5 | 99.50 % | **FAIL** |\n"
+        );
+    }
+
+    #[test]
+    fn html_escapes_and_marks_what_needs_an_eye() {
+        let mut html = String::new();
+        sample().class("endpoints").html(&mut html);
+        assert!(
+            html.starts_with(
+                "<table class=\"endpoints\"><tr><th class=\"l\">endpoint</th><th>p99 ms</th>"
+            ),
+            "{html}"
+        );
+        assert!(
+            html.contains(
+                "<tr><td class=\"l\"><code>GET /a|b`c</code></td><td>1.5</td>\
+                 <td class=\"fail\">99.50 %</td><td class=\"fail\">FAIL</td></tr>"
+            ),
+            "{html}"
+        );
+        let mut plain = String::new();
+        Table::new(&["x"], vec![vec![Cell::verdict(true)]], 0).html(&mut plain);
+        assert!(plain.contains("<td class=\"pass\">pass</td>"), "{plain}");
+        let mut esc = String::new();
+        Table::new(&["<x>"], vec![vec!["a & b".into()]], 1).html(&mut esc);
+        assert!(
+            esc.contains("<th class=\"l\">&lt;x&gt;</th>")
+                && esc.contains("<td class=\"l\">a &amp; b</td>")
+        );
+    }
+}
