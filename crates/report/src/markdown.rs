@@ -2,7 +2,7 @@
 //! knee, operating point and headroom, repetition statistics, thresholds, checks, every phase,
 //! and the test environment captured at run time.
 
-use crate::study_text::{findings, offered};
+use crate::study_text::findings;
 use crate::{run_tables, study_tables};
 use crate::{thousands, thousands_f};
 use perfbase_analysis::study::{ScenarioStudy, Study};
@@ -172,7 +172,7 @@ fn scenario(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study) {
             String::new()
         }
     );
-    sweep_table(out, s);
+    study_tables::sweep(s).markdown(out);
     let _ = writeln!(out);
     for f in findings(s, study) {
         let _ = writeln!(out, "- {f}");
@@ -207,59 +207,6 @@ fn scenario(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study) {
     }
 }
 
-/// The sweep table: one row per step, its latency and the share under each bucket.
-fn sweep_table(out: &mut String, s: &ScenarioStudy) {
-    let buckets: Vec<String> = s
-        .steps
-        .first()
-        .map(|row| {
-            row.under_ms
-                .iter()
-                .map(|(b, _)| format!("< {b} ms"))
-                .collect()
-        })
-        .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "| step | offered | achieved/s | success | {} |{}\n|---|---|---|---|{}{}",
-        crate::study_text::LATENCY_HEADS.join(" | "),
-        buckets
-            .iter()
-            .map(|b| format!(" {b} |"))
-            .collect::<String>(),
-        "---|".repeat(crate::study_text::LATENCY_HEADS.len()),
-        "---|".repeat(buckets.len())
-    );
-    for (i, row) in s.steps.iter().enumerate() {
-        let mark = match &s.knee {
-            Some(k) if k.first_bad == Some(i) => " (knee)",
-            _ => "",
-        };
-        let op = match &s.operating_point {
-            Some(p) if p.index == i => " (operating point)",
-            _ => "",
-        };
-        let invalid = if row.invalid.is_some() {
-            " (invalid)"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "| {}{mark}{op}{invalid} | {} | {} | {:.2} % | {} |{}",
-            row.name,
-            offered(&row.offered),
-            thousands_f(row.achieved_rps),
-            row.success_ratio * 100.0,
-            crate::study_text::latency_cells(row).join(" | "),
-            row.under_ms
-                .iter()
-                .map(|(_, share)| format!(" {:.1} % |", share * 100.0))
-                .collect::<String>()
-        );
-    }
-}
-
 /// Statistics of each step over its repetitions.
 fn repetitions(out: &mut String, s: &ScenarioStudy) {
     if !s.repetition_stats.is_empty() {
@@ -290,20 +237,7 @@ fn phases(out: &mut String, r: &RunResult) {
 
 /// One row per scenario and check, each with its own figures and verdict.
 fn summary(out: &mut String, r: &RunResult, study: &Study) {
-    let heads = crate::study_text::SUMMARY_HEADS;
-    let _ = writeln!(
-        out,
-        "## Summary\n\n| {} |\n|{}",
-        heads.join(" | "),
-        "---|".repeat(heads.len())
-    );
-    for (cells, failed) in crate::study_text::summary_rows(r, study) {
-        let mut cells = cells;
-        if failed {
-            let last = cells.len() - 1;
-            cells[last] = format!("**{}**", cells[last]);
-        }
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
+    let _ = writeln!(out, "## Summary\n");
+    study_tables::summary(r, study).markdown(out);
     let _ = writeln!(out);
 }

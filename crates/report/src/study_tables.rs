@@ -1,14 +1,109 @@
-//! The tables of a plan run that both markup reports show, Markdown and HTML: each step's
-//! statistics over its repetitions, a scenario's thresholds, the plan's checks and every
-//! measured phase. Decided here once, drawn by `crate::table`.
+//! The tables of a plan run that both markup reports show, Markdown and HTML: the plan's
+//! summary, a scenario's sweep, each step's statistics over its repetitions, a scenario's
+//! thresholds, the plan's checks and every measured phase. Decided here once, drawn by
+//! `crate::table`.
 
-use crate::study_text::{counts, ms, offered, threshold_value};
-use crate::table::{Cell, Table};
+use crate::study_text::{counts, latency_cells, ms, offered, threshold_value, LATENCY_HEADS};
+use crate::table::{Cell, Look, Table, Tag};
 use crate::{thousands, thousands_f};
 use perfbase_analysis::stats::Summary;
 use perfbase_analysis::study::{ScenarioStudy, Study};
 use perfbase_analysis::sweep::Offered;
 use perfbase_core::result::RunResult;
+
+/// The plan's summary: one row per scenario and per check, a failed one marked.
+pub fn summary(r: &RunResult, study: &Study) -> Table {
+    let mut rows = Vec::new();
+    let mut classes = Vec::new();
+    for (cells, failed) in crate::study_text::summary_rows(r, study) {
+        let last = cells.len().saturating_sub(1);
+        rows.push(
+            cells
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let look = if failed && i == last {
+                        Look::Fail
+                    } else {
+                        Look::Plain
+                    };
+                    Cell::new(c, look)
+                })
+                .collect(),
+        );
+        classes.push(failed.then_some("fail"));
+    }
+    Table::new(&crate::study_text::SUMMARY_HEADS, rows, 2)
+        .class("summary")
+        .row_classes(classes)
+}
+
+/// A scenario's sweep: one row per step with its load, latency and the share of operations
+/// under each SLO bucket; the knee, the operating point and invalid steps tagged.
+pub fn sweep(s: &ScenarioStudy) -> Table {
+    let buckets: Vec<String> = s
+        .steps
+        .first()
+        .map(|row| {
+            row.under_ms
+                .iter()
+                .map(|(b, _)| format!("< {b} ms"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut head = vec!["step", "offered", "achieved/s", "success"];
+    head.extend(LATENCY_HEADS);
+    head.extend(buckets.iter().map(String::as_str));
+    let mut rows = Vec::new();
+    let mut classes = Vec::new();
+    for (i, row) in s.steps.iter().enumerate() {
+        let knee = s.knee.as_ref().is_some_and(|k| k.first_bad == Some(i));
+        let op = s.operating_point.as_ref().is_some_and(|p| p.index == i);
+        let mut step = Cell::from(row.name.as_str());
+        if let Some(why) = &row.invalid {
+            step = step.tag(Tag {
+                text: "invalid",
+                class: "knee",
+                title: Some(why.clone()),
+            });
+        }
+        if knee {
+            step = step.tag(Tag {
+                text: "knee",
+                class: "knee",
+                title: None,
+            });
+        }
+        if op {
+            step = step.tag(Tag {
+                text: "operating point",
+                class: "op",
+                title: None,
+            });
+        }
+        let mut cells = vec![
+            step,
+            offered(&row.offered).into(),
+            thousands_f(row.achieved_rps).into(),
+            format!("{:.2} %", row.success_ratio * 100.0).into(),
+        ];
+        cells.extend(latency_cells(row).map(Cell::from));
+        cells.extend(row.under_ms.iter().map(|(_, share)| {
+            Cell::from(if share.is_nan() {
+                "-".to_string()
+            } else {
+                format!("{:.1} %", share * 100.0)
+            })
+        }));
+        rows.push(cells);
+        classes.push(match (knee, op) {
+            (true, _) => Some("knee"),
+            (false, true) => Some("op"),
+            _ => None,
+        });
+    }
+    Table::new(&head, rows, 1).row_classes(classes)
+}
 
 /// A repetition statistic: its name, its summary and how to print its values.
 type StatRow<'a> = (&'a str, &'a Summary, &'a dyn Fn(f64) -> String);

@@ -15,13 +15,27 @@ pub struct Table {
     pub words: Vec<bool>,
     /// The HTML class of the table (a style of the HTML report's own, such as `endpoints`).
     pub class: Option<&'static str>,
+    /// An HTML class for each row that has one (`fail`, `knee`, `op`): a style only, what it
+    /// means is in the row's cells too.
+    pub row_classes: Vec<Option<&'static str>>,
 }
 
-/// One cell: its text, and what the text is.
+/// One cell: its text, what the text is, and tags after it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cell {
     pub text: String,
     pub look: Look,
+    pub tags: Vec<Tag>,
+}
+
+/// A word that marks a cell (a sweep step's `knee`): in parentheses after the text in Markdown,
+/// a badge in HTML, with `title` as its tooltip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tag {
+    pub text: &'static str,
+    /// The badge's HTML class (`knee`, `op`).
+    pub class: &'static str,
+    pub title: Option<String>,
 }
 
 /// What a cell's text is, for a markup that shows it.
@@ -43,7 +57,14 @@ impl Cell {
         Cell {
             text: text.into(),
             look,
+            tags: Vec::new(),
         }
+    }
+
+    /// The same cell with a tag after its text.
+    pub fn tag(mut self, tag: Tag) -> Cell {
+        self.tags.push(tag);
+        self
     }
 
     pub fn code(text: impl Into<String>) -> Cell {
@@ -90,6 +111,7 @@ impl Table {
             rows,
             words: (0..head.len()).map(|i| i < text_columns).collect(),
             class: None,
+            row_classes: Vec::new(),
         }
     }
 
@@ -100,6 +122,12 @@ impl Table {
                 *w = true;
             }
         }
+        self
+    }
+
+    /// The same table with an HTML class for each row (in row order).
+    pub fn row_classes(mut self, classes: Vec<Option<&'static str>>) -> Table {
+        self.row_classes = classes;
         self
     }
 
@@ -140,8 +168,13 @@ impl Table {
             let _ = write!(out, "<th{l}>{}</th>", escape(h));
         }
         out.push_str("</tr>\n");
-        for row in &self.rows {
-            out.push_str("<tr>");
+        for (r, row) in self.rows.iter().enumerate() {
+            match self.row_classes.get(r).copied().flatten() {
+                Some(c) => {
+                    let _ = write!(out, "<tr class=\"{c}\">");
+                }
+                None => out.push_str("<tr>"),
+            }
             for (i, c) in row.iter().enumerate() {
                 html_cell(out, c, self.is_words(i));
             }
@@ -157,12 +190,16 @@ fn md_text(s: &str) -> String {
 }
 
 fn md_cell(c: &Cell) -> String {
-    match c.look {
+    let mut text = match c.look {
         // A backtick inside would end the code span early.
         Look::Code => format!("`{}`", md_text(&c.text).replace('`', "'")),
         Look::Fail => format!("**{}**", md_text(&c.text)),
         Look::Plain | Look::Alarm | Look::Pass => md_text(&c.text),
+    };
+    for t in &c.tags {
+        let _ = write!(text, " ({})", md_text(t.text));
     }
+    text
 }
 
 fn html_cell(out: &mut String, c: &Cell, left: bool) {
@@ -179,10 +216,28 @@ fn html_cell(out: &mut String, c: &Cell, left: bool) {
     };
     let text = escape(&c.text);
     if c.look == Look::Code {
-        let _ = write!(out, "<code>{text}</code></td>");
+        let _ = write!(out, "<code>{text}</code>");
     } else {
-        let _ = write!(out, "{text}</td>");
+        out.push_str(&text);
     }
+    for t in &c.tags {
+        let _ = match &t.title {
+            Some(title) => write!(
+                out,
+                "<span class=\"tag {}\" title=\"{}\">{}</span>",
+                t.class,
+                escape(title),
+                escape(t.text)
+            ),
+            None => write!(
+                out,
+                "<span class=\"tag {}\">{}</span>",
+                t.class,
+                escape(t.text)
+            ),
+        };
+    }
+    out.push_str("</td>");
 }
 
 #[cfg(test)]
@@ -233,6 +288,25 @@ mod tests {
         let mut plain = String::new();
         Table::new(&["x"], vec![vec![Cell::verdict(true)]], 0).html(&mut plain);
         assert!(plain.contains("<td class=\"pass\">pass</td>"), "{plain}");
+        let knee = Tag {
+            text: "knee",
+            class: "knee",
+            title: Some("p99 <3x".into()),
+        };
+        let tagged = Table::new(&["step"], vec![vec![Cell::from("300/s").tag(knee)]], 1)
+            .row_classes(vec![Some("knee")]);
+        let mut md = String::new();
+        tagged.markdown(&mut md);
+        assert!(md.ends_with("| 300/s (knee) |\n"), "{md}");
+        let mut h = String::new();
+        tagged.html(&mut h);
+        assert!(
+            h.contains(
+                "<tr class=\"knee\"><td class=\"l\">300/s<span class=\"tag knee\" \
+                 title=\"p99 &lt;3x\">knee</span></td></tr>"
+            ),
+            "{h}"
+        );
         let mut esc = String::new();
         Table::new(&["<x>"], vec![vec!["a & b".into()]], 1).html(&mut esc);
         assert!(

@@ -399,21 +399,7 @@ fn header(out: &mut String, r: &RunResult, study: Option<&Study>) {
 }
 
 fn scenario_summary(out: &mut String, r: &RunResult, study: &Study) {
-    out.push_str("<table class=\"summary\">\n<tr>");
-    for (i, h) in crate::study_text::SUMMARY_HEADS.iter().enumerate() {
-        let class = if i < 2 { " class=\"l\"" } else { "" };
-        let _ = write!(out, "<th{class}>{}</th>", escape(h));
-    }
-    out.push_str("</tr>\n");
-    for (cells, failed) in crate::study_text::summary_rows(r, study) {
-        let _ = write!(out, "<tr{}>", if failed { " class=\"fail\"" } else { "" });
-        for (i, c) in cells.iter().enumerate() {
-            let class = if i < 2 { " class=\"l\"" } else { "" };
-            let _ = write!(out, "<td{class}>{}</td>", escape(c));
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
+    crate::study_tables::summary(r, study).html(out);
 }
 
 fn summary(out: &mut String, m: &Measurement) {

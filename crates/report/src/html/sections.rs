@@ -48,7 +48,7 @@ pub(super) fn scenario_section(
         figure(out, &b.render(), BOX_CAPTION);
     }
     if !s.steps.is_empty() {
-        sweep_table(out, s);
+        crate::study_tables::sweep(s).html(out);
     }
     if !endpoints.is_empty() {
         let rows: Vec<(String, &[Endpoint])> =
@@ -90,72 +90,6 @@ pub(super) fn scenario_section(
         let _ = writeln!(out, "<{h_sub}>Thresholds</{h_sub}>");
         crate::study_tables::thresholds(s).html(out);
     }
-}
-
-pub(super) fn sweep_table(out: &mut String, s: &ScenarioStudy) {
-    let buckets: Vec<String> = s
-        .steps
-        .first()
-        .map(|row| {
-            row.under_ms
-                .iter()
-                .map(|(b, _)| format!("&lt; {b} ms"))
-                .collect()
-        })
-        .unwrap_or_default();
-    out.push_str(
-        "<table>\n<tr><th class=\"l\">step</th><th>offered</th><th>achieved/s</th><th>success</th>",
-    );
-    for h in crate::study_text::LATENCY_HEADS {
-        let _ = write!(out, "<th>{h}</th>");
-    }
-    for b in &buckets {
-        let _ = write!(out, "<th>{b}</th>");
-    }
-    out.push_str("</tr>\n");
-    for (i, row) in s.steps.iter().enumerate() {
-        let knee = s.knee.as_ref().is_some_and(|k| k.first_bad == Some(i));
-        let op = s.operating_point.as_ref().is_some_and(|p| p.index == i);
-        let class = match (knee, op) {
-            (true, _) => " class=\"knee\"",
-            (false, true) => " class=\"op\"",
-            _ => "",
-        };
-        let _ = write!(
-            out,
-            "<tr{class}><td class=\"l\">{}{}{}{}</td><td>{}</td><td>{}</td><td>{:.2} %</td>{}",
-            escape(&row.name),
-            row.invalid.as_deref().map_or(String::new(), |why| format!(
-                "<span class=\"tag knee\" title=\"{}\">invalid</span>",
-                escape(why)
-            )),
-            if knee {
-                "<span class=\"tag knee\">knee</span>"
-            } else {
-                ""
-            },
-            if op {
-                "<span class=\"tag op\">operating point</span>"
-            } else {
-                ""
-            },
-            offered(&row.offered),
-            thousands_f(row.achieved_rps),
-            row.success_ratio * 100.0,
-            crate::study_text::latency_cells(row)
-                .map(|c| format!("<td>{c}</td>"))
-                .concat()
-        );
-        for (_, share) in &row.under_ms {
-            if share.is_nan() {
-                out.push_str("<td>-</td>");
-            } else {
-                let _ = write!(out, "<td>{:.1} %</td>", share * 100.0);
-            }
-        }
-        out.push_str("</tr>\n");
-    }
-    out.push_str("</table>\n");
 }
 
 pub(super) fn phases_table(out: &mut String, r: &RunResult) {
