@@ -6,7 +6,7 @@ use crate::study_text::findings;
 use crate::{run_tables, study_tables};
 use crate::{thousands, thousands_f};
 use perfbase_analysis::study::{ScenarioStudy, Study};
-use perfbase_core::result::{Endpoint, RunResult};
+use perfbase_core::result::RunResult;
 use std::fmt::Write;
 
 fn verdict(passed: bool) -> &'static str {
@@ -194,9 +194,7 @@ fn scenario(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study) {
     let per_step = crate::scenario_endpoints(r, s);
     if !per_step.is_empty() {
         let _ = writeln!(out, "### Per endpoint\n");
-        let rows: Vec<(String, &[Endpoint])> =
-            per_step.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
-        run_tables::endpoints(true, &rows).markdown(out);
+        run_tables::endpoints(true, &per_step).markdown(out);
         let _ = writeln!(out);
     }
     repetitions(out, s);

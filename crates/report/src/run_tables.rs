@@ -117,7 +117,7 @@ pub fn timing_parts(t: &HttpTiming) -> Vec<(&'static str, &LatencyMs)> {
 
 /// One row per endpoint of a mix (per step with `step_col`): its requests and their share of
 /// the step's, success, percentiles and status codes.
-pub fn endpoints(step_col: bool, rows: &[(String, &[Endpoint])]) -> Table {
+pub fn endpoints<E: AsRef<[Endpoint]>>(step_col: bool, rows: &[(String, E)]) -> Table {
     let mut head = vec![
         "endpoint",
         "requests",
@@ -134,6 +134,7 @@ pub fn endpoints(step_col: bool, rows: &[(String, &[Endpoint])]) -> Table {
     }
     let mut cells = Vec::new();
     for (step, endpoints) in rows {
+        let endpoints = endpoints.as_ref();
         let total: u64 = endpoints.iter().map(|e| e.requests).sum();
         for e in endpoints.iter() {
             let mut row = Vec::new();

@@ -235,7 +235,7 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
     let _ = writeln!(out, "<{h_sec}>Summary</{h_sec}>");
     match study {
         // A plan: one row per scenario and check, never their figures mixed.
-        Some(st) => scenario_summary(out, r, st),
+        Some(st) => crate::study_tables::summary(r, st).html(out),
         None => summary(out, &r.measurement),
     }
 
@@ -316,7 +316,7 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
 
     if !r.phases.is_empty() {
         let _ = writeln!(out, "<{h_sec}>Phases</{h_sec}>");
-        phases_table(out, r);
+        crate::study_tables::phases(r).html(out);
     }
     if let Some(m) = &r.monitor {
         let _ = writeln!(
@@ -396,10 +396,6 @@ fn header(out: &mut String, r: &RunResult, study: Option<&Study>) {
         );
     }
     run_tables::environment(&r.env).html(out);
-}
-
-fn scenario_summary(out: &mut String, r: &RunResult, study: &Study) {
-    crate::study_tables::summary(r, study).html(out);
 }
 
 fn summary(out: &mut String, m: &Measurement) {

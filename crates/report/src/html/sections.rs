@@ -51,9 +51,7 @@ pub(super) fn scenario_section(
         crate::study_tables::sweep(s).html(out);
     }
     if !endpoints.is_empty() {
-        let rows: Vec<(String, &[Endpoint])> =
-            endpoints.iter().map(|(n, e)| (n.clone(), &e[..])).collect();
-        crate::run_tables::endpoints(true, &rows).html(out);
+        crate::run_tables::endpoints(true, endpoints).html(out);
     }
     let list = findings(s, study);
     if !list.is_empty() {
@@ -90,10 +88,6 @@ pub(super) fn scenario_section(
         let _ = writeln!(out, "<{h_sub}>Thresholds</{h_sub}>");
         crate::study_tables::thresholds(s).html(out);
     }
-}
-
-pub(super) fn phases_table(out: &mut String, r: &RunResult) {
-    crate::study_tables::phases(r).html(out);
 }
 
 pub(super) fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str) {
