@@ -255,7 +255,8 @@ impl PhaseCtx {
     }
 
     /// Runs `body` until it completes, or cuts it off on Ctrl-C or at the hard deadline
-    /// (deadline + timeout + grace), counting what was still in flight as aborted.
+    /// (deadline + timeout + grace), counting what was still in flight as aborted (the phase
+    /// then ends at the cut-off).
     pub(crate) async fn with_cutoff<D: Driver>(
         &self,
         sh: &Shared<D>,
@@ -273,7 +274,13 @@ impl PhaseCtx {
             _ = body => {}
             _ = cutoff => {
                 let mut rec = self.rec.borrow_mut();
-                rec.aborted += self.in_flight.replace(0);
+                let aborted = self.in_flight.replace(0);
+                rec.aborted += aborted;
+                // The aborted ops were in flight until now: the phase lasted until its cut-off,
+                // so its duration (and the rate over it) must not drop that time.
+                if aborted > 0 {
+                    self.end.set(self.end.get().max(Instant::now()));
+                }
             }
         }
     }

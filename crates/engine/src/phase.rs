@@ -54,7 +54,8 @@ pub struct PhaseOutcome {
     pub recorder: Recorder,
     /// Wall-clock time of the phase start (a label only).
     pub started_at: SystemTime,
-    /// From the phase start until the last operation finished.
+    /// From the phase start until the last operation finished (or, if ops in flight were
+    /// aborted, until the cut-off).
     pub elapsed: Duration,
     /// Open model: the send window the achieved rate is computed over.
     pub window: Duration,
