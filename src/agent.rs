@@ -4,8 +4,8 @@
 
 use crate::exit::{bad_input, AppError};
 use crate::merge::RUN_LABEL;
-use crate::records::StoreOptions;
-use crate::study::ClockOffset;
+use crate::runner::ClockOffset;
+use crate::store::StoreOptions;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long after the last agent arrives they all start: time for each to read the barrier.
@@ -51,7 +51,7 @@ pub fn barrier(
     o: &StoreOptions,
 ) -> Result<(SystemTime, ClockOffset), AppError> {
     let segment = a.run.segment.segment()?;
-    let mut store = crate::records::open(o)?;
+    let mut store = crate::store::open(o)?;
     let err = |e: perfbase_store::StoreError| bad_input(format!("--barrier: {e}"));
     // The offset from the quickest of a few readings, the one with the least round trip.
     let mut best: Option<ClockOffset> = None;

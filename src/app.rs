@@ -5,8 +5,8 @@ use crate::backend::Dialect;
 use crate::cli::{Cli, Command, RunArgs, SqlArgs};
 use crate::exit::{bad_input, AppError, Exit};
 use crate::plan::Plan;
-use crate::records::StoreOptions;
-use crate::study::StudyOptions;
+use crate::runner::StudyOptions;
+use crate::store::StoreOptions;
 use std::path::PathBuf;
 
 /// Runs one command.
@@ -32,7 +32,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         }
         Command::History(a) => {
             let mut store = a.store.options();
-            store.labels = crate::records::parse_labels(&a.labels)?;
+            store.labels = crate::store::parse_labels(&a.labels)?;
             crate::inspect::history(a, &store)
         }
         Command::Show(a) => {
@@ -89,8 +89,12 @@ fn shell_text(
 
 /// Runs a plan as a study, stopping early on Ctrl-C.
 pub fn study((plan, options): (Plan, StudyOptions)) -> Result<Exit, AppError> {
+    if options.dry_run {
+        out!("{}", crate::plan::describe(&plan));
+        return Ok(Exit::Success);
+    }
     let interrupt = crate::interrupt::install();
-    crate::study::run(&plan, &options, interrupt).map(|(exit, _)| exit)
+    crate::runner::run(&plan, &options, interrupt).map(|(exit, _)| exit)
 }
 
 /// `perfbase pg` / `perfbase mysql`: `--init` creates the tables, otherwise a run.
@@ -99,7 +103,7 @@ fn sql(a: &SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, AppE
         return study(a.plan(dialect, store)?);
     }
     let targets = a.checked(dialect)?;
-    let done = crate::backend::setup::init_tables(&targets[0], a.scale.unwrap_or(1))?;
+    let done = crate::backend::init_tables(&targets[0], a.scale.unwrap_or(1))?;
     outln!("{done}");
     Ok(Exit::Success)
 }
@@ -113,7 +117,7 @@ fn default_out(name: &str) -> PathBuf {
 fn run_plan(
     a: RunArgs,
     store: &StoreOptions,
-    clock: Option<crate::study::ClockOffset>,
+    clock: Option<crate::runner::ClockOffset>,
 ) -> Result<Exit, AppError> {
     let mut plan = crate::plan::load(&a.plan, a.scale).map_err(|e| bad_input(e.to_string()))?;
     if !a.monitor.is_empty() {

@@ -5,7 +5,7 @@ use crate::cli::{
     VerdictFiles,
 };
 use crate::exit::{bad_input, AppError, Exit};
-use crate::records::{load, open, StoreOptions};
+use crate::store::{load, open, StoreOptions};
 use perfbase_analysis::comparison::{compare_results, differences, rank};
 use perfbase_core::result::RunResult;
 use perfbase_report::{thousands, thousands_f};
@@ -83,7 +83,7 @@ fn print_result(r: &RunResult) {
         ),
         None => out!("{}", perfbase_report::terminal::render(r)),
     }
-    crate::show::print_monitor(r);
+    crate::terminal::print_monitor(r);
 }
 
 pub fn show(a: ShowArgs, o: &StoreOptions) -> Result<Exit, AppError> {
@@ -228,7 +228,7 @@ pub fn compare(a: CompareArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     let labelled = a
         .runs
         .iter()
-        .map(|r| crate::records::load_labelled(&mut store, o, r))
+        .map(|r| crate::store::load_labelled(&mut store, o, r))
         .collect::<Result<Vec<_>, _>>()?;
     let (runs, by_label) = named_runs(labelled, a.name_by.as_deref())?;
     if runs.len() == 2 {

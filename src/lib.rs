@@ -1,7 +1,7 @@
 //! perfbase: load-tests services and turns the measurements into performance baselines.
 //!
 //! This root package is the application: command-line flags (`cli`) and plan files (`plan`)
-//! both become a [`plan::Plan`]; `study` runs every plan (each workload through its
+//! both become a [`plan::Plan`]; `runner` runs every plan (each workload through its
 //! `backend`, the one seam to the protocol drivers), saves, analyses and reports; `exit`
 //! decides the exit code. `app` dispatches the commands. The measuring lives in the
 //! workspace crates.
@@ -22,10 +22,10 @@ pub mod k8s;
 pub mod limits;
 pub mod merge;
 pub mod monitoring;
-pub mod page;
 pub mod plan;
 mod progress;
-pub mod records;
+pub mod publish;
+pub mod runner;
 pub mod serve;
-pub mod show;
-pub mod study;
+pub mod store;
+pub mod terminal;

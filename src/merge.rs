@@ -6,7 +6,7 @@
 
 use crate::cli::MergeArgs;
 use crate::exit::{bad_input, AppError, Exit};
-use crate::records::{load, StoreOptions};
+use crate::store::{load, StoreOptions};
 use perfbase_core::merge::merge_concurrent;
 use perfbase_core::result::RunResult;
 use perfbase_engine::Segment;
@@ -24,7 +24,7 @@ fn agents_of(
     wait_for: Option<u32>,
     timeout: std::time::Duration,
 ) -> Result<Vec<(String, RunResult)>, AppError> {
-    let mut store = crate::records::open(o)?;
+    let mut store = crate::store::open(o)?;
     let filter = vec![(RUN_LABEL.to_string(), id.to_string())];
     let deadline = std::time::Instant::now() + timeout;
     let summaries = loop {
@@ -75,7 +75,7 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     let study = match &a.plan {
         Some(path) => {
             let plan = crate::plan::load(path, a.scale).map_err(|e| bad_input(e.to_string()))?;
-            Some(crate::study::rejudge::study_of(&plan, &merged))
+            Some(crate::runner::rejudge::study_of(&plan, &merged))
         }
         None => None,
     };
@@ -100,7 +100,7 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     }
     if let (true, Some(id)) = (a.save, &a.run_id) {
         let labels = [(MERGED_LABEL.to_string(), id.clone())].into();
-        crate::records::save(o, "merged", &merged, &labels);
+        crate::store::save(o, "merged", &merged, &labels);
     }
     let offsets: Vec<String> = runs
         .iter()

@@ -4,31 +4,14 @@
 //! the same plan. The run is then made that baseline (`page:PLAN NAME` in the store), so the
 //! next page compares with it; `perfbase baseline list` shows them.
 
-use crate::backend::Backend;
 use crate::exit::AppError;
 use crate::plan::{PageSpec, Plan};
-use crate::records::StoreOptions;
+use crate::store::StoreOptions;
 use anyhow::Context as _;
 use perfbase_analysis::study::Study;
 use perfbase_core::result::RunResult;
 use perfbase_report::page::{Baseline, Changelog, PageInput, Service};
 use std::path::{Path, PathBuf};
-
-/// The section a scenario on `backend` is shown in, by its kind of service.
-pub fn section_of(backend: &Backend) -> &'static str {
-    match backend.protocol() {
-        "http" => "API (HTTP)",
-        "postgres" => "PostgreSQL",
-        "mysql" => "MySQL / MariaDB",
-        "redis" => "Redis",
-        "mongodb" => "MongoDB",
-        "amqp" => "RabbitMQ (AMQP)",
-        "nats" => "NATS",
-        "mqtt" => "MQTT",
-        "vault" => "Vault",
-        _ => "Other",
-    }
-}
 
 /// Each distinct service the plan loads, with the version it reports now: asked once per
 /// address, before any load, so the page names what was measured.
@@ -43,7 +26,7 @@ pub fn services(plan: &Plan) -> Vec<Service> {
         }
         seen.push(address.clone());
         out.push(Service {
-            kind: section_of(backend).to_string(),
+            kind: backend.section().to_string(),
             address,
             version: backend.server_version(),
         });
@@ -77,17 +60,18 @@ pub fn write(p: PageRun<'_>) -> Result<(PathBuf, PathBuf), AppError> {
     let generated_at = crate::env::rfc3339(now);
     let stamp = crate::env::format_utc(now, "%Y%m%d-%H%M%S");
     let changelog = changelog(&p);
-    let sections =
-        p.plan
-            .scenarios
-            .iter()
-            .map(|s| {
-                let kind = s.section.clone().unwrap_or_else(|| {
-                    section_of(&p.plan.workloads[&s.workload].backend).to_string()
-                });
-                (s.name.clone(), kind)
-            })
-            .collect();
+    let sections = p
+        .plan
+        .scenarios
+        .iter()
+        .map(|s| {
+            let kind = s
+                .section
+                .clone()
+                .unwrap_or_else(|| p.plan.workloads[&s.workload].backend.section().to_string());
+            (s.name.clone(), kind)
+        })
+        .collect();
     let shown = with_process_names(p.result);
     let input = PageInput {
         title: p.spec.title.clone(),
@@ -118,7 +102,7 @@ fn changelog(p: &PageRun<'_>) -> Changelog {
         return Changelog::default();
     };
     let name = baseline_name(p.plan);
-    let mut store = match crate::records::open(p.store) {
+    let mut store = match crate::store::open(p.store) {
         Ok(s) => s,
         Err(e) => {
             errln!("perfbase: page: no changelog: {e}");

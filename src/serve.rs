@@ -3,7 +3,7 @@
 
 use crate::cli::{DemoArgs, ServeArgs};
 use crate::exit::{bad_input, AppError, Exit};
-use crate::records::StoreOptions;
+use crate::store::StoreOptions;
 use anyhow::Context as _;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -135,8 +135,8 @@ pub fn demo(args: DemoArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let plan = crate::plan::parse(DEMO_PLAN, "plans/demo.toml", Path::new("."), args.scale)
         .map_err(|e| bad_input(e.to_string()))?;
     let options =
-        crate::study::StudyOptions::plan_file(args.out.clone(), None, args.quiet, store, "demo");
-    let ran = crate::study::run(&plan, &options, interrupt);
+        crate::runner::StudyOptions::plan_file(args.out.clone(), None, args.quiet, store, "demo");
+    let ran = crate::runner::run(&plan, &options, interrupt);
     server.stop();
     ran.map(|(exit, _)| exit)
 }

@@ -5,8 +5,8 @@
 use clap::ValueEnum;
 use perfbase_drivers::amqp::{AckMode, AmqpMode};
 use perfbase_drivers::nats::NatsMode;
-use perfbase_drivers::redis::RedisOp;
 use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
+use perfbase_drivers::Operation;
 
 /// Which database family a SQL target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,25 +138,27 @@ pub fn choose<T: ValueEnum + Copy>(text: &str, allowed: impl Fn(T) -> bool) -> R
     })
 }
 
-/// The built-in SQL workloads by name, as `--workload` and a plan's `builtin` give them.
-pub const SQL_WORKLOADS: &str =
-    "tpcb, tpcb-function, select-only, insert, select-pk, scan, update, delete, transaction or join";
+/// pgbench's scripts by name; the suite's operations follow them in [`sql_workload_names`].
+/// A pgbench script's workload at a scale.
+type Script = fn(u32) -> SqlWorkload;
 
-/// A built-in SQL workload by name (`tpcb`, `tpcb-function`, `select-only` or an operation of the suite).
-pub fn sql_workload(name: &str, scale: u32) -> Option<SqlWorkload> {
-    match name {
-        "tpcb" => Some(SqlWorkload::TpcB { scale }),
-        "tpcb-function" => Some(SqlWorkload::TpcBFunction { scale }),
-        "select-only" => Some(SqlWorkload::TpcBSelect { scale }),
-        other => SuiteOp::from_name(other).map(SqlWorkload::Suite),
-    }
+const SQL_SCRIPTS: [(&str, Script); 3] = [
+    ("tpcb", |scale| SqlWorkload::TpcB { scale }),
+    ("tpcb-function", |scale| SqlWorkload::TpcBFunction { scale }),
+    ("select-only", |scale| SqlWorkload::TpcBSelect { scale }),
+];
+
+/// The built-in SQL workloads by name, as `--workload` and a plan's `builtin` give them.
+pub fn sql_workload_names() -> String {
+    let scripts: Vec<&str> = SQL_SCRIPTS.iter().map(|(name, _)| *name).collect();
+    format!("{}, {}", scripts.join(", "), SuiteOp::names())
 }
 
-/// Every Redis command perfbase runs, by name, comma-separated.
-pub fn redis_names() -> String {
-    RedisOp::ALL
-        .iter()
-        .map(|o| o.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+/// A built-in SQL workload by name (`tpcb`, `tpcb-function`, `select-only` or an operation of
+/// the suite).
+pub fn sql_workload(name: &str, scale: u32) -> Option<SqlWorkload> {
+    match SQL_SCRIPTS.iter().find(|(n, _)| *n == name) {
+        Some((_, make)) => Some(make(scale)),
+        None => SuiteOp::from_name(name).map(SqlWorkload::Suite),
+    }
 }

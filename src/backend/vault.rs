@@ -1,9 +1,12 @@
-//! A Vault (or OpenBao) workload: where its token comes from, its driver, its `--init`.
+//! A Vault (or OpenBao) workload over HTTP: where its token comes from, its driver, its
+//! `--init`, what it needs from the server before the load.
 
+use super::protocol::{drive, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::{bad_input, AppError};
 use perfbase_drivers::http::HttpOptions;
 use perfbase_drivers::vault::{self, Token, VaultDriver};
+use perfbase_drivers::Operation;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -54,7 +57,7 @@ pub struct VaultTarget {
 }
 
 impl VaultTarget {
-    pub fn driver(&self) -> Result<VaultDriver, String> {
+    fn driver(&self) -> Result<VaultDriver, String> {
         VaultDriver::new(
             &self.url,
             self.token.read()?,
@@ -66,16 +69,62 @@ impl VaultTarget {
     }
 
     /// `--init`: what was made, said on stderr.
-    pub fn init(&self) -> Result<(), AppError> {
+    fn init(&self) -> Result<(), AppError> {
         let token = self.token.read().map_err(bad_input)?;
         let made = block_on_local(vault::init(&self.url, &token, &self.options, &self.http))?
             .map_err(|e| bad_input(e.to_string()))?;
         errln!("perfbase: made or kept {made}");
         Ok(())
     }
+}
+
+impl Protocol for VaultTarget {
+    fn name(&self) -> &'static str {
+        "vault"
+    }
+
+    fn section(&self) -> &'static str {
+        "Vault"
+    }
+
+    /// vault-benchmark's 10 workers.
+    fn default_connections(&self) -> u64 {
+        10
+    }
+
+    /// An HTTP server: as many requests in flight as HTTP's cap.
+    fn default_max_inflight(&self) -> u64 {
+        DEFAULT_MAX_INFLIGHT
+    }
+
+    fn skip_setup(&mut self) {
+        self.init = false;
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        self.driver().map(drop)
+    }
+
+    fn run(&self, args: RunArgs<'_>) -> Result<Ran, AppError> {
+        if self.init {
+            self.init().map_err(|e| args.bad("--init: ", e))?;
+        }
+        let driver = self.driver().map_err(|e| args.bad("", e))?;
+        drive(driver, args)
+    }
+
+    fn server_url(&self) -> String {
+        self.url.clone()
+    }
+
+    fn server_version(&self) -> Result<String, String> {
+        block_on_local(vault::server_version(&self.url, &self.http))
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())
+    }
 
     /// The settings a result's `config.protocol` shows (no token, no payload).
-    pub fn settings(&self) -> BTreeMap<String, Value> {
+    fn settings(&self) -> BTreeMap<String, Value> {
         let o = &self.options;
         let mut m = BTreeMap::new();
         m.insert("workload".into(), self.op.name().into());
@@ -104,5 +153,13 @@ impl VaultTarget {
             m.insert("streams_per_connection".into(), streams.into());
         }
         m
+    }
+}
+
+impl Extras for VaultDriver {
+    /// The op's key, secret or role is on the server (else: run with --init), and its request
+    /// is built, with the ciphertext or signature it sends asked for once.
+    fn before(&self) -> Result<(), AppError> {
+        block_on_local(self.prepare())?.map_err(|e| bad_input(e.to_string()))
     }
 }

@@ -2,12 +2,12 @@
 
 use super::command::{check_url, op_jobs, pick_ops, Job};
 use super::LoadArgs;
-use crate::backend::options::{self, AckName, AmqpModeName, NatsModeName};
+use crate::backend::options::{AckName, AmqpModeName, NatsModeName};
 use crate::backend::{AmqpTarget, Backend, BrokerTarget, RedisTarget, StreamSide};
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::records::StoreOptions;
-use crate::study::StudyOptions;
+use crate::runner::StudyOptions;
+use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
 use perfbase_drivers::{amqp, mqtt, nats, redis};
@@ -152,27 +152,17 @@ impl RedisArgs {
             value_size: self.value_size,
             pipeline: self.pipeline as usize,
         };
-        let ops = pick_ops(
-            &self.workload,
-            &redis::RedisOp::ALL,
-            redis::RedisOp::from_name,
-            &options::redis_names(),
-        )?;
+        let ops = pick_ops::<redis::RedisOp>(&self.workload)?;
         let label = redact::url(&self.url);
-        let jobs = op_jobs(
-            &ops,
-            |op| op.name(),
-            &label,
-            |i, op| {
-                Backend::Redis(RedisTarget {
-                    url: self.url.clone(),
-                    op: *op,
-                    options: options.clone(),
-                    // Once, before the first command.
-                    prefill: self.prefill && i == 0,
-                })
-            },
-        );
+        let jobs = op_jobs(&ops, &label, |i, op| {
+            Backend::Redis(RedisTarget {
+                url: self.url.clone(),
+                op: *op,
+                options: options.clone(),
+                // Once, before the first command.
+                prefill: self.prefill && i == 0,
+            })
+        });
         let title = (ops.len() > 1).then(|| {
             let on = format!("{label} (pipeline {})", options.pipeline);
             self.load.suite_title("redis", &on, ops.len())

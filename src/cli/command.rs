@@ -7,14 +7,14 @@ use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::monitoring::MonitorOptions;
 use crate::plan::{Kind, Plan, Scenario, Step, Workload};
-use crate::records::StoreOptions;
-use crate::study::{Output, StudyOptions};
+use crate::runner::{Output, StudyOptions};
+use crate::store::StoreOptions;
 use perfbase_analysis::knee::KneeRule;
 use perfbase_analysis::sweep::Offered;
 use perfbase_core::units::format_duration;
+use perfbase_drivers::Operation;
 use perfbase_engine::{Load, Pacer};
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::time::Duration;
 
 /// Default run length when neither -d nor -n is given.
@@ -28,20 +28,18 @@ pub struct Job {
     pub backend: Backend,
 }
 
-/// The operations `-w WORKLOAD` names: `suite` (every one of `all`, in turn) or one by name;
-/// an unknown name is an error listing `names`.
-pub fn pick_ops<O: Copy>(
-    workload: &str,
-    all: &[O],
-    from_name: impl Fn(&str) -> Option<O>,
-    names: &str,
-) -> Result<Vec<O>, AppError> {
+/// The operations `-w WORKLOAD` names: `suite` (every one, in turn) or one by name; an
+/// unknown name is an error listing them.
+pub fn pick_ops<O: Operation>(workload: &str) -> Result<Vec<O>, AppError> {
     if workload == "suite" {
-        return Ok(all.to_vec());
+        return Ok(O::ALL.to_vec());
     }
-    from_name(workload)
-        .map(|op| vec![op])
-        .ok_or_else(|| bad_input(format!("--workload '{workload}': use suite, {names}")))
+    O::from_name(workload).map(|op| vec![op]).ok_or_else(|| {
+        bad_input(format!(
+            "--workload '{workload}': use suite, {}",
+            O::names()
+        ))
+    })
 }
 
 /// `url` starts with one of `schemes`, or the error names what `perfbase COMMAND` takes.
@@ -60,9 +58,8 @@ pub fn check_url(url: &str, schemes: &[&str], command: &str) -> Result<(), AppEr
 /// The jobs of a command over `ops` (one, or a suite's every operation in turn) against
 /// `label`: a suite's steps are named by operation, a single one is `measure`; `backend`
 /// makes operation i's backend.
-pub fn op_jobs<O>(
+pub fn op_jobs<O: Operation>(
     ops: &[O],
-    name: impl Fn(&O) -> &'static str,
     label: &str,
     backend: impl Fn(usize, &O) -> Backend,
 ) -> Vec<Job> {
@@ -70,7 +67,7 @@ pub fn op_jobs<O>(
     ops.iter()
         .enumerate()
         .map(|(i, op)| Job {
-            step: if suite { name(op) } else { "measure" }.into(),
+            step: if suite { op.name() } else { "measure" }.into(),
             label: label.to_string(),
             backend: backend(i, op),
         })
@@ -205,23 +202,19 @@ impl LoadArgs {
     /// How the command's study runs and where its result goes; `title` makes it a suite.
     pub fn options(&self, kind: &str, title: Option<String>, store: &StoreOptions) -> StudyOptions {
         let json = self.json.clone();
+        let output = match title {
+            Some(title) => Output::Suite { json, title },
+            None => Output::Single { json },
+        };
         StudyOptions {
-            output: match title {
-                Some(title) => Output::Suite { json, title },
-                None => Output::Single { json },
-            },
-            threads: None,
-            progress: !self.quiet && std::io::stderr().is_terminal(),
-            color: std::io::stdout().is_terminal(),
-            store: store.clone(),
-            kind: kind.to_string(),
             hdr_log: self.hdr_log.clone(),
             jsonl: self.jsonl.clone(),
             metrics: self.metrics.options(),
             // Checked with the outputs, before any load (check_json).
             segment: self.segment.segment().unwrap_or_default(),
-            clock: None,
             start_at: self.segment.start_at,
+            dry_run: self.dry_run,
+            ..StudyOptions::new(output, self.quiet, store, kind)
         }
     }
 }

@@ -50,6 +50,11 @@ pub struct LoadArgs {
     #[arg(long, default_value = "1ms", value_name = "DURATION", value_parser = parse::duration, requires = "rate")]
     pub pacing_granularity: Duration,
 
+    /// Print what would run (each step's load, in-flight cap, pacing and timeout) and exit
+    /// without sending anything
+    #[arg(long)]
+    pub dry_run: bool,
+
     /// Watch a service's CPU and memory beside the load (repeatable): a process name,
     /// pid:PID, name:COMM, cmd:PATTERN or cgroup:PATH; children count with their parent
     #[arg(long = "monitor", value_name = "TARGET")]

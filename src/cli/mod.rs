@@ -6,9 +6,9 @@ mod brokers;
 mod command;
 pub use command::check_outputs;
 mod http;
+mod inspect;
 mod load;
 mod mongo;
-mod records;
 mod run;
 mod serve;
 mod sql;
@@ -16,12 +16,12 @@ mod vault;
 
 pub use brokers::{AmqpArgs, MqttArgs, NatsArgs, RedisArgs};
 pub use http::{parse_header, HttpArgs};
-pub use load::LoadArgs;
-pub use mongo::MongoArgs;
-pub use records::{
+pub use inspect::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
     VerdictFiles,
 };
+pub use load::LoadArgs;
+pub use mongo::MongoArgs;
 pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
 pub use sql::SqlArgs;
@@ -94,8 +94,8 @@ pub struct StoreArgs {
 
 impl StoreArgs {
     /// The store to read.
-    pub fn options(&self) -> crate::records::StoreOptions {
-        crate::records::StoreOptions {
+    pub fn options(&self) -> crate::store::StoreOptions {
+        crate::store::StoreOptions {
             location: self.store.clone(),
             disabled: false,
             labels: Vec::new(),
@@ -194,11 +194,11 @@ pub struct SaveArgs {
 impl SaveArgs {
     /// The store to save in, with the labels (a label the store would refuse stops the
     /// command before any load).
-    pub fn options(&self) -> Result<crate::records::StoreOptions, crate::exit::AppError> {
-        Ok(crate::records::StoreOptions {
+    pub fn options(&self) -> Result<crate::store::StoreOptions, crate::exit::AppError> {
+        Ok(crate::store::StoreOptions {
             location: self.store.store.clone(),
             disabled: self.no_store,
-            labels: crate::records::parse_labels(&self.labels)?,
+            labels: crate::store::parse_labels(&self.labels)?,
         })
     }
 }

@@ -5,8 +5,8 @@ use super::LoadArgs;
 use crate::backend::{Backend, MongoTarget};
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::records::StoreOptions;
-use crate::study::StudyOptions;
+use crate::runner::StudyOptions;
+use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
 use perfbase_drivers::mongo::{DocumentTemplate, MongoOp, MongoOptions};
@@ -75,27 +75,17 @@ impl MongoArgs {
             doc_size: self.doc_size as usize,
             document,
         };
-        let ops = pick_ops(
-            &self.workload,
-            &MongoOp::ALL,
-            MongoOp::from_name,
-            &MongoOp::names(),
-        )?;
+        let ops = pick_ops::<MongoOp>(&self.workload)?;
         let label = redact::url(&self.url);
-        let jobs = op_jobs(
-            &ops,
-            |op| op.name(),
-            &label,
-            |i, op| {
-                Backend::Mongo(MongoTarget {
-                    url: self.url.clone(),
-                    op: *op,
-                    options: options.clone(),
-                    // Once, before the first operation.
-                    init: self.init && i == 0,
-                })
-            },
-        );
+        let jobs = op_jobs(&ops, &label, |i, op| {
+            Backend::Mongo(MongoTarget {
+                url: self.url.clone(),
+                op: *op,
+                options: options.clone(),
+                // Once, before the first operation.
+                init: self.init && i == 0,
+            })
+        });
         let title = (ops.len() > 1).then(|| self.load.suite_title("mongo", &label, ops.len()));
         Ok((
             self.load.plan("mongodb", jobs, 1),

@@ -6,12 +6,13 @@ use crate::backend::options::{self, Dialect};
 use crate::backend::{Backend, SqlTarget};
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::records::StoreOptions;
-use crate::study::StudyOptions;
+use crate::runner::StudyOptions;
+use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
 use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
 use perfbase_drivers::workload::Template;
+use perfbase_drivers::Operation;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
@@ -103,7 +104,7 @@ impl SqlArgs {
             None => Err(bad_input(format!(
                 "--workload '{}': use suite or {}",
                 self.workload,
-                options::SQL_WORKLOADS
+                options::sql_workload_names()
             ))),
         }
     }

@@ -5,8 +5,8 @@ use super::LoadArgs;
 use crate::backend::{Backend, TokenSource, VaultTarget};
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::records::StoreOptions;
-use crate::study::StudyOptions;
+use crate::runner::StudyOptions;
+use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
 use perfbase_drivers::http::{HttpOptions, HttpVersion, TlsOptions};
@@ -113,29 +113,19 @@ impl VaultArgs {
             Some(f) => TokenSource::File(f.clone()),
             None => TokenSource::Env("VAULT_TOKEN".into()),
         };
-        let ops = pick_ops(
-            &self.workload,
-            &VaultOp::ALL,
-            VaultOp::from_name,
-            &VaultOp::names(),
-        )?;
+        let ops = pick_ops::<VaultOp>(&self.workload)?;
         let label = redact::url(&self.url);
-        let jobs = op_jobs(
-            &ops,
-            |op| op.name(),
-            &label,
-            |i, op| {
-                Backend::Vault(VaultTarget {
-                    url: self.url.clone(),
-                    token: token.clone(),
-                    op: *op,
-                    options: options.clone(),
-                    http: http.clone(),
-                    // Once, before the first operation.
-                    init: self.init && i == 0,
-                })
-            },
-        );
+        let jobs = op_jobs(&ops, &label, |i, op| {
+            Backend::Vault(VaultTarget {
+                url: self.url.clone(),
+                token: token.clone(),
+                op: *op,
+                options: options.clone(),
+                http: http.clone(),
+                // Once, before the first operation.
+                init: self.init && i == 0,
+            })
+        });
         let title = (ops.len() > 1).then(|| self.load.suite_title("vault", &label, ops.len()));
         Ok((
             self.load.plan("vault", jobs, 1),

@@ -3,171 +3,175 @@
 use super::context::Ctx;
 use super::file::{self, S};
 use super::model::*;
-use super::targets::Family;
-use crate::backend::{AmqpTarget, BrokerTarget, MongoTarget, StreamSide, TokenSource, VaultTarget};
+use crate::backend::options::{self, AckName, AmqpModeName, NatsModeName};
+use crate::backend::{
+    AmqpTarget, MongoTarget, MqttTarget, NatsTarget, StreamSide, TokenSource, VaultTarget,
+};
 use perfbase_drivers::workload::{Corpus, Template};
+use perfbase_drivers::Operation;
 use std::sync::Arc;
 
-/// The mode and message options of a workload on an amqp://, nats:// or mqtt:// target, and
-/// what reports call it.
-pub(super) fn broker_workload(
+/// `v` read as one of `T`'s names (a flag's `ValueEnum`, so flags and plans share their
+/// choices and their error), or `default` when the field is absent.
+fn pick<T: clap::ValueEnum + Copy>(
+    cx: &Ctx<'_>,
+    field: &str,
+    v: &Option<S<String>>,
+    default: T,
+) -> Result<T, PlanError> {
+    match v {
+        None => Ok(default),
+        Some(v) => options::choose(v.get_ref(), |_| true).map_err(|e| cx.err(v, field, e)),
+    }
+}
+
+/// A message size field, or the protocol's `default`.
+fn size(
     cx: &Ctx<'_>,
     field: &str,
     w: &file::WorkloadDef,
-    family: Family,
-    url: &str,
-) -> Result<(Backend, String), PlanError> {
-    use perfbase_drivers::{amqp, mqtt, nats};
-    let size = |default: usize| match &w.size {
+    default: usize,
+) -> Result<usize, PlanError> {
+    match &w.size {
         Some(v) => cx.positive(v, &format!("{field}.size")).map(|n| n as usize),
         None => Ok(default),
+    }
+}
+
+/// An error at `v`'s line when it is set outside stream mode.
+fn stream_only<T>(
+    cx: &Ctx<'_>,
+    field: &str,
+    name: &str,
+    v: &Option<S<T>>,
+) -> Result<(), PlanError> {
+    match v {
+        Some(v) => Err(cx.err(v, format!("{field}.{name}"), "only with mode = \"stream\"")),
+        None => Ok(()),
+    }
+}
+
+/// The mode and message options of a workload on an amqp:// target, and what reports call it.
+pub(super) fn amqp_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    url: &str,
+) -> Result<(Backend, String), PlanError> {
+    use perfbase_drivers::amqp;
+    let mode = pick(
+        cx,
+        &format!("{field}.mode"),
+        &w.mode,
+        AmqpModeName::Roundtrip,
+    )?;
+    let ack = pick(cx, &format!("{field}.ack"), &w.ack, AckName::Manual)?;
+    let streaming = mode == AmqpModeName::Stream;
+    let stream = if streaming {
+        Some(StreamSide {
+            consumers: match &w.consumers {
+                Some(c) => cx.positive(c, &format!("{field}.consumers"))?,
+                None => 1,
+            },
+            drain: match &w.drain {
+                Some(d) => cx.duration(d, &format!("{field}.drain"))?,
+                None => std::time::Duration::from_secs(2),
+            },
+        })
+    } else {
+        stream_only(cx, field, "consumers", &w.consumers)?;
+        stream_only(cx, field, "drain", &w.drain)?;
+        stream_only(cx, field, "max_lag", &w.max_lag)?;
+        None
     };
-    let pick = |v: &Option<S<String>>, name: &str, choices: &[&str], default: &str| {
-        let Some(v) = v else {
-            return Ok(default.to_string());
-        };
-        let text = v.get_ref().to_ascii_lowercase();
-        if choices.contains(&text.as_str()) {
-            Ok(text)
-        } else {
-            Err(cx.err(
-                v,
-                format!("{field}.{name}"),
-                format!("'{}': use one of {}", v.get_ref(), choices.join(", ")),
-            ))
-        }
+    let options = amqp::AmqpOptions {
+        mode: mode.mode(),
+        message_size: size(cx, field, w, 1024)?,
+        persistent: w.persistent.as_ref().is_some_and(|b| *b.get_ref()),
+        confirms: w.confirms.as_ref().is_some_and(|b| *b.get_ref()),
+        ack: ack.mode(),
+        pipeline: match &w.pipeline {
+            Some(v) => cx.positive(v, &format!("{field}.pipeline"))? as usize,
+            None => 1,
+        },
+        max_lag: match &w.max_lag {
+            Some(v) => Some(cx.positive(v, &format!("{field}.max_lag"))?),
+            None => None,
+        },
+        // The stream's publishers and consumers meet on one queue of this run.
+        queue: stream.as_ref().map(|_| {
+            format!(
+                "perfbase-{}-{}",
+                std::process::id(),
+                field.trim_start_matches("workloads.")
+            )
+        }),
     };
-    let flag = |v: &Option<S<bool>>| v.as_ref().is_some_and(|b| *b.get_ref());
+    amqp::AmqpDriver::new(url, options.clone())
+        .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+    let what = match &stream {
+        Some(s) => format!(
+            "stream, {} consumer{}",
+            s.consumers,
+            if s.consumers == 1 { "" } else { "s" }
+        ),
+        None => options::name_of(mode),
+    };
     let url = url.to_string();
-    Ok(match family {
-        Family::Amqp => {
-            let mode = pick(
-                &w.mode,
-                "mode",
-                &["roundtrip", "publish", "stream"],
-                "roundtrip",
-            )?;
-            let ack = pick(&w.ack, "ack", &["none", "auto", "manual"], "manual")?;
-            let stream = if mode == "stream" {
-                Some(StreamSide {
-                    consumers: match &w.consumers {
-                        Some(c) => cx.positive(c, &format!("{field}.consumers"))?,
-                        None => 1,
-                    },
-                    drain: match &w.drain {
-                        Some(d) => cx.duration(d, &format!("{field}.drain"))?,
-                        None => std::time::Duration::from_secs(2),
-                    },
-                })
-            } else {
-                if let Some(c) = &w.consumers {
-                    return Err(cx.err(
-                        c,
-                        format!("{field}.consumers"),
-                        "only with mode = \"stream\"",
-                    ));
-                }
-                if let Some(d) = &w.drain {
-                    return Err(cx.err(d, format!("{field}.drain"), "only with mode = \"stream\""));
-                }
-                None
-            };
-            let options = amqp::AmqpOptions {
-                mode: match mode.as_str() {
-                    "publish" => amqp::AmqpMode::Publish,
-                    "stream" => amqp::AmqpMode::Stream,
-                    _ => amqp::AmqpMode::RoundTrip,
-                },
-                message_size: size(1024)?,
-                persistent: flag(&w.persistent),
-                confirms: flag(&w.confirms),
-                ack: match ack.as_str() {
-                    "none" => amqp::AckMode::None,
-                    "auto" => amqp::AckMode::Auto,
-                    _ => amqp::AckMode::Manual,
-                },
-                pipeline: match &w.pipeline {
-                    Some(v) => cx.positive(v, &format!("{field}.pipeline"))? as usize,
-                    None => 1,
-                },
-                max_lag: match &w.max_lag {
-                    Some(v) if mode == "stream" => {
-                        Some(cx.positive(v, &format!("{field}.max_lag"))?)
-                    }
-                    Some(v) => {
-                        return Err(cx.err(
-                            v,
-                            format!("{field}.max_lag"),
-                            "only with mode = \"stream\"",
-                        ))
-                    }
-                    None => None,
-                },
-                // The stream's publishers and consumers meet on one queue of this run.
-                queue: stream.as_ref().map(|_| {
-                    format!(
-                        "perfbase-{}-{}",
-                        std::process::id(),
-                        field.trim_start_matches("workloads.")
-                    )
-                }),
-            };
-            amqp::AmqpDriver::new(&url, options.clone())
-                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
-            let what = match &stream {
-                Some(s) => format!(
-                    "stream, {} consumer{}",
-                    s.consumers,
-                    if s.consumers == 1 { "" } else { "s" }
-                ),
-                None => mode,
-            };
-            (
-                Backend::Amqp(AmqpTarget {
-                    url,
-                    options,
-                    stream,
-                }),
-                what,
-            )
-        }
-        Family::Nats => {
-            let mode = pick(
-                &w.mode,
-                "mode",
-                &["pubsub", "request", "jetstream"],
-                "pubsub",
-            )?;
-            let options = nats::NatsOptions {
-                mode: match mode.as_str() {
-                    "request" => nats::NatsMode::Request,
-                    "jetstream" => nats::NatsMode::JetStream,
-                    _ => nats::NatsMode::PubSub,
-                },
-                message_size: size(128)?,
-            };
-            nats::NatsDriver::new(&url, options)
-                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
-            (Backend::Nats(BrokerTarget { url, options }), mode)
-        }
-        _ => {
-            let qos = match &w.qos {
-                Some(q) if matches!(*q.get_ref(), 0 | 1) => *q.get_ref() as u8,
-                Some(q) => return Err(cx.err(q, format!("{field}.qos"), "use 0 or 1")),
-                None => 0,
-            };
-            let options = mqtt::MqttOptions {
-                qos,
-                message_size: size(128)?,
-            };
-            mqtt::MqttDriver::new(&url, options)
-                .map_err(|e| cx.err(&w.target, field, e.to_string()))?;
-            (
-                Backend::Mqtt(BrokerTarget { url, options }),
-                format!("qos {qos}"),
-            )
-        }
-    })
+    Ok((
+        Backend::Amqp(AmqpTarget {
+            url,
+            options,
+            stream,
+        }),
+        what,
+    ))
+}
+
+/// The mode and message size of a workload on a nats:// target, and what reports call it.
+pub(super) fn nats_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    url: &str,
+) -> Result<(Backend, String), PlanError> {
+    use perfbase_drivers::nats;
+    let mode = pick(cx, &format!("{field}.mode"), &w.mode, NatsModeName::Pubsub)?;
+    let options = nats::NatsOptions {
+        mode: mode.mode(),
+        message_size: size(cx, field, w, 128)?,
+    };
+    nats::NatsDriver::new(url, options).map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+    let url = url.to_string();
+    Ok((
+        Backend::Nats(NatsTarget { url, options }),
+        options::name_of(mode),
+    ))
+}
+
+/// The QoS and message size of a workload on an mqtt:// target, and what reports call it.
+pub(super) fn mqtt_workload(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    url: &str,
+) -> Result<(Backend, String), PlanError> {
+    use perfbase_drivers::mqtt;
+    let qos = match &w.qos {
+        Some(q) if matches!(*q.get_ref(), 0 | 1) => *q.get_ref() as u8,
+        Some(q) => return Err(cx.err(q, format!("{field}.qos"), "use 0 or 1")),
+        None => 0,
+    };
+    let options = mqtt::MqttOptions {
+        qos,
+        message_size: size(cx, field, w, 128)?,
+    };
+    mqtt::MqttDriver::new(url, options).map_err(|e| cx.err(&w.target, field, e.to_string()))?;
+    let url = url.to_string();
+    Ok((
+        Backend::Mqtt(MqttTarget { url, options }),
+        format!("qos {qos}"),
+    ))
 }
 
 /// The Redis command of a workload on a redis:// target, with its keyspace, value size,
@@ -179,13 +183,7 @@ pub(super) fn redis_workload(
     url: &str,
 ) -> Result<RedisTarget, PlanError> {
     use perfbase_drivers::redis::{RedisOp, RedisOptions};
-    let names = || {
-        RedisOp::ALL
-            .iter()
-            .map(|o| o.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let names = RedisOp::names;
     let op = match &w.command {
         Some(c) => RedisOp::from_name(c.get_ref()).ok_or_else(|| {
             cx.err(
@@ -224,16 +222,15 @@ pub(super) fn redis_workload(
 
 /// The operation a workload's `command` names (`suite` is expanded before this), or an error
 /// at its line listing the `names` of `product`'s operations.
-fn command<O>(
+fn command<O: Operation>(
     cx: &Ctx<'_>,
     field: &str,
     w: &file::WorkloadDef,
     product: &str,
-    from_name: impl Fn(&str) -> Option<O>,
-    names: &str,
 ) -> Result<O, PlanError> {
+    let names = O::names();
     match &w.command {
-        Some(c) => from_name(c.get_ref()).ok_or_else(|| {
+        Some(c) => O::from_name(c.get_ref()).ok_or_else(|| {
             cx.err(
                 c,
                 format!("{field}.command"),
@@ -259,14 +256,7 @@ pub(super) fn mongo_workload(
     url: &str,
 ) -> Result<MongoTarget, PlanError> {
     use perfbase_drivers::mongo::{DocumentTemplate, MongoOp, MongoOptions};
-    let op = command(
-        cx,
-        field,
-        w,
-        "MongoDB",
-        MongoOp::from_name,
-        &MongoOp::names(),
-    )?;
+    let op: MongoOp = command(cx, field, w, "MongoDB")?;
     let defaults = MongoOptions::default();
     let keyspace = match &w.keyspace {
         Some(v) => cx.positive(v, &format!("{field}.keyspace"))?,
@@ -304,7 +294,7 @@ pub(super) fn sql_workload(
     w: &file::WorkloadDef,
     corpora: &[Arc<Corpus>],
 ) -> Result<perfbase_drivers::sql::SqlWorkload, PlanError> {
-    use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
+    use perfbase_drivers::sql::SqlWorkload;
     let scale = match &w.scale {
         Some(s) => cx.positive(s, &format!("{field}.scale"))? as u32,
         None => 1,
@@ -314,7 +304,10 @@ pub(super) fn sql_workload(
             let params = w
                 .params
                 .iter()
-                .map(|p| Template::parse(p.get_ref(), corpora).map_err(|e| cx.err(p, format!("{field}.params"), e)))
+                .map(|p| {
+                    Template::parse(p.get_ref(), corpora)
+                        .map_err(|e| cx.err(p, format!("{field}.params"), e))
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(SqlWorkload::Custom {
                 sql: sql.get_ref().clone(),
@@ -322,16 +315,20 @@ pub(super) fn sql_workload(
                 corpora: corpora.to_vec(),
             })
         }
-        (None, Some(b)) => match b.get_ref().as_str() {
-            "tpcb" => Ok(SqlWorkload::TpcB { scale }),
-            "tpcb-function" => Ok(SqlWorkload::TpcBFunction { scale }),
-            "select-only" => Ok(SqlWorkload::TpcBSelect { scale }),
-            other => SuiteOp::from_name(other).map(SqlWorkload::Suite).ok_or_else(|| {
-                cx.err(b, format!("{field}.builtin"), format!("'{other}': use tpcb, tpcb-function, select-only, insert, select-pk, scan, update, delete, transaction or join"))
-            }),
-        },
+        (None, Some(b)) => options::sql_workload(b.get_ref(), scale).ok_or_else(|| {
+            let names = options::sql_workload_names();
+            cx.err(
+                b,
+                format!("{field}.builtin"),
+                format!("'{}': use {names}", b.get_ref()),
+            )
+        }),
         (Some(sql), Some(_)) => Err(cx.err(sql, field, "give either sql or builtin, not both")),
-        (None, None) => Err(cx.err(&w.target, field, "a database workload needs sql = \"…\" (with params) or builtin = \"tpcb\"")),
+        (None, None) => Err(cx.err(
+            &w.target,
+            field,
+            "a database workload needs sql = \"…\" (with params) or builtin = \"tpcb\"",
+        )),
     }
 }
 
@@ -346,7 +343,7 @@ pub(super) fn vault_workload(
     http: perfbase_drivers::http::HttpOptions,
 ) -> Result<VaultTarget, PlanError> {
     use perfbase_drivers::vault::{VaultOp, VaultOptions};
-    let op = command(cx, field, w, "Vault", VaultOp::from_name, &VaultOp::names())?;
+    let op: VaultOp = command(cx, field, w, "Vault")?;
     let d = VaultOptions::default();
     let text = |v: &Option<S<String>>, default: String| {
         v.as_ref().map_or(default, |s| s.get_ref().clone())

@@ -1,7 +1,24 @@
 //! What a plan would run, phase by phase: `perfbase run --dry-run`.
 
 use super::model::Plan;
+use perfbase_core::units::format_duration;
+use perfbase_engine::Load;
 use std::time::Duration;
+
+/// A step's load in words: the model, its rate or connections, and the open model's cap.
+fn load(load: &Load) -> String {
+    match load {
+        Load::Open {
+            pacer,
+            max_inflight,
+        } => format!(
+            "open model at {:.2}/s, at most {max_inflight} in flight",
+            pacer.mean_rate()
+        ),
+        Load::Closed { connections } => format!("closed model, {connections} connection(s)"),
+        Load::Idle => "idle".to_string(),
+    }
+}
 
 /// What a plan would run, phase by phase (for `perfbase run --dry-run`).
 pub fn describe(plan: &Plan) -> String {
@@ -12,6 +29,13 @@ pub fn describe(plan: &Plan) -> String {
         out,
         "plan {} ({}), scale {}",
         plan.name, plan.file, plan.scale
+    );
+    let _ = writeln!(
+        out,
+        "timeout {}, pacing granularity {}, threads {}",
+        format_duration(plan.timeout),
+        format_duration(plan.pacing),
+        plan.threads.map_or("auto".to_string(), |t| t.to_string())
     );
     for s in &plan.scenarios {
         let _ = writeln!(
@@ -41,7 +65,7 @@ pub fn describe(plan: &Plan) -> String {
                 (None, Some(n)) => format!("{n} requests"),
                 (None, None) => String::new(),
             };
-            let _ = writeln!(out, "  step {}: {bound}", step.name);
+            let _ = writeln!(out, "  step {}: {bound}, {}", step.name, load(&step.load));
             total = total.saturating_add(
                 step.duration
                     .unwrap_or_default()

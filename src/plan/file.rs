@@ -81,6 +81,7 @@ pub(crate) struct Meta {
     pub scale: Option<S<f64>>,
     pub threads: Option<S<i64>>,
     pub timeout: Option<S<String>>,
+    pub pacing_granularity: Option<S<String>>,
     pub buckets: Option<Vec<S<String>>>,
     #[serde(default)]
     pub thresholds: Vec<S<String>>,

@@ -1,4 +1,4 @@
-//! The `[plan]` and `[slo]` sections: scale, threads, timeout, buckets, knee rule,
+//! The `[plan]` and `[slo]` sections: scale, threads, timeout, pacing, buckets, knee rule,
 //! thresholds, SLO and labels.
 
 use super::context::Ctx;
@@ -14,6 +14,8 @@ pub(super) struct Settings {
     pub scale: f64,
     pub threads: Option<usize>,
     pub timeout: Duration,
+    /// The open model's dispatcher interval, as `--pacing-granularity` sets it.
+    pub pacing: Duration,
     pub buckets_ms: Vec<f64>,
     pub knee: KneeRule,
     pub thresholds: Vec<Threshold>,
@@ -58,6 +60,10 @@ pub(super) fn settings(
             d
         }
         None => Duration::from_secs(5),
+    };
+    let pacing = match &meta.pacing_granularity {
+        Some(p) => cx.duration(p, "plan.pacing_granularity")?,
+        None => perfbase_engine::DEFAULT_PACING,
     };
     let buckets_ms = match &meta.buckets {
         Some(b) => b
@@ -144,6 +150,7 @@ pub(super) fn settings(
         scale,
         threads,
         timeout,
+        pacing,
         buckets_ms,
         knee,
         thresholds,

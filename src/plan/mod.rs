@@ -15,7 +15,7 @@ mod describe;
 mod file;
 mod meta;
 mod model;
-mod page;
+mod publish;
 mod scenarios;
 mod targets;
 mod url_vars;
@@ -91,9 +91,9 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
     let scenarios = scenarios::scenarios(&cx, &raw, &workloads, settings.scale)?;
     let checks = checks::checks(&cx, &raw, &workloads)?;
     let monitor = checks::monitor(&cx, &raw)?;
-    let rankings = page::rankings(&cx, &raw, &scenarios)?;
-    let versus = page::versus(&cx, &raw, &scenarios)?;
-    let page = page::page(&cx, &raw, meta_name(&raw, file))?;
+    let rankings = publish::rankings(&cx, &raw, &scenarios)?;
+    let versus = publish::versus(&cx, &raw, &scenarios)?;
+    let page = publish::page(&cx, &raw, meta_name(&raw, file))?;
     if scenarios.is_empty() && checks.is_empty() {
         return Err(cx.err_at(
             1,
@@ -108,7 +108,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         description: meta.description.clone(),
         threads: settings.threads,
         timeout: settings.timeout,
-        pacing: perfbase_engine::DEFAULT_PACING,
+        pacing: settings.pacing,
         scale: settings.scale,
         buckets_ms: settings.buckets_ms,
         knee: settings.knee,

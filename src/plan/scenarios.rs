@@ -12,8 +12,6 @@ use std::time::Duration;
 
 /// Default per-step duration when a scenario gives neither `duration` nor `requests`.
 const DEFAULT_STEP: Duration = Duration::from_secs(10);
-/// Default in-flight cap of open-model scenarios, whatever the protocol.
-const DEFAULT_MAX_INFLIGHT: u64 = crate::backend::DEFAULT_MAX_INFLIGHT;
 
 /// Every scenario of the plan, in order.
 pub(super) fn scenarios(
@@ -34,19 +32,25 @@ pub(super) fn scenarios(
             ));
         }
         let workload = cx.workload_ref(workloads, &sd.workload, format!("{field}.workload"))?;
-        let suite = &workloads[&workload].suite;
-        let s = scenario(cx, &field, sd, workload.clone(), suite, scale)?;
-        if let crate::backend::Backend::Amqp(a) = &workloads[&workload].backend {
-            if a.stream.is_some() && s.warmup.is_some() {
-                return Err(cx.err(
-                    &sd.workload,
-                    format!("{field}.workload"),
-                    format!(
-                        "'{workload}' streams: its consumers would count the warm-up's \
-                         messages; leave warmup out"
-                    ),
-                ));
-            }
+        let w = &workloads[&workload];
+        // The protocol's in-flight cap, as a command's flags take it.
+        let inflight = w.backend.default_max_inflight();
+        let s = scenario(
+            cx,
+            &field,
+            sd,
+            (workload.clone(), &w.suite, inflight),
+            scale,
+        )?;
+        if workloads[&workload].backend.streams() && s.warmup.is_some() {
+            return Err(cx.err(
+                &sd.workload,
+                format!("{field}.workload"),
+                format!(
+                    "'{workload}' streams: its consumers would count the warm-up's \
+                     messages; leave warmup out"
+                ),
+            ));
         }
         scenarios.push(s);
     }
@@ -140,8 +144,7 @@ fn scenario(
     cx: &Ctx<'_>,
     field: &str,
     sd: &file::ScenarioDef,
-    workload: String,
-    suite: &[String],
+    (workload, suite, default_inflight): (String, &[String], u64),
     scale: f64,
 ) -> Result<Scenario, PlanError> {
     let shapes =
@@ -153,7 +156,7 @@ fn scenario(
             "give exactly one of rate, concurrency or stages",
         ));
     }
-    let b = bounds(cx, field, sd)?;
+    let b = bounds(cx, field, sd, default_inflight)?;
     let (kind, steps) = if let Some(r) = &sd.rate {
         rate_steps(cx, field, r, b, scale)?
     } else if let Some(c) = &sd.concurrency {
@@ -237,7 +240,12 @@ fn suite_steps(
 }
 
 /// The duration, count and in-flight cap of a scenario's steps.
-fn bounds(cx: &Ctx<'_>, field: &str, sd: &file::ScenarioDef) -> Result<Bounds, PlanError> {
+fn bounds(
+    cx: &Ctx<'_>,
+    field: &str,
+    sd: &file::ScenarioDef,
+    default_inflight: u64,
+) -> Result<Bounds, PlanError> {
     let count = sd
         .requests
         .as_ref()
@@ -261,7 +269,7 @@ fn bounds(cx: &Ctx<'_>, field: &str, sd: &file::ScenarioDef) -> Result<Bounds, P
             Ok::<u64, PlanError>(n)
         })
         .transpose()?
-        .unwrap_or(DEFAULT_MAX_INFLIGHT);
+        .unwrap_or(default_inflight);
     Ok(Bounds {
         duration,
         count,

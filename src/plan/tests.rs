@@ -1,6 +1,7 @@
 use super::*;
 use perfbase_drivers::http::HttpVersion;
 use perfbase_drivers::workload::Values;
+use perfbase_drivers::Operation;
 use perfbase_engine::{Load, Pacer};
 use std::time::Duration;
 

@@ -2,7 +2,8 @@
 //! weighted mix of templates; the others take their protocol's fields (backends.rs).
 
 use super::backends::{
-    broker_workload, mongo_workload, redis_workload, sql_workload, vault_workload,
+    amqp_workload, mongo_workload, mqtt_workload, nats_workload, redis_workload, sql_workload,
+    vault_workload,
 };
 use super::context::Ctx;
 use super::file::{self, PlanFile, RequestDef, S};
@@ -11,6 +12,7 @@ use super::targets::{http_version, Family, TargetInfo};
 use crate::backend::{Dialect, HttpRequests, HttpTarget};
 use perfbase_drivers::http::{BodySpec, HttpOptions, RequestSpec};
 use perfbase_drivers::workload::{Corpus, Template};
+use perfbase_drivers::Operation;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -97,36 +99,15 @@ fn suite_operations(
     w: &file::WorkloadDef,
     family: Family,
 ) -> Result<Option<Vec<(String, file::WorkloadDef)>>, PlanError> {
-    let (chosen, all): (&Option<S<String>>, Vec<&'static str>) = match family {
-        Family::Sql => (
-            &w.builtin,
-            perfbase_drivers::sql::SuiteOp::ALL
-                .iter()
-                .map(|o| o.name())
-                .collect(),
-        ),
-        Family::Redis => (
-            &w.command,
-            perfbase_drivers::redis::RedisOp::ALL
-                .iter()
-                .map(|o| o.name())
-                .collect(),
-        ),
-        Family::Mongo => (
-            &w.command,
-            perfbase_drivers::mongo::MongoOp::ALL
-                .iter()
-                .map(|o| o.name())
-                .collect(),
-        ),
-        Family::Vault => (
-            &w.command,
-            perfbase_drivers::vault::VaultOp::ALL
-                .iter()
-                .map(|o| o.name())
-                .collect(),
-        ),
-        _ => return Ok(None),
+    fn names<O: Operation>() -> Vec<&'static str> {
+        O::ALL.iter().map(|o| o.name()).collect()
+    }
+    let (chosen, all) = match family {
+        Family::Sql => (&w.builtin, names::<perfbase_drivers::sql::SuiteOp>()),
+        Family::Redis => (&w.command, names::<perfbase_drivers::redis::RedisOp>()),
+        Family::Mongo => (&w.command, names::<perfbase_drivers::mongo::MongoOp>()),
+        Family::Vault => (&w.command, names::<perfbase_drivers::vault::VaultOp>()),
+        Family::Http | Family::Amqp | Family::Nats | Family::Mqtt => return Ok(None),
     };
     let Some(chosen) = chosen.as_ref().filter(|c| c.get_ref() == "suite") else {
         if let Some(o) = &w.operations {
@@ -165,9 +146,10 @@ fn suite_operations(
                 let mut def = w.clone();
                 def.operations = None;
                 let named = Some(S::new(span.clone(), op.clone()));
-                match family {
-                    Family::Sql => def.builtin = named,
-                    _ => def.command = named,
+                if family == Family::Sql {
+                    def.builtin = named;
+                } else {
+                    def.command = named;
                 }
                 (op, def)
             })
@@ -248,7 +230,10 @@ fn backend_of(
             let what = vault.op.name().to_string();
             (Backend::Vault(vault), what)
         }
-        _ => broker_workload(cx, field, w, family, url_text)?,
+        Family::Amqp => amqp_workload(cx, field, w, url_text)?,
+        Family::Nats => nats_workload(cx, field, w, url_text)?,
+        Family::Mqtt => mqtt_workload(cx, field, w, url_text)?,
+        Family::Http => unreachable!("HTTP workloads are read by http_workload"),
     })
 }
 

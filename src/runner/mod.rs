@@ -6,20 +6,21 @@
 
 mod analyse;
 mod jsonl;
-mod record;
 pub mod rejudge;
 mod report;
+mod result;
+mod scenario;
+mod sinks;
 
 use crate::exit::{bad_input, AppError, Exit};
-use crate::plan::{Check, Plan, Scenario};
-use crate::progress::ProgressLine;
-use crate::records::StoreOptions;
-use perfbase_analysis::study::CheckVerdict;
+use crate::plan::Plan;
+use crate::store::StoreOptions;
+use perfbase_analysis::study::{CheckVerdict, ScenarioStudy};
 use perfbase_analysis::sweep::Offered;
 use perfbase_core::result::RunResult;
 use perfbase_core::Recorder;
-use perfbase_engine::{EngineConfig, Load, Observer, PhaseOutcome, PhaseSpec, RunClock};
-use record::{Progressive, Side};
+use perfbase_engine::RunClock;
+use result::Progressive;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -65,20 +66,17 @@ pub struct StudyOptions {
     pub clock: Option<ClockOffset>,
     /// `--start-at`: the wall-clock time the first phase starts.
     pub start_at: Option<SystemTime>,
+    /// `--dry-run`: describe the plan and send nothing.
+    pub dry_run: bool,
 }
 
 impl StudyOptions {
-    /// How a plan file's study runs: its folder, threads and terminal.
-    pub fn plan_file(
-        dir: PathBuf,
-        threads: Option<u64>,
-        quiet: bool,
-        store: &StoreOptions,
-        kind: &str,
-    ) -> StudyOptions {
+    /// A study writing to `output` on this terminal, with no live output, segment or start
+    /// time asked for: the one place a study's options are made, flags and plans alike.
+    pub fn new(output: Output, quiet: bool, store: &StoreOptions, kind: &str) -> StudyOptions {
         StudyOptions {
-            output: Output::Study { dir },
-            threads: threads.map(|t| t as usize),
+            output,
+            threads: None,
             progress: !quiet && std::io::stderr().is_terminal(),
             color: std::io::stdout().is_terminal(),
             store: store.clone(),
@@ -89,6 +87,21 @@ impl StudyOptions {
             segment: Default::default(),
             clock: None,
             start_at: None,
+            dry_run: false,
+        }
+    }
+
+    /// How a plan file's study runs: its folder, threads and terminal.
+    pub fn plan_file(
+        dir: PathBuf,
+        threads: Option<u64>,
+        quiet: bool,
+        store: &StoreOptions,
+        kind: &str,
+    ) -> StudyOptions {
+        StudyOptions {
+            threads: threads.map(|t| t as usize),
+            ..StudyOptions::new(Output::Study { dir }, quiet, store, kind)
         }
     }
 }
@@ -109,187 +122,53 @@ pub(crate) struct Slot {
     offered: Offered,
 }
 
-/// Saves each measured phase as soon as the engine hands it over, and shows progress.
-struct Saver<'a, 'b> {
-    state: &'b mut Progressive<'a>,
-    scenario: (usize, String),
-    slots: Vec<Option<Slot>>,
-    progress: ProgressLine,
-    error: Option<anyhow::Error>,
-    /// Requests in flight at the last tick, for the live exports.
-    in_flight: u64,
-}
-
-impl Observer for Saver<'_, '_> {
-    fn tick(&mut self, phase: &PhaseSpec, elapsed: Duration, p: perfbase_engine::ProgressSnapshot) {
-        self.progress.tick(phase, elapsed, p);
-        self.in_flight = p.in_flight;
-        if let Some(j) = &mut self.state.jsonl {
-            j.second(&self.scenario.1, phase, elapsed, p);
-        }
-    }
-
-    fn live(&mut self, phase: &PhaseSpec, elapsed: Duration, so_far: &perfbase_core::Recorder) {
-        if let (Some(e), true) = (&self.state.exporter, phase.record) {
-            e.update(&self.scenario.1, phase, so_far, elapsed, self.in_flight);
-        }
-    }
-
-    fn phase_done(&mut self, phase: &PhaseOutcome) {
-        self.progress.phase_done(phase);
-        if !phase.spec.record {
-            if let Some(j) = &mut self.state.jsonl {
-                j.phase(&phase.spec, None);
-            }
-            return;
-        }
-        let slot = self.slots.get(phase.index).copied().flatten();
-        if let Some(e) = &self.state.exporter {
-            e.update(
-                &self.scenario.1,
-                &phase.spec,
-                &phase.recorder,
-                phase.elapsed,
-                0,
-            );
-        }
-        self.state
-            .add((self.scenario.0, &self.scenario.1), slot, phase);
-        if let Some(j) = &mut self.state.jsonl {
-            j.phase(&phase.spec, self.state.phases.last());
-        }
-        if let Err(e) = self.state.save_progress() {
-            self.error.get_or_insert(e);
-        }
-    }
-}
-
-/// The engine's phases of scenario `s`, where each measured one sits, and the workload each
-/// runs. A command's phases keep the names its users know (`warmup`, `measure`, the
-/// operation); a plan's name the scenario and step. A suite's steps run on their own
-/// workloads, in order within each repetition (so a repetition's deletes remove the rows its
-/// inserts made, as one `perfbase pg -w suite` run does).
-fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<String>) {
-    let mut specs = Vec::new();
-    let mut slots = Vec::new();
-    let order = (1..=s.repetitions).flat_map(|rep| (0..s.steps.len()).map(move |k| (rep, k)));
-    let workload_of = |k: usize| s.steps[k].workload.clone().unwrap_or(s.workload.clone());
-    let mut workloads = Vec::new();
-    if let Some(w) = s.warmup {
-        specs.push(PhaseSpec {
-            name: if plain {
-                "warmup".into()
-            } else {
-                format!("{} warm-up", s.name)
-            },
-            load: s.steps[0].load.clone(),
-            duration: Some(w),
-            count: None,
-            record: false,
-        });
-        slots.push(None);
-        workloads.push(workload_of(0));
-    }
-    for (rep, k) in order {
-        let step = &s.steps[k];
-        if let (Some(c), false) = (s.cooldown, specs.is_empty()) {
-            specs.push(PhaseSpec {
-                name: format!("{} cool-down", s.name),
-                load: Load::Idle,
-                duration: Some(c),
-                count: None,
-                record: false,
-            });
-            slots.push(None);
-            workloads.push(workload_of(k));
-        }
-        let name = if plain {
-            step.name.clone()
-        } else if s.repetitions > 1 {
-            format!("{} {} #{rep}", s.name, step.name)
-        } else if s.steps.len() > 1 {
-            format!("{} {}", s.name, step.name)
-        } else {
-            s.name.clone()
-        };
-        specs.push(PhaseSpec {
-            name,
-            load: step.load.clone(),
-            duration: step.duration,
-            count: step.count,
-            record: true,
-        });
-        slots.push(Some(Slot {
-            step: k,
-            rep,
-            offered: step.offered,
-        }));
-        workloads.push(workload_of(k));
-    }
-    (specs, slots, workloads)
-}
-
-/// Consecutive phases on the same workload, as index ranges: each is one engine run. With
-/// `each_measured`, a run also ends after every measured phase: a stream's consumers start
-/// and drain around each run, so each step and repetition gets its own.
-fn runs_of(
-    workloads: &[String],
-    specs: &[PhaseSpec],
-    each_measured: bool,
-) -> Vec<std::ops::Range<usize>> {
-    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
-    for (i, w) in workloads.iter().enumerate() {
-        match runs.last_mut() {
-            Some(r) if workloads[r.start] == *w && !(each_measured && specs[r.end - 1].record) => {
-                r.end = i + 1
-            }
-            _ => runs.push(i..i + 1),
-        }
-    }
-    runs
-}
-
-/// Worker threads for `loads`: as asked (`-t`, then the plan's `threads`, then the cores),
-/// but no more than the most sessions any of them runs, since a worker needs one.
-fn threads_for<'l>(plan: &Plan, o: &StudyOptions, loads: impl Iterator<Item = &'l Load>) -> usize {
-    let asked = o
-        .threads
-        .or(plan.threads)
-        .unwrap_or_else(crate::limits::cores);
-    loads.map(|l| l.active_workers(asked)).max().unwrap_or(1)
-}
-
-fn engine(plan: &Plan, threads: usize, clock: &RunClock, o: &StudyOptions) -> EngineConfig {
-    EngineConfig {
-        threads,
-        timeout: plan.timeout,
-        pacing: plan.pacing,
-        clock: clock.clone(),
-        live: o.metrics.enabled(),
-        segment: o.segment,
-    }
-}
-
-/// How errors about workload `name` start: the plan file and the workload, for plan files.
-fn context(plan: &Plan, name: &str) -> String {
-    if plan.file.is_empty() {
-        String::new()
-    } else {
-        format!("{}: workload '{name}': ", plan.file)
-    }
-}
-
-/// Runs `plan`, saves and reports its result, and returns the exit code.
+/// Runs `plan`, saves and reports its result, and returns the exit code: prepare (every
+/// driver built, the sinks and the monitor started), each scenario, the checks, finish.
 pub fn run(
     plan: &Plan,
     o: &StudyOptions,
     interrupt: Arc<AtomicBool>,
 ) -> Result<(Exit, RunResult), AppError> {
+    let (mut state, before) = prepare(plan, o, &interrupt)?;
+    let mut scenarios = Vec::new();
+    for (k, s) in plan.scenarios.iter().enumerate() {
+        if state.interrupted {
+            break;
+        }
+        let studied = scenario::run_scenario((k, s), o, &mut state, &before.monitor, &interrupt);
+        scenarios.push(studied?);
+    }
+    let mut checks = Vec::new();
+    for c in &plan.checks {
+        if state.interrupted {
+            break;
+        }
+        let judged =
+            scenario::run_check(plan, c, o, &mut state, &before.monitor, interrupt.clone());
+        checks.extend(judged?);
+    }
+    finish(o, state, before, (scenarios, checks))
+}
+
+/// What a run starts before its first load and needs at its end.
+struct Before {
+    monitor: perfbase_monitor::Monitor,
+    /// A page's services, with the versions they reported before the load.
+    services: Option<Vec<perfbase_report::page::Service>>,
+}
+
+/// Everything before the first load: the output folder, every driver built (a bad workload
+/// stops the run before any load is sent), the sinks, the services' versions for a page, the
+/// monitor's idle baseline, and `--start-at`.
+fn prepare<'a>(
+    plan: &'a Plan,
+    o: &'a StudyOptions,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<(Progressive<'a>, Before), AppError> {
     if let Output::Study { dir } = &o.output {
         std::fs::create_dir_all(dir)
             .map_err(|e| bad_input(format!("--out {}: cannot create: {e}", dir.display())))?;
     }
-    // Build every driver first: a bad workload stops the run before any load is sent.
     let used = plan.scenarios.iter().flat_map(|s| {
         std::iter::once(&s.workload).chain(s.steps.iter().filter_map(|st| st.workload.as_ref()))
     });
@@ -297,140 +176,62 @@ pub fn run(
         plan.workloads[name]
             .backend
             .validate()
-            .map_err(|e| bad_input(format!("{}{e}", context(plan, name))))?;
+            .map_err(|e| bad_input(format!("{}{e}", scenario::context(plan, name))))?;
     }
     let loads = plan
         .scenarios
         .iter()
         .flat_map(|s| s.steps.iter().map(|st| &st.load));
-    let mut state = Progressive {
+    let started = SystemTime::now();
+    let (sinks, run_id) = sinks::Sinks::open(o, started)?;
+    let state = Progressive {
         plan,
         output: &o.output,
-        started: SystemTime::now(),
+        started,
         clock: RunClock::default(),
         phases: Vec::new(),
         total: Recorder::new(false),
         total_elapsed: Duration::ZERO,
         interrupted: false,
         monitor: None,
-        threads: threads_for(plan, o, loads),
+        threads: scenario::threads_for(plan, o, loads),
         last: BTreeMap::new(),
         sides: BTreeMap::new(),
-        hdr: o.hdr_log.clone().map(record::HdrLog::new),
-        jsonl: match &o.jsonl {
-            Some(path) => Some(jsonl::Jsonl::open(path).map_err(|e| {
-                bad_input(format!("--jsonl {}: cannot write: {e}", path.display()))
-            })?),
-            None => None,
-        },
-        exporter: None,
-        run_id: None,
+        hdr: o.hdr_log.clone().map(result::HdrLog::new),
+        sinks,
+        run_id,
         segment: o.segment,
         store_clock: o.clock,
     };
-    state.exporter =
-        crate::exporting::start(&o.metrics, crate::exporting::new_run_id(state.started))?;
-    state.run_id = state.exporter.as_ref().map(|e| e.run_id().to_string());
     // A page names the services' versions as they were before the load.
-    let services = plan.page.as_ref().map(|_| crate::page::services(plan));
-    let monitor = crate::monitoring::start(&plan.monitor, &interrupt)?;
+    let services = plan.page.as_ref().map(|_| crate::publish::services(plan));
+    let monitor = crate::monitoring::start(&plan.monitor, interrupt)?;
     monitor.set_worker_threads(state.threads);
     if let Some(at) = o.start_at {
-        wait_until(at, &interrupt);
+        wait_until(at, interrupt);
     }
-    let plain = !matches!(o.output, Output::Study { .. });
-    let mut scenario_studies = Vec::new();
-    for (k, s) in plan.scenarios.iter().enumerate() {
-        if state.interrupted {
-            break;
-        }
-        let (specs, slots, workloads) = phases(s, plain);
-        let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
-        let cfg = engine(plan, threads, &state.clock, o);
-        let mut outcomes = Vec::new();
-        let mut side = Side::default();
-        let mut set_up = std::collections::HashSet::new();
-        let streams = matches!(
-            &plan.workloads[&s.workload].backend,
-            crate::backend::Backend::Amqp(crate::backend::AmqpTarget {
-                stream: Some(_),
-                ..
-            })
-        );
-        for run in runs_of(&workloads, &specs, streams) {
-            if state.interrupted {
-                break;
-            }
-            let name = &workloads[run.start];
-            let mut observer = crate::monitoring::Labelled {
-                monitor: &monitor,
-                inner: Saver {
-                    state: &mut state,
-                    scenario: (k, s.name.clone()),
-                    slots: slots[run.clone()].to_vec(),
-                    progress: ProgressLine::new(o.progress),
-                    error: None,
-                    in_flight: 0,
-                },
-            };
-            // A suite's later repetitions run on what its first one set up.
-            let backend = &plan.workloads[name].backend;
-            let backend = if set_up.insert(name) {
-                backend.clone()
-            } else {
-                backend.clone().without_setup()
-            };
-            let ran = backend.run(
-                &context(plan, name),
-                &cfg,
-                &specs[run.clone()],
-                interrupt.clone(),
-                &mut observer,
-            )?;
-            if let Some(e) = observer.inner.error.take() {
-                return Err(e.into());
-            }
-            // Each engine run counts its phases from 0; the scenario's slots count them all.
-            outcomes.extend(ran.outcomes.into_iter().map(|mut o| {
-                o.index += run.start;
-                o
-            }));
-            for (k, v) in ran.extras {
-                record::add_extra(side.extras.entry(k).or_insert(serde_json::Value::Null), v);
-            }
-            // A stream's consumers, over every run of the scenario (merged exactly).
-            side.consumed = match (side.consumed.take(), ran.consumed) {
-                (Some(a), Some(b)) => Some(perfbase_core::result::merge_measurements(&[&a, &b])),
-                (a, b) => a.or(b),
-            };
-        }
-        scenario_studies.push(analyse::analyse(plan, s, &outcomes, &slots));
-        state.sides.insert(k, side);
-    }
-    let mut checks = Vec::new();
-    for c in &plan.checks {
-        if state.interrupted {
-            break;
-        }
-        checks.extend(run_check(
-            plan,
-            c,
-            o,
-            &mut state,
-            &monitor,
-            interrupt.clone(),
-        )?);
-    }
-    state.monitor = Some(crate::monitoring::finish(monitor));
-    if let Some(e) = state.exporter.take() {
-        e.finish();
-    }
-    let study = analyse::assemble(plan, scenario_studies, checks, &state.phases);
+    Ok((state, Before { monitor, services }))
+}
+
+/// Everything after the last load: the monitor and sinks stopped, the study assembled, the
+/// result saved and stored, the reports and the page written, and the exit code.
+fn finish(
+    o: &StudyOptions,
+    mut state: Progressive<'_>,
+    before: Before,
+    (scenarios, checks): (Vec<ScenarioStudy>, Vec<CheckVerdict>),
+) -> Result<(Exit, RunResult), AppError> {
+    let plan = state.plan;
+    state.monitor = Some(crate::monitoring::finish(before.monitor));
+    state.sinks.finish();
+    let study = analyse::assemble(plan, scenarios, checks, &state.phases);
     let result = state.save(Some(&study))?;
-    let run_id = crate::records::save(&o.store, &o.kind, &result, &plan.labels);
+    let run_id = crate::store::save(&o.store, &o.kind, &result, &plan.labels);
     report::present(plan, o, &state, &result, &study)?;
-    if let (Some(spec), Output::Study { dir }, Some(services)) = (&plan.page, &o.output, services) {
-        let (md, html) = crate::page::write(crate::page::PageRun {
+    if let (Some(spec), Output::Study { dir }, Some(services)) =
+        (&plan.page, &o.output, before.services)
+    {
+        let (md, html) = crate::publish::write(crate::publish::PageRun {
             plan,
             spec,
             dir,
@@ -457,57 +258,6 @@ pub fn run(
         errln!("perfbase: {why}");
     }
     Ok((exit, result))
-}
-
-/// A check: `requests` requests in order on its connections, judged by exact status counts.
-fn run_check(
-    plan: &Plan,
-    c: &Check,
-    o: &StudyOptions,
-    state: &mut Progressive<'_>,
-    monitor: &perfbase_monitor::Monitor,
-    interrupt: Arc<AtomicBool>,
-) -> Result<Option<CheckVerdict>, AppError> {
-    let specs = vec![PhaseSpec {
-        name: format!("check {}", c.name),
-        load: Load::Closed {
-            connections: c.connections,
-        },
-        duration: None,
-        count: Some(c.requests),
-        record: true,
-    }];
-    let cfg = engine(plan, 1, &state.clock, o);
-    let mut observer = crate::monitoring::Labelled {
-        monitor,
-        inner: Saver {
-            state,
-            scenario: (usize::MAX, format!("check {}", c.name)),
-            slots: vec![None],
-            progress: ProgressLine::new(o.progress),
-            error: None,
-            in_flight: 0,
-        },
-    };
-    // One thread: requests in order, as a client hitting a rate limiter would send them.
-    let ran = plan.workloads[&c.workload].backend.run(
-        &context(plan, &c.workload),
-        &cfg,
-        &specs,
-        interrupt,
-        &mut observer,
-    )?;
-    if let Some(e) = observer.inner.error.take() {
-        return Err(e.into());
-    }
-    Ok(ran
-        .outcomes
-        .first()
-        .filter(|out| !out.interrupted)
-        .map(|out| {
-            let expect = c.expect.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-            CheckVerdict::judge(&c.name, c.requests, expect, out.measurement().status)
-        }))
 }
 
 /// Waits for `--start-at` (Ctrl-C cuts it short); a time already past starts at once, and

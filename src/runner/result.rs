@@ -3,6 +3,7 @@
 //! operation.
 
 use super::{Output, Slot};
+use crate::backend::Side;
 use crate::plan::{Plan, Scenario};
 use anyhow::Context as _;
 use perfbase_analysis::study::Study;
@@ -16,13 +17,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
-
-/// A scenario's side figures: what its driver reported, and a stream's consumer side.
-#[derive(Default)]
-pub(super) struct Side {
-    pub extras: BTreeMap<String, Value>,
-    pub consumed: Option<Measurement>,
-}
 
 /// What the run has measured so far.
 pub(super) struct Progressive<'a> {
@@ -44,10 +38,8 @@ pub(super) struct Progressive<'a> {
     pub sides: BTreeMap<usize, Side>,
     /// `--hdr-log`: every measured second so far.
     pub hdr: Option<HdrLog>,
-    /// `--jsonl`: the live stream of seconds and phases.
-    pub jsonl: Option<super::jsonl::Jsonl>,
-    /// Live Prometheus exports, until the run ends.
-    pub exporter: Option<crate::exporting::Exporter>,
+    /// Where the live figures go besides the result: progress, `--jsonl`, Prometheus.
+    pub sinks: super::sinks::Sinks,
     /// The `run` label of the exported series, kept in the result.
     pub run_id: Option<String>,
     /// This process's share of the schedule (`--segment`).

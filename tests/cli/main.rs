@@ -17,6 +17,7 @@ mod page;
 mod prometheus;
 mod shell;
 mod sql;
+mod steps;
 mod store;
 mod study;
 mod vault;

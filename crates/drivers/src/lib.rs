@@ -16,6 +16,7 @@ pub mod mongo;
 pub mod mqtt;
 #[cfg(feature = "nats")]
 pub mod nats;
+pub mod operation;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod sql;
@@ -24,3 +25,5 @@ mod userinfo;
 #[cfg(feature = "vault")]
 pub mod vault;
 pub mod workload;
+
+pub use operation::Operation;

@@ -12,6 +12,7 @@ use perfbase_core::{Class, Driver, Outcome, Session};
 use perfbase_drivers::sql::mysql::{init_suite, init_tpcb, MyDriver, MySession};
 use perfbase_drivers::sql::{tpcb_params, SqlWorkload, SuiteOp};
 use perfbase_drivers::workload::Template;
+use perfbase_drivers::Operation;
 use std::future::Future;
 use std::time::Duration;
 
@@ -187,7 +188,7 @@ fn every_suite_op_and_a_custom_statement_succeed() {
 
         let op = 0;
         let key = perfbase_drivers::sql::suite_key(op);
-        for kind in SuiteOp::ALL {
+        for &kind in SuiteOp::ALL {
             let driver = MyDriver::new(&url, SqlWorkload::Suite(kind)).expect("driver");
             let mut s = open(&driver).await;
             let o = s.execute(op).await;

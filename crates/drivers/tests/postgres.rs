@@ -11,6 +11,7 @@ use perfbase_drivers::sql::postgres::{
 };
 use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
 use perfbase_drivers::workload::{Corpus, Pick, Template, Values};
+use perfbase_drivers::Operation;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -267,7 +268,7 @@ fn suite_ops_each_succeed() {
             scalar(&c, "SELECT count(*) FROM perfbase_orders").await,
             30_000
         );
-        for op in SuiteOp::ALL {
+        for &op in SuiteOp::ALL {
             let mut s = session(&url, SqlWorkload::Suite(op), 1).await;
             let o = s.execute(7).await;
             assert_ok(&o);

@@ -10,6 +10,7 @@ use perfbase_core::{Class, Driver, Outcome, Session};
 use perfbase_drivers::redis::resp::{parse_value, push_command, Value};
 use perfbase_drivers::redis::{prefill, RedisDriver, RedisOp, RedisOptions, RedisSession};
 use perfbase_drivers::workload::mix64;
+use perfbase_drivers::Operation;
 use std::collections::HashSet;
 use std::future::Future;
 use std::io::{Read, Write};
@@ -136,7 +137,7 @@ fn every_op_once() {
     raw.cmd(&["FLUSHALL"]);
     local(async {
         // SET first so that GET (op 0, the same key) hits, LPUSH before LPOP.
-        for op in RedisOp::ALL {
+        for &op in RedisOp::ALL {
             let opts = RedisOptions {
                 keyspace: 10,
                 value_size: 100,

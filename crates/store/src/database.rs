@@ -3,7 +3,7 @@
 //! Statements use PostgreSQL's numbered placeholders (`$1`, `$2`); for SQLite they become
 //! `?1`, `?2`, which SQLite binds the same way. Everything else the store sends is SQL both
 //! understand (`RETURNING`, `ON CONFLICT ... DO UPDATE`), except the migrations, which carry
-//! one text per backend. Every call runs inside a transaction ([`Tx`]).
+//! one text per database. Every call runs inside a transaction ([`Tx`]).
 
 use crate::error::{chain, scrub, StoreError};
 use postgres::types::{ToSql, Type};
@@ -34,7 +34,7 @@ impl Val {
 /// A row as read: one value per selected column.
 pub(crate) type Row = Vec<Val>;
 
-/// An open transaction on either backend. Dropping it without [`Tx::commit`] rolls back.
+/// An open transaction on either database. Dropping it without [`Tx::commit`] rolls back.
 pub(crate) trait Tx {
     fn kind(&self) -> Kind;
     /// Runs one statement; returns the rows it changed.

@@ -15,7 +15,7 @@
 //! perfbase-core (the result types), serde, serde_json, thiserror and the database crates
 //! (rusqlite, postgres). The CLI wires it to the rest.
 
-mod backend;
+mod database;
 mod error;
 pub mod schema;
 mod store;

@@ -1,6 +1,6 @@
 //! The store's schema and its migrations.
 //!
-//! A one-row table `perfbase_meta` holds `schema_version` on both backends. [`MIGRATIONS`]
+//! A one-row table `perfbase_meta` holds `schema_version` on both databases. [`MIGRATIONS`]
 //! lists every step from an empty database, in order, with its SQL for SQLite and for
 //! PostgreSQL; opening a store applies the pending ones, each in its own transaction together
 //! with the version bump, so a store is always at exactly one version. Steps are only ever

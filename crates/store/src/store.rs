@@ -7,7 +7,7 @@ mod baselines;
 mod row;
 mod runs;
 
-use crate::backend::{pg_err, sqlite_err, Kind, PgTx, SqliteTx, Tx, Val};
+use crate::database::{pg_err, sqlite_err, Kind, PgTx, SqliteTx, Tx, Val};
 use crate::error::{chain, scrub, Cause, StoreError};
 use crate::schema::{self, MIGRATIONS, SCHEMA_VERSION};
 use crate::{is_postgres_url, location_secrets, redact_location};
@@ -20,14 +20,14 @@ use std::time::Duration;
 /// may take (unless the URL sets `connect_timeout`).
 const WAIT: Duration = Duration::from_secs(10);
 
-enum Backend {
+enum Database {
     Sqlite(rusqlite::Connection),
     Postgres(postgres::Client),
 }
 
 /// An open results database (SQLite file or PostgreSQL), at the current schema version.
 pub struct Store {
-    backend: Backend,
+    database: Database,
     /// The location with its password redacted, for messages.
     location: String,
     /// The location's passwords, scrubbed from every error text.
@@ -42,7 +42,7 @@ pub struct Store {
 impl fmt::Debug for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Store")
-            .field("backend", &self.backend_name())
+            .field("database", &self.database_name())
             .field("location", &self.location)
             .field("schema_version", &self.version)
             .finish()
@@ -83,7 +83,7 @@ impl Store {
             location: redacted.clone(),
             source: Cause(format!("{}; {}", scrub(&msg, &secrets), remedy(location))),
         };
-        let backend = if is_postgres_url(location) {
+        let database = if is_postgres_url(location) {
             let mut config: postgres::Config = location
                 .trim()
                 .parse()
@@ -97,7 +97,7 @@ impl Store {
             let client = config
                 .connect(postgres::NoTls)
                 .map_err(|e| open_err(chain(&e)))?;
-            Backend::Postgres(client)
+            Database::Postgres(client)
         } else if location.contains("://") {
             return Err(open_err(
                 "not a file path nor a postgres:// or postgresql:// URL".into(),
@@ -121,10 +121,10 @@ impl Store {
                 .map_err(|e| open_err(chain(&e)))?;
             conn.execute_batch("PRAGMA foreign_keys = ON;")
                 .map_err(|e| open_err(chain(&e)))?;
-            Backend::Sqlite(conn)
+            Database::Sqlite(conn)
         };
         Ok(Store {
-            backend,
+            database,
             location: redacted,
             secrets,
             version: 0,
@@ -144,10 +144,10 @@ impl Store {
     }
 
     /// `sqlite` or `postgres`.
-    pub fn backend_name(&self) -> &'static str {
-        match self.backend {
-            Backend::Sqlite(_) => "sqlite",
-            Backend::Postgres(_) => "postgres",
+    pub fn database_name(&self) -> &'static str {
+        match self.database {
+            Database::Sqlite(_) => "sqlite",
+            Database::Postgres(_) => "postgres",
         }
     }
 
@@ -160,8 +160,8 @@ impl Store {
         write: bool,
         f: impl FnOnce(&mut dyn Tx) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        match &mut self.backend {
-            Backend::Sqlite(conn) => {
+        match &mut self.database {
+            Database::Sqlite(conn) => {
                 let behavior = if write {
                     rusqlite::TransactionBehavior::Immediate
                 } else {
@@ -175,7 +175,7 @@ impl Store {
                 tx.0.commit().map_err(|e| sqlite_err(&e))?;
                 Ok(out)
             }
-            Backend::Postgres(client) => {
+            Database::Postgres(client) => {
                 let secrets = self.secrets.as_slice();
                 let tx = client
                     .build_transaction()

@@ -2,9 +2,9 @@
 //! of `scripts/services.sh` when `PERFBASE_POSTGRES_URL` is set (each test in a schema of its
 //! own, created and dropped here, since the test user may not create databases).
 //!
-//! The store-level checks are written once (`check_*`) and run on both backends.
+//! The store-level checks are written once (`check_*`) and run on both databases.
 
-use crate::backend::{sqlite_placeholders, Val};
+use crate::database::{sqlite_placeholders, Val};
 use crate::{
     parse_label, redact_location, Labels, RunId, RunRef, RunSummary, Store, StoreError,
     SCHEMA_VERSION,
@@ -172,7 +172,7 @@ fn count(s: &mut Store, table: &str) -> i64 {
         .unwrap()
 }
 
-// ---- checks shared by both backends ----
+// ---- checks shared by both databases ----
 
 fn check_round_trip(loc: &str) {
     let mut s = Store::open(loc).unwrap();
@@ -514,7 +514,7 @@ fn sqlite_creates_folders_and_uses_wal() {
     let (dir, loc) = sqlite_location();
     let mut s = Store::open(&loc).unwrap();
     assert!(std::path::Path::new(&loc).is_file());
-    assert_eq!(s.backend_name(), "sqlite");
+    assert_eq!(s.database_name(), "sqlite");
     assert_eq!(s.location(), loc);
     let mode = s
         .raw(|db| db.query("PRAGMA journal_mode", &[]))
@@ -707,7 +707,7 @@ fn postgres_wrong_password_is_not_shown() {
     // The right password opens (in a schema of its own, leaving the server's public one be).
     let schema = PgSchema::new(&url);
     let good = Store::open(&schema.location).unwrap();
-    assert_eq!(good.backend_name(), "postgres");
+    assert_eq!(good.database_name(), "postgres");
     assert!(!format!("{good:?}").contains(secret));
 }
 

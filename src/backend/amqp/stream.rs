@@ -1,7 +1,8 @@
 //! RabbitMQ's stream mode around the engine's run: consumers on the publishers' queue start
 //! before the first publish and drain after the last, measured apart, as PerfTest runs them.
 
-use super::{AmqpTarget, Backend, Ran, StreamSide};
+use super::{AmqpTarget, StreamSide};
+use crate::backend::Ran;
 use crate::exit::AppError;
 use perfbase_core::result::Measurement;
 use perfbase_drivers::amqp::{ConsumerGroup, ConsumerSettings};
@@ -10,13 +11,10 @@ use std::sync::Arc;
 
 /// Starts the consumers; a broker that refuses them makes the run unusable (exit 3).
 pub(super) fn start(
-    backend: &Backend,
+    AmqpTarget { url, options, .. }: &AmqpTarget,
     side: &StreamSide,
     interrupt: &Arc<AtomicBool>,
 ) -> Result<ConsumerGroup, AppError> {
-    let Backend::Amqp(AmqpTarget { url, options, .. }) = backend else {
-        unreachable!("only AMQP targets stream");
-    };
     let queue = options.queue.clone().unwrap_or_default();
     ConsumerGroup::start(
         url,

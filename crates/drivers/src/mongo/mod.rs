@@ -49,50 +49,17 @@ pub const DEFAULT_DATABASE: &str = "perfbase";
 /// How long a session waits for the server to be reachable before its op is a connect error.
 const SELECTION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// One operation of the suite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MongoOp {
-    InsertOne,
-    FindOne,
-    FindScan,
-    UpdateOne,
-    DeleteOne,
-    Aggregate,
-    AggregateComplex,
-}
-
-impl MongoOp {
-    /// The suite, in the order it runs (deletes after the reads and updates that use the
-    /// documents, inserts first so a suite leaves counts that can be checked).
-    pub const ALL: [MongoOp; 7] = [
-        MongoOp::InsertOne,
-        MongoOp::FindOne,
-        MongoOp::FindScan,
-        MongoOp::UpdateOne,
-        MongoOp::Aggregate,
-        MongoOp::AggregateComplex,
-        MongoOp::DeleteOne,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MongoOp::InsertOne => "insert-one",
-            MongoOp::FindOne => "find-one",
-            MongoOp::FindScan => "find-scan",
-            MongoOp::UpdateOne => "update-one",
-            MongoOp::DeleteOne => "delete-one",
-            MongoOp::Aggregate => "aggregate",
-            MongoOp::AggregateComplex => "aggregate-complex",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<MongoOp> {
-        MongoOp::ALL.into_iter().find(|o| o.name() == name)
-    }
-
-    /// Every name, for error messages and help.
-    pub fn names() -> String {
-        MongoOp::ALL.map(MongoOp::name).join(", ")
+crate::operations! {
+    /// One operation of the suite, in the order it runs (deletes after the reads and updates
+    /// that use the documents, inserts first so a suite leaves counts that can be checked).
+    pub enum MongoOp {
+        InsertOne = "insert-one",
+        FindOne = "find-one",
+        FindScan = "find-scan",
+        UpdateOne = "update-one",
+        Aggregate = "aggregate",
+        AggregateComplex = "aggregate-complex",
+        DeleteOne = "delete-one",
     }
 }
 
@@ -423,6 +390,7 @@ impl Session for MongoSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Operation;
 
     #[test]
     fn a_document_template_fills_n_and_key_anywhere() {
@@ -446,7 +414,7 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_urls_are_checked_without_showing_the_password() {
-        for op in MongoOp::ALL {
+        for &op in MongoOp::ALL {
             assert_eq!(MongoOp::from_name(op.name()), Some(op));
         }
         assert_eq!(MongoOp::from_name("findOne"), None);

@@ -35,6 +35,7 @@ pub mod resp;
 mod session;
 pub mod slot;
 
+use crate::Operation;
 use cluster::*;
 use conn::*;
 pub use session::RedisSession;
@@ -52,68 +53,27 @@ use thiserror::Error;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
-/// One Redis operation, as `redis-benchmark` names its tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RedisOp {
-    Ping,
-    Set,
-    GetHit,
-    GetMiss,
-    Del,
-    Incr,
-    Lpush,
-    Rpush,
-    Lpop,
-    Rpop,
-    Sadd,
-    Zadd,
-    Hset,
+crate::operations! {
+    /// One Redis operation, as `redis-benchmark -t` names its tests (`get-miss` is
+    /// perfbase's own).
+    pub enum RedisOp {
+        Ping = "ping",
+        Set = "set",
+        GetHit = "get",
+        GetMiss = "get-miss",
+        Del = "del",
+        Incr = "incr",
+        Lpush = "lpush",
+        Rpush = "rpush",
+        Lpop = "lpop",
+        Rpop = "rpop",
+        Sadd = "sadd",
+        Zadd = "zadd",
+        Hset = "hset",
+    }
 }
 
 impl RedisOp {
-    /// Every operation.
-    pub const ALL: [RedisOp; 13] = [
-        RedisOp::Ping,
-        RedisOp::Set,
-        RedisOp::GetHit,
-        RedisOp::GetMiss,
-        RedisOp::Del,
-        RedisOp::Incr,
-        RedisOp::Lpush,
-        RedisOp::Rpush,
-        RedisOp::Lpop,
-        RedisOp::Rpop,
-        RedisOp::Sadd,
-        RedisOp::Zadd,
-        RedisOp::Hset,
-    ];
-
-    /// The name, as `redis-benchmark -t` takes it (`get-miss` is perfbase's own).
-    pub fn name(self) -> &'static str {
-        match self {
-            RedisOp::Ping => "ping",
-            RedisOp::Set => "set",
-            RedisOp::GetHit => "get",
-            RedisOp::GetMiss => "get-miss",
-            RedisOp::Del => "del",
-            RedisOp::Incr => "incr",
-            RedisOp::Lpush => "lpush",
-            RedisOp::Rpush => "rpush",
-            RedisOp::Lpop => "lpop",
-            RedisOp::Rpop => "rpop",
-            RedisOp::Sadd => "sadd",
-            RedisOp::Zadd => "zadd",
-            RedisOp::Hset => "hset",
-        }
-    }
-
-    /// Parses a name (case-insensitive).
-    pub fn from_name(name: &str) -> Option<RedisOp> {
-        RedisOp::ALL
-            .into_iter()
-            .find(|o| o.name().eq_ignore_ascii_case(name))
-    }
-
     /// The key prefix of the data type this op works on (`None`: no key).
     fn prefix(self) -> Option<&'static [u8]> {
         match self {

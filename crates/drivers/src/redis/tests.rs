@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn op_names_round_trip() {
-    for op in RedisOp::ALL {
+    for &op in RedisOp::ALL {
         assert_eq!(RedisOp::from_name(op.name()), Some(op));
     }
     assert_eq!(RedisOp::from_name("GET"), Some(RedisOp::GetHit));

@@ -27,51 +27,23 @@ pub const BRANCHES_PER_SCALE: i64 = 1;
 /// Rows in the suite's `perfbase_items` table.
 pub const SUITE_ROWS: i64 = 10_000;
 
-/// One operation kind of the suite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SuiteOp {
-    /// INSERT one row into `perfbase_items` (ids above the preloaded range).
-    Insert,
-    /// SELECT one row by primary key.
-    SelectPk,
-    /// Full scan of the 10 000-row table (`SELECT count(*), sum(k)`, no index use).
-    Scan,
-    /// UPDATE one row by the indexed column `k`.
-    Update,
-    /// DELETE one row (of those the insert step added, or a missing id: 0 rows is still ok).
-    Delete,
-    /// A 5-operation transaction: select, update, insert order, select, update.
-    Transaction,
-    /// A 2-table join: one item with its orders.
-    Join,
-}
-
-impl SuiteOp {
-    pub const ALL: [SuiteOp; 7] = [
-        SuiteOp::Insert,
-        SuiteOp::SelectPk,
-        SuiteOp::Scan,
-        SuiteOp::Update,
-        SuiteOp::Delete,
-        SuiteOp::Transaction,
-        SuiteOp::Join,
-    ];
-
-    /// The name used on the command line and in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            SuiteOp::Insert => "insert",
-            SuiteOp::SelectPk => "select-pk",
-            SuiteOp::Scan => "scan",
-            SuiteOp::Update => "update",
-            SuiteOp::Delete => "delete",
-            SuiteOp::Transaction => "transaction",
-            SuiteOp::Join => "join",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<SuiteOp> {
-        SuiteOp::ALL.into_iter().find(|o| o.name() == s)
+crate::operations! {
+    /// One operation kind of the suite.
+    pub enum SuiteOp {
+        /// INSERT one row into `perfbase_items` (ids above the preloaded range).
+        Insert = "insert",
+        /// SELECT one row by primary key.
+        SelectPk = "select-pk",
+        /// Full scan of the 10 000-row table (`SELECT count(*), sum(k)`, no index use).
+        Scan = "scan",
+        /// UPDATE one row by the indexed column `k`.
+        Update = "update",
+        /// DELETE one row (of those the insert step added, or a missing id: 0 rows is still ok).
+        Delete = "delete",
+        /// A 5-operation transaction: select, update, insert order, select, update.
+        Transaction = "transaction",
+        /// A 2-table join: one item with its orders.
+        Join = "join",
     }
 }
 
@@ -162,6 +134,7 @@ pub fn custom_params(params: &[Template], corpora: &[Arc<Corpus>], op: u64) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Operation;
 
     #[test]
     fn tpcb_values_stay_in_pgbench_ranges() {
@@ -180,7 +153,7 @@ mod tests {
 
     #[test]
     fn suite_names_round_trip() {
-        for op in SuiteOp::ALL {
+        for &op in SuiteOp::ALL {
             assert_eq!(SuiteOp::from_name(op.name()), Some(op));
         }
         assert!((1..=SUITE_ROWS).contains(&suite_key(123)));

@@ -24,60 +24,20 @@ pub const SIGNING_KEY_TYPES: [&str; 7] = [
     "rsa-4096",
 ];
 
-/// One operation of the suite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VaultOp {
-    Encrypt,
-    Decrypt,
-    Sign,
-    Verify,
-    KvRead,
-    KvWrite,
-    KvList,
-    PkiIssue,
-    TokenCreate,
-    Health,
-    SealStatus,
-}
-
-impl VaultOp {
-    /// The suite, in the order it runs.
-    pub const ALL: [VaultOp; 11] = [
-        VaultOp::Encrypt,
-        VaultOp::Decrypt,
-        VaultOp::Sign,
-        VaultOp::Verify,
-        VaultOp::KvWrite,
-        VaultOp::KvRead,
-        VaultOp::KvList,
-        VaultOp::PkiIssue,
-        VaultOp::TokenCreate,
-        VaultOp::Health,
-        VaultOp::SealStatus,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            VaultOp::Encrypt => "encrypt",
-            VaultOp::Decrypt => "decrypt",
-            VaultOp::Sign => "sign",
-            VaultOp::Verify => "verify",
-            VaultOp::KvRead => "kv-read",
-            VaultOp::KvWrite => "kv-write",
-            VaultOp::KvList => "kv-list",
-            VaultOp::PkiIssue => "pki-issue",
-            VaultOp::TokenCreate => "token-create",
-            VaultOp::Health => "health",
-            VaultOp::SealStatus => "seal-status",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<VaultOp> {
-        VaultOp::ALL.into_iter().find(|o| o.name() == name)
-    }
-
-    pub fn names() -> String {
-        VaultOp::ALL.map(VaultOp::name).join(", ")
+crate::operations! {
+    /// One operation of the suite, in the order it runs (a KV write before its reads).
+    pub enum VaultOp {
+        Encrypt = "encrypt",
+        Decrypt = "decrypt",
+        Sign = "sign",
+        Verify = "verify",
+        KvWrite = "kv-write",
+        KvRead = "kv-read",
+        KvList = "kv-list",
+        PkiIssue = "pki-issue",
+        TokenCreate = "token-create",
+        Health = "health",
+        SealStatus = "seal-status",
     }
 }
 
@@ -361,6 +321,7 @@ pub(crate) fn request(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Operation;
 
     #[test]
     fn every_op_has_a_name_and_a_request_under_its_mount() {
@@ -369,7 +330,7 @@ mod tests {
             ciphertext: Some("vault:v1:abc".into()),
             signature: Some("vault:v1:sig".into()),
         };
-        for op in VaultOp::ALL {
+        for &op in VaultOp::ALL {
             assert_eq!(VaultOp::from_name(op.name()), Some(op));
             let (method, path, body) = request(op, &o, &m);
             assert!(method == "GET" || body.is_some(), "{op:?}");

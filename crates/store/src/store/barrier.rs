@@ -5,7 +5,7 @@
 
 use super::row::{int, text};
 use super::Store;
-use crate::backend::{Kind, Val};
+use crate::database::{Kind, Val};
 use crate::error::StoreError;
 
 /// PostgreSQL's wall clock now, in ms since the epoch (the statement's own time, not the

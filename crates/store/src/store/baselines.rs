@@ -3,7 +3,7 @@
 use super::row::{int, text};
 use super::runs::{select_by_id, stored_run};
 use super::Store;
-use crate::backend::Val;
+use crate::database::Val;
 use crate::error::StoreError;
 use crate::{RunId, StoredRun};
 use perfbase_core::clock::now_rfc3339;

@@ -1,7 +1,7 @@
 //! Typed reads of one column of a result row; a missing column or a value of the wrong type
 //! is a corrupt store.
 
-use crate::backend::{Row, Val};
+use crate::database::{Row, Val};
 use crate::error::StoreError;
 
 fn column<'r>(row: &'r Row, i: usize, what: &str) -> Result<&'r Val, StoreError> {
@@ -23,7 +23,7 @@ pub(super) fn real(row: &Row, i: usize, what: &str) -> Result<f64, StoreError> {
         Val::Real(f) => Ok(*f),
         // SQLite may hand back a whole REAL as an integer; it is exact below 2^53.
         Val::Int(n) => Ok(*n as f64),
-        // An undefined figure, as the SQLite backend writes it (see its `ToSql`).
+        // An undefined figure, as the SQLite database writes it (see its `ToSql`).
         Val::Text(t) if t == "NaN" => Ok(f64::NAN),
         other => Err(StoreError::Corrupt(format!(
             "{what} is {other:?}, not a number"

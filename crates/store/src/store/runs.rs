@@ -2,7 +2,7 @@
 
 use super::row::{boolean, int, real, text};
 use super::Store;
-use crate::backend::{Row, Tx, Val};
+use crate::database::{Row, Tx, Val};
 use crate::error::StoreError;
 use crate::{valid_label_key, Labels, RunId, RunRef, RunSummary, StoredRun};
 use perfbase_core::clock::now_rfc3339;

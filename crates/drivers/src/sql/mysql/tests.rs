@@ -2,6 +2,7 @@
 
 use super::config::{first_words, percent_decode};
 use super::*;
+use crate::Operation;
 
 #[test]
 fn urls_parse_without_keeping_the_password_in_messages() {
@@ -60,7 +61,7 @@ fn statements_are_named_by_their_first_words() {
         "INSERT INTO perfbase_items"
     );
     assert_eq!(first_words("SELECT 1"), "SELECT 1");
-    for op in SuiteOp::ALL {
+    for &op in SuiteOp::ALL {
         assert!(!suite_sql(op).is_empty());
     }
 }

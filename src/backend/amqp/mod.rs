@@ -1,0 +1,166 @@
+//! RabbitMQ (AMQP 0-9-1) workloads: a round trip through a queue, publishing alone, or a
+//! stream whose consumers run apart from the publishers (`stream.rs`), as PerfTest runs them.
+
+mod stream;
+
+use super::options::{name_of, AckName, AmqpModeName};
+use super::protocol::{drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::setup::block_on_local;
+use super::Side;
+use crate::exit::AppError;
+use perfbase_core::result::RunResult;
+use perfbase_drivers::amqp::{self, AmqpDriver};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A workload against RabbitMQ.
+#[derive(Debug, Clone)]
+pub struct AmqpTarget {
+    /// With the password from the environment; never shown.
+    pub url: String,
+    pub options: amqp::AmqpOptions,
+    /// Stream mode: consumers apart from the publishers, on `options.queue`.
+    pub stream: Option<StreamSide>,
+}
+
+/// The consumer side of a stream: PerfTest's consumers on the publishers' queue.
+#[derive(Debug, Clone)]
+pub struct StreamSide {
+    pub consumers: u64,
+    /// Once publishing stopped, how long the consumers wait for messages still queued.
+    pub drain: std::time::Duration,
+}
+
+impl AmqpTarget {
+    fn driver(&self) -> Result<AmqpDriver, String> {
+        AmqpDriver::new(&self.url, self.options.clone()).map_err(|e| e.to_string())
+    }
+}
+
+impl Extras for AmqpDriver {}
+
+impl Protocol for AmqpTarget {
+    fn name(&self) -> &'static str {
+        "amqp"
+    }
+
+    fn section(&self) -> &'static str {
+        "RabbitMQ (AMQP)"
+    }
+
+    /// One publisher, as PerfTest starts.
+    fn default_connections(&self) -> u64 {
+        1
+    }
+
+    fn default_max_inflight(&self) -> u64 {
+        BACKEND_MAX_INFLIGHT
+    }
+
+    /// Queues are the sessions' own (or the stream's, made by its consumers).
+    fn skip_setup(&mut self) {}
+
+    fn streams(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        self.driver().map(drop)
+    }
+
+    /// In stream mode, the consumers start before the first publish and drain after the
+    /// last, whatever became of the run.
+    fn run(&self, args: RunArgs<'_>) -> Result<Ran, AppError> {
+        let group = match &self.stream {
+            Some(side) => Some(stream::start(self, side, &args.interrupt)?),
+            None => None,
+        };
+        let ran = match self.driver() {
+            Ok(driver) => drive(driver, args),
+            Err(e) => Err(args.bad("", e)),
+        };
+        match (group, ran) {
+            (Some(group), Ok(ran)) => Ok(stream::finish(group, ran)),
+            (Some(group), failed) => {
+                group.finish(0);
+                failed
+            }
+            (None, ran) => ran,
+        }
+    }
+
+    fn settings(&self) -> BTreeMap<String, Value> {
+        let o = &self.options;
+        let mut m = BTreeMap::new();
+        m.insert("mode".into(), name_of(AmqpModeName::of(o.mode)).into());
+        m.insert("message_size".into(), o.message_size.into());
+        m.insert("persistent".into(), o.persistent.into());
+        m.insert("confirms".into(), o.confirms.into());
+        m.insert("ack".into(), name_of(AckName::of(o.ack)).into());
+        m.insert("pipeline".into(), o.pipeline.into());
+        if let Some(max) = o.max_lag {
+            m.insert("max_lag".into(), max.into());
+        }
+        if let (Some(side), Some(queue)) = (&self.stream, &o.queue) {
+            m.insert("consumers".into(), side.consumers.into());
+            m.insert("queue".into(), queue.clone().into());
+        }
+        m
+    }
+
+    fn server_url(&self) -> String {
+        self.url.clone()
+    }
+
+    fn server_version(&self) -> Result<String, String> {
+        block_on_local(amqp::server_version(&self.url))
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())
+    }
+
+    /// The consumers' side of a stream, and a warning when they did not keep up.
+    fn closing_lines(
+        &self,
+        _extras: &[BTreeMap<String, Value>],
+        result: &RunResult,
+        _single: bool,
+    ) -> String {
+        let Some(side) = &self.stream else {
+            return String::new();
+        };
+        let Some(consume) = result.phases.iter().find(|p| p.name == "consume") else {
+            return String::new();
+        };
+        let unconsumed = unconsumed(&result.config.protocol);
+        if unconsumed > 0 {
+            errln!(
+                "perfbase: {} published messages were not consumed within --drain {:?} of the \
+                 last one: the consumers did not keep up",
+                perfbase_report::thousands(unconsumed),
+                side.drain
+            );
+        }
+        perfbase_report::terminal::render_consumed(&consume.measurement, side.consumers, unconsumed)
+    }
+
+    /// A stream scenario's consumers, measured apart, over every run of the scenario.
+    fn closing_blocks(&self, scenario: &str, side: &Side, _result: &RunResult) -> Vec<String> {
+        let (Some(stream), Some(consumed)) = (&self.stream, &side.consumed) else {
+            return Vec::new();
+        };
+        let text = perfbase_report::terminal::render_consumed(
+            consumed,
+            stream.consumers,
+            unconsumed(&side.extras),
+        );
+        vec![format!("consumers of {scenario}:\n{text}")]
+    }
+}
+
+/// Published messages the consumers never received, from the run's side figures.
+fn unconsumed(extras: &BTreeMap<String, Value>) -> u64 {
+    extras
+        .get("unconsumed")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,68 @@
+//! NATS workloads: core publish/subscribe to the session's own subject, request/reply, or
+//! JetStream publishing until the PubAck (its stream removed by the driver's clean-up).
+
+use super::options::{name_of, NatsModeName};
+use super::protocol::{drive, BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::setup::block_on_local;
+use crate::exit::AppError;
+use perfbase_drivers::nats::{self, NatsDriver, NatsOptions};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A workload against a NATS server.
+pub type NatsTarget = BrokerTarget<NatsOptions>;
+
+impl Extras for NatsDriver {}
+
+impl Protocol for NatsTarget {
+    fn name(&self) -> &'static str {
+        "nats"
+    }
+
+    fn section(&self) -> &'static str {
+        "NATS"
+    }
+
+    /// One publisher, as the brokers' own benchmarks start.
+    fn default_connections(&self) -> u64 {
+        1
+    }
+
+    fn default_max_inflight(&self) -> u64 {
+        BACKEND_MAX_INFLIGHT
+    }
+
+    /// Subjects are the sessions' own; nothing is set up.
+    fn skip_setup(&mut self) {}
+
+    fn validate(&self) -> Result<(), String> {
+        NatsDriver::new(&self.url, self.options)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    fn run(&self, args: RunArgs<'_>) -> Result<Ran, AppError> {
+        let driver = NatsDriver::new(&self.url, self.options).map_err(|e| args.bad("", e))?;
+        drive(driver, args)
+    }
+
+    fn settings(&self) -> BTreeMap<String, Value> {
+        let mut m = BTreeMap::new();
+        m.insert(
+            "mode".into(),
+            name_of(NatsModeName::of(self.options.mode)).into(),
+        );
+        m.insert("message_size".into(), self.options.message_size.into());
+        m
+    }
+
+    fn server_url(&self) -> String {
+        self.url.clone()
+    }
+
+    fn server_version(&self) -> Result<String, String> {
+        block_on_local(nats::server_version(&self.url))
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())
+    }
+}

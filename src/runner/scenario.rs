@@ -1,0 +1,298 @@
+//! One scenario through the engine: its phases (warm-up, steps × repetitions, cool-downs),
+//! the engine runs they make (one per consecutive workload: a suite's operations), each
+//! measured phase saved as soon as it ends and told to the run's sinks; and the checks, each
+//! one engine run of exact status counts.
+
+use super::analyse;
+use super::result::Progressive;
+use super::{Slot, StudyOptions};
+use crate::backend::Side;
+use crate::exit::AppError;
+use crate::monitoring::Labelled;
+use crate::plan::{Check, Plan, Scenario};
+use perfbase_analysis::study::{CheckVerdict, ScenarioStudy};
+use perfbase_engine::{EngineConfig, Load, Observer, PhaseOutcome, PhaseSpec, RunClock};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Hands each event of an engine run to the run's state: a measured phase is added to the
+/// result and saved at once, then every sink is told.
+struct Saver<'a, 'b> {
+    state: &'b mut Progressive<'a>,
+    scenario: (usize, String),
+    slots: Vec<Option<Slot>>,
+    /// The first failure to save, which stops the run once the engine returns.
+    error: Option<anyhow::Error>,
+}
+
+impl<'a, 'b> Saver<'a, 'b> {
+    fn new(
+        state: &'b mut Progressive<'a>,
+        scenario: (usize, String),
+        slots: Vec<Option<Slot>>,
+    ) -> Self {
+        Saver {
+            state,
+            scenario,
+            slots,
+            error: None,
+        }
+    }
+}
+
+impl Observer for Saver<'_, '_> {
+    fn tick(&mut self, phase: &PhaseSpec, elapsed: Duration, p: perfbase_engine::ProgressSnapshot) {
+        self.state.sinks.tick(&self.scenario.1, phase, elapsed, p);
+    }
+
+    fn live(&mut self, phase: &PhaseSpec, elapsed: Duration, so_far: &perfbase_core::Recorder) {
+        self.state
+            .sinks
+            .live(&self.scenario.1, phase, elapsed, so_far);
+    }
+
+    fn phase_done(&mut self, phase: &PhaseOutcome) {
+        if !phase.spec.record {
+            self.state.sinks.phase_done(&self.scenario.1, phase, None);
+            return;
+        }
+        let slot = self.slots.get(phase.index).copied().flatten();
+        self.state
+            .add((self.scenario.0, &self.scenario.1), slot, phase);
+        let state = &mut *self.state;
+        state
+            .sinks
+            .phase_done(&self.scenario.1, phase, state.phases.last());
+        if let Err(e) = self.state.save_progress() {
+            self.error.get_or_insert(e);
+        }
+    }
+}
+
+/// Runs scenario `k` of the plan: each engine run of its phases with its workload's backend
+/// (set up once: a suite's later repetitions run on what its first one made), saving as it
+/// goes; returns its findings, and keeps its side figures in `state.sides`.
+pub(super) fn run_scenario(
+    (k, s): (usize, &Scenario),
+    o: &StudyOptions,
+    state: &mut Progressive<'_>,
+    monitor: &perfbase_monitor::Monitor,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<ScenarioStudy, AppError> {
+    let plan = state.plan;
+    let plain = !matches!(o.output, super::Output::Study { .. });
+    let (specs, slots, workloads) = phases(s, plain);
+    let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
+    let cfg = engine(plan, threads, &state.clock, o);
+    let mut outcomes = Vec::new();
+    let mut side = Side::default();
+    let mut set_up = std::collections::HashSet::new();
+    let streams = plan.workloads[&s.workload].backend.streams();
+    for run in runs_of(&workloads, &specs, streams) {
+        if state.interrupted {
+            break;
+        }
+        let name = &workloads[run.start];
+        let backend = &plan.workloads[name].backend;
+        let backend = if set_up.insert(name) {
+            backend.clone()
+        } else {
+            backend.clone().without_setup()
+        };
+        let mut observer = Labelled {
+            monitor,
+            inner: Saver::new(state, (k, s.name.clone()), slots[run.clone()].to_vec()),
+        };
+        let ran = backend.run(
+            &context(plan, name),
+            &cfg,
+            &specs[run.clone()],
+            interrupt.clone(),
+            &mut observer,
+        )?;
+        if let Some(e) = observer.inner.error.take() {
+            return Err(e.into());
+        }
+        // Each engine run counts its phases from 0; the scenario's slots count them all.
+        outcomes.extend(ran.outcomes.into_iter().map(|mut o| {
+            o.index += run.start;
+            o
+        }));
+        for (k, v) in ran.extras {
+            super::result::add_extra(side.extras.entry(k).or_insert(serde_json::Value::Null), v);
+        }
+        // A stream's consumers, over every run of the scenario (merged exactly).
+        side.consumed = match (side.consumed.take(), ran.consumed) {
+            (Some(a), Some(b)) => Some(perfbase_core::result::merge_measurements(&[&a, &b])),
+            (a, b) => a.or(b),
+        };
+    }
+    let study = analyse::analyse(plan, s, &outcomes, &slots);
+    state.sides.insert(k, side);
+    Ok(study)
+}
+
+/// The engine's phases of scenario `s`, where each measured one sits, and the workload each
+/// runs. A command's phases keep the names its users know (`warmup`, `measure`, the
+/// operation); a plan's name the scenario and step. A suite's steps run on their own
+/// workloads, in order within each repetition (so a repetition's deletes remove the rows its
+/// inserts made, as one `perfbase pg -w suite` run does).
+fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<String>) {
+    let mut specs = Vec::new();
+    let mut slots = Vec::new();
+    let order = (1..=s.repetitions).flat_map(|rep| (0..s.steps.len()).map(move |k| (rep, k)));
+    let workload_of = |k: usize| s.steps[k].workload.clone().unwrap_or(s.workload.clone());
+    let mut workloads = Vec::new();
+    if let Some(w) = s.warmup {
+        specs.push(PhaseSpec {
+            name: if plain {
+                "warmup".into()
+            } else {
+                format!("{} warm-up", s.name)
+            },
+            load: s.steps[0].load.clone(),
+            duration: Some(w),
+            count: None,
+            record: false,
+        });
+        slots.push(None);
+        workloads.push(workload_of(0));
+    }
+    for (rep, k) in order {
+        let step = &s.steps[k];
+        if let (Some(c), false) = (s.cooldown, specs.is_empty()) {
+            specs.push(PhaseSpec {
+                name: format!("{} cool-down", s.name),
+                load: Load::Idle,
+                duration: Some(c),
+                count: None,
+                record: false,
+            });
+            slots.push(None);
+            workloads.push(workload_of(k));
+        }
+        let name = if plain {
+            step.name.clone()
+        } else if s.repetitions > 1 {
+            format!("{} {} #{rep}", s.name, step.name)
+        } else if s.steps.len() > 1 {
+            format!("{} {}", s.name, step.name)
+        } else {
+            s.name.clone()
+        };
+        specs.push(PhaseSpec {
+            name,
+            load: step.load.clone(),
+            duration: step.duration,
+            count: step.count,
+            record: true,
+        });
+        slots.push(Some(Slot {
+            step: k,
+            rep,
+            offered: step.offered,
+        }));
+        workloads.push(workload_of(k));
+    }
+    (specs, slots, workloads)
+}
+
+/// Consecutive phases on the same workload, as index ranges: each is one engine run. With
+/// `each_measured`, a run also ends after every measured phase: a stream's consumers start
+/// and drain around each run, so each step and repetition gets its own.
+fn runs_of(
+    workloads: &[String],
+    specs: &[PhaseSpec],
+    each_measured: bool,
+) -> Vec<std::ops::Range<usize>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, w) in workloads.iter().enumerate() {
+        match runs.last_mut() {
+            Some(r) if workloads[r.start] == *w && !(each_measured && specs[r.end - 1].record) => {
+                r.end = i + 1
+            }
+            _ => runs.push(i..i + 1),
+        }
+    }
+    runs
+}
+
+/// Worker threads for `loads`: as asked (`-t`, then the plan's `threads`, then the cores),
+/// but no more than the most sessions any of them runs, since a worker needs one.
+pub(super) fn threads_for<'l>(
+    plan: &Plan,
+    o: &StudyOptions,
+    loads: impl Iterator<Item = &'l Load>,
+) -> usize {
+    let asked = o
+        .threads
+        .or(plan.threads)
+        .unwrap_or_else(crate::limits::cores);
+    loads.map(|l| l.active_workers(asked)).max().unwrap_or(1)
+}
+
+fn engine(plan: &Plan, threads: usize, clock: &RunClock, o: &StudyOptions) -> EngineConfig {
+    EngineConfig {
+        threads,
+        timeout: plan.timeout,
+        pacing: plan.pacing,
+        clock: clock.clone(),
+        live: o.metrics.enabled(),
+        segment: o.segment,
+    }
+}
+
+/// How errors about workload `name` start: the plan file and the workload, for plan files.
+pub(super) fn context(plan: &Plan, name: &str) -> String {
+    if plan.file.is_empty() {
+        String::new()
+    } else {
+        format!("{}: workload '{name}': ", plan.file)
+    }
+}
+
+/// A check: `requests` requests in order on its connections, judged by exact status counts.
+pub(super) fn run_check(
+    plan: &Plan,
+    c: &Check,
+    o: &StudyOptions,
+    state: &mut Progressive<'_>,
+    monitor: &perfbase_monitor::Monitor,
+    interrupt: Arc<AtomicBool>,
+) -> Result<Option<CheckVerdict>, AppError> {
+    let specs = vec![PhaseSpec {
+        name: format!("check {}", c.name),
+        load: Load::Closed {
+            connections: c.connections,
+        },
+        duration: None,
+        count: Some(c.requests),
+        record: true,
+    }];
+    let cfg = engine(plan, 1, &state.clock, o);
+    let scenario = (usize::MAX, format!("check {}", c.name));
+    let mut observer = Labelled {
+        monitor,
+        inner: Saver::new(state, scenario, vec![None]),
+    };
+    // One thread: requests in order, as a client hitting a rate limiter would send them.
+    let ran = plan.workloads[&c.workload].backend.run(
+        &context(plan, &c.workload),
+        &cfg,
+        &specs,
+        interrupt,
+        &mut observer,
+    )?;
+    if let Some(e) = observer.inner.error.take() {
+        return Err(e.into());
+    }
+    Ok(ran
+        .outcomes
+        .first()
+        .filter(|out| !out.interrupted)
+        .map(|out| {
+            let expect = c.expect.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            CheckVerdict::judge(&c.name, c.requests, expect, out.measurement().status)
+        }))
+}
