@@ -2,7 +2,7 @@
 //! the suite) over a keyspace of documents, with the collections `--init` makes.
 
 use super::closing::misses_line;
-use super::protocol::{drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::{bad_input, AppError};
 use perfbase_core::result::RunResult;
@@ -90,9 +90,7 @@ impl Protocol for MongoTarget {
     }
 
     fn server_version(&self) -> Result<String, String> {
-        block_on_local(mongo::server_version(&self.url))
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())
+        ask_version(mongo::server_version(&self.url))
     }
 
     fn closing_lines(

@@ -2,8 +2,9 @@
 //! JetStream publishing until the PubAck (its stream removed by the driver's clean-up).
 
 use super::options::{name_of, NatsModeName};
-use super::protocol::{drive, BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
-use super::setup::block_on_local;
+use super::protocol::{
+    ask_version, drive, BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT,
+};
 use crate::exit::AppError;
 use perfbase_drivers::nats::{self, NatsDriver, NatsOptions};
 use serde_json::Value;
@@ -61,8 +62,6 @@ impl Protocol for NatsTarget {
     }
 
     fn server_version(&self) -> Result<String, String> {
-        block_on_local(nats::server_version(&self.url))
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())
+        ask_version(nats::server_version(&self.url))
     }
 }

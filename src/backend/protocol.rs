@@ -127,6 +127,15 @@ pub fn drive<D: Driver + Extras>(driver: D, args: RunArgs<'_>) -> Result<Ran, Ap
     })
 }
 
+/// What a server says it is, asked by `question` on a one-off runtime, or why not.
+pub fn ask_version<E: std::fmt::Display>(
+    question: impl std::future::Future<Output = Result<String, E>>,
+) -> Result<String, String> {
+    block_on_local(question)
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
 /// A workload against a message broker: its URL and its protocol's options.
 #[derive(Debug, Clone)]
 pub struct BrokerTarget<O> {

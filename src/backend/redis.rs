@@ -2,7 +2,7 @@
 //! its prefill, the slot map a cluster needs first, and replies per node afterwards.
 
 use super::closing::misses_line;
-use super::protocol::{drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
@@ -93,9 +93,7 @@ impl Protocol for RedisTarget {
     }
 
     fn server_version(&self) -> Result<String, String> {
-        block_on_local(redis::server_version(&self.url))
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())
+        ask_version(redis::server_version(&self.url))
     }
 
     /// A cluster's redirects and replies per node, then the GETs that found no key.

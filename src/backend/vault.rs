@@ -1,7 +1,7 @@
 //! A Vault (or OpenBao) workload over HTTP: where its token comes from, its driver, its
 //! `--init`, what it needs from the server before the load.
 
-use super::protocol::{drive, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
+use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::{bad_input, AppError};
 use perfbase_drivers::http::HttpOptions;
@@ -118,9 +118,7 @@ impl Protocol for VaultTarget {
     }
 
     fn server_version(&self) -> Result<String, String> {
-        block_on_local(vault::server_version(&self.url, &self.http))
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())
+        ask_version(vault::server_version(&self.url, &self.http))
     }
 
     /// The settings a result's `config.protocol` shows (no token, no payload).

@@ -4,8 +4,7 @@
 mod stream;
 
 use super::options::{name_of, AckName, AmqpModeName};
-use super::protocol::{drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
-use super::setup::block_on_local;
+use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::Side;
 use crate::exit::AppError;
 use perfbase_core::result::RunResult;
@@ -113,9 +112,7 @@ impl Protocol for AmqpTarget {
     }
 
     fn server_version(&self) -> Result<String, String> {
-        block_on_local(amqp::server_version(&self.url))
-            .map_err(|e| e.to_string())?
-            .map_err(|e| e.to_string())
+        ask_version(amqp::server_version(&self.url))
     }
 
     /// The consumers' side of a stream, and a warning when they did not keep up.

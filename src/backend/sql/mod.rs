@@ -5,7 +5,7 @@
 mod pgbench;
 
 use super::options::Dialect;
-use super::protocol::{drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
@@ -118,17 +118,10 @@ impl Protocol for SqlTarget {
     }
 
     fn server_version(&self) -> Result<String, String> {
-        let asked = block_on_local(async {
-            match self.dialect {
-                Dialect::Postgres => postgres::server_version(&self.url)
-                    .await
-                    .map_err(|e| e.to_string()),
-                Dialect::Mysql => mysql::server_version(&self.url)
-                    .await
-                    .map_err(|e| e.to_string()),
-            }
-        });
-        asked.map_err(|e| e.to_string())?
+        match self.dialect {
+            Dialect::Postgres => ask_version(postgres::server_version(&self.url)),
+            Dialect::Mysql => ask_version(mysql::server_version(&self.url)),
+        }
     }
 
     /// pgbench's closing block, for one workload (a suite's operations have their table).
