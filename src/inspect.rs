@@ -123,56 +123,66 @@ pub fn baseline(a: BaselineArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             run,
             tolerance,
             files,
-        } => {
-            let mut store = Some(open(o)?);
-            let base = store
-                .as_mut()
-                .expect("opened above")
-                .baseline(&name)
-                .map_err(|e| bad_input(e.to_string()))?;
-            let (label, r) = load(&mut store, o, &run)?;
-            let c = compare_results(
-                &format!("baseline {name} (run {})", base.summary.id),
-                &base.result,
-                &label,
-                &r,
-                tolerance,
-                0.05,
-            );
-            // A gate that compared another plan or load would pass or fail on the setup.
-            let passed = c.not_like_for_like.is_empty() && !c.regressed();
-            let mut text = perfbase_report::compare::render(&c);
-            if passed {
-                let _ = writeln!(
-                    text,
-                    "no regression against baseline {name} (tolerance {:.0} %)",
-                    tolerance * 100.0
-                );
-            }
-            let verdicts = perfbase_report::compare::Verdicts {
-                kind: "baseline-check",
-                baseline: Some(&name),
-                comparison: Some(&c),
-                ranking: None,
-                passed,
-            };
-            emit(&files, &verdicts, &text)?;
-            if !c.not_like_for_like.is_empty() {
-                errln!(
-                    "perfbase: run {label} cannot be checked against baseline {name}: they differ in {}",
-                    c.not_like_for_like.join(", ")
-                );
-                Ok(Exit::CheckFailed)
-            } else if c.regressed() {
-                errln!(
-                    "perfbase: regression against baseline {name} beyond {:.0} %",
-                    tolerance * 100.0
-                );
-                Ok(Exit::CheckFailed)
-            } else {
-                Ok(Exit::Success)
-            }
-        }
+        } => baseline_check(o, &name, &run, tolerance, &files),
+    }
+}
+
+/// `perfbase baseline check`: the run against the named baseline, a CI gate that fails on a
+/// regression beyond `tolerance` or on a comparison that is not like for like.
+fn baseline_check(
+    o: &StoreOptions,
+    name: &str,
+    run: &str,
+    tolerance: f64,
+    files: &VerdictFiles,
+) -> Result<Exit, AppError> {
+    let mut store = Some(open(o)?);
+    let base = store
+        .as_mut()
+        .expect("opened above")
+        .baseline(name)
+        .map_err(|e| bad_input(e.to_string()))?;
+    let (label, r) = load(&mut store, o, run)?;
+    let c = compare_results(
+        &format!("baseline {name} (run {})", base.summary.id),
+        &base.result,
+        &label,
+        &r,
+        tolerance,
+        0.05,
+    );
+    // A gate that compared another plan or load would pass or fail on the setup.
+    let passed = c.not_like_for_like.is_empty() && !c.regressed();
+    let mut text = perfbase_report::compare::render(&c);
+    if passed {
+        let _ = writeln!(
+            text,
+            "no regression against baseline {name} (tolerance {:.0} %)",
+            tolerance * 100.0
+        );
+    }
+    let verdicts = perfbase_report::compare::Verdicts {
+        kind: "baseline-check",
+        baseline: Some(name),
+        comparison: Some(&c),
+        ranking: None,
+        passed,
+    };
+    emit(files, &verdicts, &text)?;
+    if !c.not_like_for_like.is_empty() {
+        errln!(
+            "perfbase: run {label} cannot be checked against baseline {name}: they differ in {}",
+            c.not_like_for_like.join(", ")
+        );
+        Ok(Exit::CheckFailed)
+    } else if c.regressed() {
+        errln!(
+            "perfbase: regression against baseline {name} beyond {:.0} %",
+            tolerance * 100.0
+        );
+        Ok(Exit::CheckFailed)
+    } else {
+        Ok(Exit::Success)
     }
 }
 

@@ -134,14 +134,14 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
         ("perfbase/plan".to_string(), dns_name(plan_name)),
     ]
     .into();
-    let meta = |n: &str| ObjectMeta {
-        name: Some(n.to_string()),
-        namespace: a.namespace.clone(),
-        labels: Some(labels.clone()),
-        ..ObjectMeta::default()
+    let pods = Pods {
+        a,
+        name: &name,
+        labels: &labels,
+        env: store_env(a),
     };
     let config = ConfigMap {
-        metadata: meta(&name),
+        metadata: pods.meta(&name),
         data: Some([(file.clone(), plan_text.to_string())].into()),
         ..ConfigMap::default()
     };
@@ -151,13 +151,37 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
             perfbase_core::clock::format_utc(std::time::SystemTime::now(), "%Y%m%d-%H%M%S")
         )
     });
+    let job = Job {
+        metadata: pods.meta(&name),
+        spec: Some(JobSpec {
+            completion_mode: Some("Indexed".into()),
+            completions: Some(a.agents as i32),
+            parallelism: Some(a.agents as i32),
+            // A failed agent is not retried: its segment would start late and unaligned;
+            // `perfbase merge` names the missing segment instead.
+            backoff_limit: Some(0),
+            template: pods.template(agent_args(a, &file, &run_id, &name), true),
+            ..JobSpec::default()
+        }),
+        ..Job::default()
+    };
+    let mut jobs = vec![job];
+    if a.merge_job {
+        jobs.push(merge_job(&pods, run_id));
+    }
+    Objects { config, jobs }
+}
+
+/// An agent's command line: its segment of the plan, saved under the run id, started at the
+/// agreed time or at the store's barrier.
+fn agent_args(a: &K8sArgs, file: &str, run_id: &str, name: &str) -> Vec<String> {
     let mut args = vec![
         "agent".to_string(),
         format!("{PLAN_DIR}/{file}"),
         "--segments".into(),
         a.agents.to_string(),
         "--run-id".into(),
-        run_id.clone(),
+        run_id.to_string(),
         "--quiet".into(),
         "--label".into(),
         format!("k8s-job={name}"),
@@ -168,7 +192,12 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
         // agents meet at the store's barrier and start together.
         None => args.push("--barrier".into()),
     }
-    let env = vec![EnvVar {
+    args
+}
+
+/// The store's URL, only ever by reference to its Secret.
+fn store_env(a: &K8sArgs) -> Vec<EnvVar> {
+    vec![EnvVar {
         name: "PERFBASE_STORE".into(),
         value_from: Some(EnvVarSource {
             secret_key_ref: Some(SecretKeySelector {
@@ -179,85 +208,92 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
             ..EnvVarSource::default()
         }),
         ..EnvVar::default()
-    }];
-    // One pod's spec: the image with `args`, the store from the Secret, the plan mounted.
-    let pod = |args: Vec<String>, with_plan: bool| PodTemplateSpec {
-        metadata: Some(ObjectMeta {
-            labels: Some(labels.clone()),
-            ..ObjectMeta::default()
-        }),
-        spec: Some(PodSpec {
-            restart_policy: Some("Never".into()),
-            containers: vec![Container {
-                name: if with_plan { "agent" } else { "merge" }.into(),
-                image: Some(a.image.clone()),
-                args: Some(args),
-                env: Some(env.clone()),
-                volume_mounts: with_plan.then(|| {
-                    vec![VolumeMount {
-                        name: "plan".into(),
-                        mount_path: PLAN_DIR.into(),
-                        read_only: Some(true),
-                        ..VolumeMount::default()
-                    }]
-                }),
-                ..Container::default()
-            }],
-            volumes: with_plan.then(|| {
-                vec![Volume {
-                    name: "plan".into(),
-                    config_map: Some(ConfigMapVolumeSource {
-                        name: name.clone(),
-                        ..ConfigMapVolumeSource::default()
-                    }),
-                    ..Volume::default()
-                }]
-            }),
-            ..PodSpec::default()
-        }),
-    };
-    let job = Job {
-        metadata: meta(&name),
+    }]
+}
+
+/// Started with the agents, it waits in the store for all N of them, then merges and saves
+/// the merged run (label merged-run=ID).
+fn merge_job(pods: &Pods<'_>, run_id: String) -> Job {
+    let a = pods.a;
+    let merge_args = vec![
+        "merge".to_string(),
+        "--run-id".into(),
+        run_id,
+        "--wait-for".into(),
+        a.agents.to_string(),
+        "--wait-timeout".into(),
+        "6h".into(),
+        "--save".into(),
+    ];
+    Job {
+        metadata: pods.meta(&format!("{}-merge", pods.name)),
         spec: Some(JobSpec {
-            completion_mode: Some("Indexed".into()),
-            completions: Some(a.agents as i32),
-            parallelism: Some(a.agents as i32),
-            // A failed agent is not retried: its segment would start late and unaligned;
-            // `perfbase merge` names the missing segment instead.
+            completions: Some(1),
+            parallelism: Some(1),
             backoff_limit: Some(0),
-            template: pod(args, true),
+            template: pods.template(merge_args, false),
             ..JobSpec::default()
         }),
         ..Job::default()
-    };
-    let mut jobs = vec![job];
-    if a.merge_job {
-        // Started with the agents, it waits in the store for all N of them, then merges and
-        // saves the merged run (label merged-run=ID).
-        let merge_args = vec![
-            "merge".to_string(),
-            "--run-id".into(),
-            run_id,
-            "--wait-for".into(),
-            a.agents.to_string(),
-            "--wait-timeout".into(),
-            "6h".into(),
-            "--save".into(),
-        ];
-        let merge = Job {
-            metadata: meta(&format!("{name}-merge")),
-            spec: Some(JobSpec {
-                completions: Some(1),
-                parallelism: Some(1),
-                backoff_limit: Some(0),
-                template: pod(merge_args, false),
-                ..JobSpec::default()
-            }),
-            ..Job::default()
-        };
-        jobs.push(merge);
     }
-    Objects { config, jobs }
+}
+
+/// What every object of one deployment shares: the namespace, the labels, the image and the
+/// store's Secret.
+struct Pods<'a> {
+    a: &'a K8sArgs,
+    name: &'a str,
+    labels: &'a BTreeMap<String, String>,
+    env: Vec<EnvVar>,
+}
+
+impl Pods<'_> {
+    fn meta(&self, n: &str) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(n.to_string()),
+            namespace: self.a.namespace.clone(),
+            labels: Some(self.labels.clone()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    /// One pod's spec: the image with `args`, the store from the Secret, and (for the
+    /// agents) the plan mounted from the ConfigMap.
+    fn template(&self, args: Vec<String>, with_plan: bool) -> PodTemplateSpec {
+        let mount = VolumeMount {
+            name: "plan".into(),
+            mount_path: PLAN_DIR.into(),
+            read_only: Some(true),
+            ..VolumeMount::default()
+        };
+        let volume = Volume {
+            name: "plan".into(),
+            config_map: Some(ConfigMapVolumeSource {
+                name: self.name.to_string(),
+                ..ConfigMapVolumeSource::default()
+            }),
+            ..Volume::default()
+        };
+        PodTemplateSpec {
+            metadata: Some(ObjectMeta {
+                labels: Some(self.labels.clone()),
+                ..ObjectMeta::default()
+            }),
+            spec: Some(PodSpec {
+                restart_policy: Some("Never".into()),
+                containers: vec![Container {
+                    name: if with_plan { "agent" } else { "merge" }.into(),
+                    image: Some(self.a.image.clone()),
+                    args: Some(args),
+                    env: Some(self.env.clone()),
+                    volume_mounts: with_plan.then(|| vec![mount]),
+                    ..Container::default()
+                }],
+                volumes: with_plan.then(|| vec![volume]),
+                ..PodSpec::default()
+            }),
+        }
+    }
 }
 
 fn yaml(v: &dyn erased::Yaml) -> Result<String, AppError> {

@@ -53,92 +53,12 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
             "give exactly one of file, values or generate",
         ));
     }
-    let mut weights = None;
-    let values: Values = if let Some(v) = &def.values {
-        Values::List(v.clone())
+    let (values, weights) = if let Some(v) = &def.values {
+        (Values::List(v.clone()), None)
     } else if let Some(g) = &def.generate {
-        let count_field = format!("{field}.generate.count");
-        let count = cx.count(
-            &g.count,
-            &count_field,
-            MAX_KEYS,
-            "entries a generated corpus may have",
-        )?;
-        match (&g.pattern, &g.length) {
-            (Some(pattern), None) => {
-                if !pattern.get_ref().contains("{n}") {
-                    return Err(cx.err(
-                        pattern,
-                        format!("{field}.generate.pattern"),
-                        "the pattern needs '{n}', e.g. \"key-{n}\"",
-                    ));
-                }
-                Values::pattern(pattern.get_ref(), g.start.unwrap_or(0), count)
-            }
-            (None, Some(length)) => {
-                if count > MAX_ENTRIES {
-                    return Err(cx.err(
-                        &g.count,
-                        &count_field,
-                        format!(
-                            "at most {MAX_ENTRIES} random strings (they are built in memory), \
-                             not {count}"
-                        ),
-                    ));
-                }
-                let f = format!("{field}.generate.length");
-                let len = cx.count(
-                    length,
-                    &f,
-                    MAX_BYTES / count,
-                    "characters per entry that keep the corpus within 256 MiB",
-                )?;
-                Values::List(random_strings(name, count, len as usize))
-            }
-            _ => {
-                return Err(cx.err(
-                    &g.count,
-                    format!("{field}.generate"),
-                    "give either pattern = \"key-{n}\" or length = N (random strings)",
-                ))
-            }
-        }
+        (generated(cx, (name, &field), g)?, None)
     } else {
-        let f = def.file.as_ref().expect("one source is set");
-        let path = cx.base.join(f.get_ref());
-        let text = perfbase_drivers::input::read_text(&path).map_err(|e| {
-            cx.err(
-                f,
-                format!("{field}.file"),
-                format!("cannot read '{}': {e}", path.display()),
-            )
-        })?;
-        let is_csv =
-            def.column.is_some() || def.weight_column.is_some() || f.get_ref().ends_with(".csv");
-        if is_csv {
-            let (v, w) = csv_values(
-                &text,
-                def.column.as_ref().map(|c| c.get_ref().as_str()),
-                def.weight_column.as_ref().map(|c| c.get_ref().as_str()),
-            )
-            .map_err(|e| {
-                cx.err(
-                    f,
-                    format!("{field}.file"),
-                    format!("{}: {e}", path.display()),
-                )
-            })?;
-            weights = w;
-            Values::List(v)
-        } else {
-            Values::List(
-                text.lines()
-                    .map(str::trim_end)
-                    .filter(|l| !l.is_empty())
-                    .map(String::from)
-                    .collect(),
-            )
-        }
+        from_file(cx, &field, def)?
     };
     let misses = match &def.misses {
         Some(m) if !(0.0..=1.0).contains(m.get_ref()) => {
@@ -152,6 +72,104 @@ fn corpus(cx: &Ctx<'_>, name: &str, def: &file::CorpusDef) -> Result<Corpus, Pla
         None => 0.0,
     };
     Corpus::new(name, values, weights, pick, misses).map_err(|e| cx.err_at(line_of(def), &field, e))
+}
+
+/// A `generate = {…}` corpus: numbered keys from a pattern, or random strings.
+fn generated(
+    cx: &Ctx<'_>,
+    (name, field): (&str, &str),
+    g: &file::GenerateDef,
+) -> Result<Values, PlanError> {
+    let count_field = format!("{field}.generate.count");
+    let count = cx.count(
+        &g.count,
+        &count_field,
+        MAX_KEYS,
+        "entries a generated corpus may have",
+    )?;
+    match (&g.pattern, &g.length) {
+        (Some(pattern), None) => {
+            if !pattern.get_ref().contains("{n}") {
+                return Err(cx.err(
+                    pattern,
+                    format!("{field}.generate.pattern"),
+                    "the pattern needs '{n}', e.g. \"key-{n}\"",
+                ));
+            }
+            Ok(Values::pattern(
+                pattern.get_ref(),
+                g.start.unwrap_or(0),
+                count,
+            ))
+        }
+        (None, Some(length)) => {
+            // Random strings are built in memory: bounded in count and in bytes.
+            if count > MAX_ENTRIES {
+                return Err(cx.err(
+                    &g.count,
+                    &count_field,
+                    format!(
+                        "at most {MAX_ENTRIES} random strings (they are built in memory), \
+                         not {count}"
+                    ),
+                ));
+            }
+            let f = format!("{field}.generate.length");
+            let len = cx.count(
+                length,
+                &f,
+                MAX_BYTES / count,
+                "characters per entry that keep the corpus within 256 MiB",
+            )?;
+            Ok(Values::List(random_strings(name, count, len as usize)))
+        }
+        _ => Err(cx.err(
+            &g.count,
+            format!("{field}.generate"),
+            "give either pattern = \"key-{n}\" or length = N (random strings)",
+        )),
+    }
+}
+
+/// A `file = "…"` corpus: a CSV column (with its weights) or one value per line.
+fn from_file(
+    cx: &Ctx<'_>,
+    field: &str,
+    def: &file::CorpusDef,
+) -> Result<(Values, Option<Vec<f64>>), PlanError> {
+    let f = def.file.as_ref().expect("one source is set");
+    let path = cx.base.join(f.get_ref());
+    let text = perfbase_drivers::input::read_text(&path).map_err(|e| {
+        cx.err(
+            f,
+            format!("{field}.file"),
+            format!("cannot read '{}': {e}", path.display()),
+        )
+    })?;
+    let is_csv =
+        def.column.is_some() || def.weight_column.is_some() || f.get_ref().ends_with(".csv");
+    if !is_csv {
+        let lines = text
+            .lines()
+            .map(str::trim_end)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
+        return Ok((Values::List(lines), None));
+    }
+    let (v, w) = csv_values(
+        &text,
+        def.column.as_ref().map(|c| c.get_ref().as_str()),
+        def.weight_column.as_ref().map(|c| c.get_ref().as_str()),
+    )
+    .map_err(|e| {
+        cx.err(
+            f,
+            format!("{field}.file"),
+            format!("{}: {e}", path.display()),
+        )
+    })?;
+    Ok((Values::List(v), w))
 }
 
 /// `count` random alphanumeric strings of `len` characters, the same for the same corpus name

@@ -32,57 +32,7 @@ pub(super) fn targets<'r>(
                 ),
             ));
         };
-        // Each protocol's driver checks its URL now, so a bad one is an error at this line
-        // (a cluster URL lists several host:port pairs, which is no URL to the url crate).
-        let url = match family {
-            Family::Redis => {
-                let probe = perfbase_drivers::redis::RedisOptions {
-                    keyspace: 1,
-                    value_size: 1,
-                    pipeline: 1,
-                };
-                perfbase_drivers::redis::RedisDriver::new(
-                    &url_text,
-                    perfbase_drivers::redis::RedisOp::Ping,
-                    probe,
-                )
-                .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
-                None
-            }
-            Family::Amqp => {
-                perfbase_drivers::amqp::AmqpDriver::new(&url_text, Default::default())
-                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
-                None
-            }
-            Family::Nats => {
-                perfbase_drivers::nats::NatsDriver::new(&url_text, Default::default())
-                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
-                None
-            }
-            Family::Mqtt => {
-                perfbase_drivers::mqtt::MqttDriver::new(&url_text, Default::default())
-                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
-                None
-            }
-            Family::Mongo => {
-                use perfbase_drivers::mongo::{MongoDriver, MongoOp};
-                MongoDriver::new(&url_text, MongoOp::FindOne, Default::default())
-                    .map_err(|e| cx.err(&t.url, &field, e.to_string()))?;
-                None
-            }
-            Family::Http | Family::Sql | Family::Vault => {
-                Some(Url::parse(&url_text).map_err(|e| {
-                    cx.err(
-                        &t.url,
-                        &field,
-                        format!(
-                            "invalid URL '{}': {e}",
-                            perfbase_core::redact::url(t.url.get_ref())
-                        ),
-                    )
-                })?)
-            }
-        };
+        let url = checked_url(cx, (t, &field), family, &url_text)?;
         if let Some(p) = &t.protocol {
             if family != Family::Http || p.get_ref() != "vault" {
                 return Err(cx.err(
@@ -94,38 +44,97 @@ pub(super) fn targets<'r>(
             }
             family = Family::Vault;
         }
-        if family != Family::Vault {
-            let vault_only = [
-                ("token_env", t.token_env.is_some()),
-                ("token_file", t.token_file.is_some()),
-            ];
-            if let Some((f, _)) = vault_only.iter().find(|(_, set)| *set) {
-                return Err(cx.err(
-                    &t.url,
-                    format!("targets.{name}.{f}"),
-                    "applies to Vault targets only (protocol = \"vault\")",
-                ));
-            }
-        }
-        if !matches!(family, Family::Http | Family::Vault) {
-            let http_only = [
-                ("keepalive", t.keepalive.is_some()),
-                ("insecure", t.insecure.is_some()),
-                ("cacert", t.cacert.is_some()),
-                ("http2", t.http2.is_some()),
-                ("streams", t.streams.is_some()),
-            ];
-            if let Some((f, _)) = http_only.iter().find(|(_, set)| *set) {
-                return Err(cx.err(
-                    &t.url,
-                    format!("targets.{name}.{f}"),
-                    "applies to http:// and https:// targets only",
-                ));
-            }
-        }
+        fields_fit(cx, (name, t), family)?;
         targets.insert(name.clone(), (t, family, url_text, url));
     }
     Ok(targets)
+}
+
+/// Each protocol's driver checks its URL now, so a bad one is an error at the target's line;
+/// HTTP, SQL and Vault URLs are parsed here (a cluster URL lists several host:port pairs,
+/// which is no URL to the url crate).
+fn checked_url(
+    cx: &Ctx<'_>,
+    (t, field): (&file::TargetDef, &str),
+    family: Family,
+    url_text: &str,
+) -> Result<Option<Url>, PlanError> {
+    let bad = |e: &dyn std::fmt::Display| cx.err(&t.url, field, e.to_string());
+    match family {
+        Family::Redis => {
+            let probe = perfbase_drivers::redis::RedisOptions {
+                keyspace: 1,
+                value_size: 1,
+                pipeline: 1,
+            };
+            let ping = perfbase_drivers::redis::RedisOp::Ping;
+            perfbase_drivers::redis::RedisDriver::new(url_text, ping, probe)
+                .map_err(|e| bad(&e))?;
+        }
+        Family::Amqp => {
+            perfbase_drivers::amqp::AmqpDriver::new(url_text, Default::default())
+                .map_err(|e| bad(&e))?;
+        }
+        Family::Nats => {
+            perfbase_drivers::nats::NatsDriver::new(url_text, Default::default())
+                .map_err(|e| bad(&e))?;
+        }
+        Family::Mqtt => {
+            perfbase_drivers::mqtt::MqttDriver::new(url_text, Default::default())
+                .map_err(|e| bad(&e))?;
+        }
+        Family::Mongo => {
+            use perfbase_drivers::mongo::{MongoDriver, MongoOp};
+            MongoDriver::new(url_text, MongoOp::FindOne, Default::default())
+                .map_err(|e| bad(&e))?;
+        }
+        Family::Http | Family::Sql | Family::Vault => {
+            return Url::parse(url_text).map(Some).map_err(|e| {
+                let shown = perfbase_core::redact::url(t.url.get_ref());
+                bad(&format!("invalid URL '{shown}': {e}"))
+            });
+        }
+    }
+    Ok(None)
+}
+
+/// A target's settings that apply to Vault only, or to HTTP (and Vault) only, are errors on
+/// any other.
+fn fields_fit(
+    cx: &Ctx<'_>,
+    (name, t): (&str, &file::TargetDef),
+    family: Family,
+) -> Result<(), PlanError> {
+    if family != Family::Vault {
+        let vault_only = [
+            ("token_env", t.token_env.is_some()),
+            ("token_file", t.token_file.is_some()),
+        ];
+        if let Some((f, _)) = vault_only.iter().find(|(_, set)| *set) {
+            return Err(cx.err(
+                &t.url,
+                format!("targets.{name}.{f}"),
+                "applies to Vault targets only (protocol = \"vault\")",
+            ));
+        }
+    }
+    if !matches!(family, Family::Http | Family::Vault) {
+        let http_only = [
+            ("keepalive", t.keepalive.is_some()),
+            ("insecure", t.insecure.is_some()),
+            ("cacert", t.cacert.is_some()),
+            ("http2", t.http2.is_some()),
+            ("streams", t.streams.is_some()),
+        ];
+        if let Some((f, _)) = http_only.iter().find(|(_, set)| *set) {
+            return Err(cx.err(
+                &t.url,
+                format!("targets.{name}.{f}"),
+                "applies to http:// and https:// targets only",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The kind of protocol a target speaks, from its URL's scheme.

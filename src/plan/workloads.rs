@@ -466,116 +466,53 @@ fn ok_status_of(cx: &Ctx<'_>, field: &str, w: &file::WorkloadDef) -> Result<Vec<
 /// offset, for the error's line).
 fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], usize)> {
     use Family::*;
-    let at = |s: &std::ops::Range<usize>| s.start;
-    let target = at(&w.target.span());
-    let mut set = Vec::new();
-    let mut add = |name, families, offset: Option<usize>| {
-        if let Some(o) = offset {
-            set.push((name, families, o));
-        }
-    };
-    const HTTP: &[Family] = &[Http];
-    const SQL: &[Family] = &[Sql];
-    const REDIS: &[Family] = &[Redis];
-    const AMQP: &[Family] = &[Amqp];
-    add("method", HTTP, w.method.as_ref().map(|v| at(&v.span())));
-    add("path", HTTP, w.path.as_ref().map(|v| at(&v.span())));
-    add("headers", HTTP, (!w.headers.is_empty()).then_some(target));
-    add("body", HTTP, w.body.as_ref().map(|v| at(&v.span())));
-    add(
-        "body_file",
-        HTTP,
-        w.body_file.as_ref().map(|v| at(&v.span())),
-    );
-    add("mix", HTTP, w.mix.as_ref().map(|_| target));
-    add(
-        "ok_status",
-        HTTP,
-        w.ok_status.as_ref().map(|v| at(&v.span())),
-    );
-    add("sql", SQL, w.sql.as_ref().map(|v| at(&v.span())));
-    add("params", SQL, w.params.first().map(|v| at(&v.span())));
-    add("builtin", SQL, w.builtin.as_ref().map(|v| at(&v.span())));
-    add("scale", SQL, w.scale.as_ref().map(|v| at(&v.span())));
-    add("max_lag", AMQP, w.max_lag.as_ref().map(|v| at(&v.span())));
-    add(
-        "pipeline",
-        &[Sql, Redis, Amqp],
-        w.pipeline.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "command",
-        &[Redis, Mongo, Vault],
-        w.command.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "keyspace",
-        &[Redis, Mongo],
-        w.keyspace.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "init",
-        &[Sql, Mongo, Vault],
-        w.init.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "operations",
-        &[Sql, Redis, Mongo, Vault],
-        w.operations.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "document",
-        &[Mongo],
-        w.document.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "value_size",
-        REDIS,
-        w.value_size.as_ref().map(|v| at(&v.span())),
-    );
-    add("prefill", REDIS, w.prefill.as_ref().map(|v| at(&v.span())));
-    add(
-        "mode",
-        &[Amqp, Nats],
-        w.mode.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "size",
-        &[Amqp, Nats, Mqtt, Vault],
-        w.size.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "persistent",
-        AMQP,
-        w.persistent.as_ref().map(|v| at(&v.span())),
-    );
-    add("confirms", AMQP, w.confirms.as_ref().map(|v| at(&v.span())));
-    add("ack", AMQP, w.ack.as_ref().map(|v| at(&v.span())));
-    add(
-        "consumers",
-        AMQP,
-        w.consumers.as_ref().map(|v| at(&v.span())),
-    );
-    add("drain", AMQP, w.drain.as_ref().map(|v| at(&v.span())));
-    add("qos", &[Mqtt], w.qos.as_ref().map(|v| at(&v.span())));
-    const VAULT: &[Family] = &[Vault];
-    add(
-        "key_type",
-        VAULT,
-        w.key_type.as_ref().map(|v| at(&v.span())),
-    );
-    add(
-        "sign_key_type",
-        VAULT,
-        w.sign_key_type.as_ref().map(|v| at(&v.span())),
-    );
-    add("kv_path", VAULT, w.kv_path.as_ref().map(|v| at(&v.span())));
-    add(
-        "pki_role",
-        VAULT,
-        w.pki_role.as_ref().map(|v| at(&v.span())),
-    );
-    set
+    /// Where a field stands in the file, if it is set.
+    fn at<T>(v: &Option<S<T>>) -> Option<usize> {
+        v.as_ref().map(|v| v.span().start)
+    }
+    let target = w.target.span().start;
+    let table: Vec<(&'static str, &'static [Family], Option<usize>)> = vec![
+        ("method", &[Http], at(&w.method)),
+        ("path", &[Http], at(&w.path)),
+        (
+            "headers",
+            &[Http],
+            (!w.headers.is_empty()).then_some(target),
+        ),
+        ("body", &[Http], at(&w.body)),
+        ("body_file", &[Http], at(&w.body_file)),
+        ("mix", &[Http], w.mix.as_ref().map(|_| target)),
+        ("ok_status", &[Http], at(&w.ok_status)),
+        ("sql", &[Sql], at(&w.sql)),
+        ("params", &[Sql], w.params.first().map(|v| v.span().start)),
+        ("builtin", &[Sql], at(&w.builtin)),
+        ("scale", &[Sql], at(&w.scale)),
+        ("max_lag", &[Amqp], at(&w.max_lag)),
+        ("pipeline", &[Sql, Redis, Amqp], at(&w.pipeline)),
+        ("command", &[Redis, Mongo, Vault], at(&w.command)),
+        ("keyspace", &[Redis, Mongo], at(&w.keyspace)),
+        ("init", &[Sql, Mongo, Vault], at(&w.init)),
+        ("operations", &[Sql, Redis, Mongo, Vault], at(&w.operations)),
+        ("document", &[Mongo], at(&w.document)),
+        ("value_size", &[Redis], at(&w.value_size)),
+        ("prefill", &[Redis], at(&w.prefill)),
+        ("mode", &[Amqp, Nats], at(&w.mode)),
+        ("size", &[Amqp, Nats, Mqtt, Vault], at(&w.size)),
+        ("persistent", &[Amqp], at(&w.persistent)),
+        ("confirms", &[Amqp], at(&w.confirms)),
+        ("ack", &[Amqp], at(&w.ack)),
+        ("consumers", &[Amqp], at(&w.consumers)),
+        ("drain", &[Amqp], at(&w.drain)),
+        ("qos", &[Mqtt], at(&w.qos)),
+        ("key_type", &[Vault], at(&w.key_type)),
+        ("sign_key_type", &[Vault], at(&w.sign_key_type)),
+        ("kv_path", &[Vault], at(&w.kv_path)),
+        ("pki_role", &[Vault], at(&w.pki_role)),
+    ];
+    table
+        .into_iter()
+        .filter_map(|(name, families, at)| at.map(|at| (name, families, at)))
+        .collect()
 }
 
 /// Every field set in `w` applies to a target of `family`; the first that does not is an

@@ -32,6 +32,9 @@ struct Slots {
 }
 
 /// Runs the dispatcher; returns when the last op it started was dispatched.
+// Hot path: every op of the open model passes through this loop (pacing, the free-session
+// hand-off, late and unsent accounting); it stays whole so the per-op state lives in one
+// frame and the order of those steps reads in one place.
 pub(crate) async fn run<D: Driver>(
     sh: &Rc<Shared<D>>,
     ctx: &Rc<PhaseCtx>,

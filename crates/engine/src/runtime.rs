@@ -86,30 +86,11 @@ pub fn run<D: Driver>(
 ) -> Result<Vec<PhaseOutcome>, EngineError> {
     let threads = cfg.threads.max(1);
     let progress = Arc::new(Progress::new(threads));
-    let (report_tx, report_rx) = mpsc::channel::<Report>();
-    let mut commands = Vec::with_capacity(threads);
-    let mut handles = Vec::with_capacity(threads);
-    for id in 0..threads {
-        let (tx, rx) = mpsc::channel::<Command>();
-        let setup = Setup {
-            id,
-            driver: driver.clone(),
-            timeout: cfg.timeout,
-            pacing: cfg.pacing,
-            interrupt: interrupt.clone(),
-            progress: progress.clone(),
-            live: cfg.live,
-            segment: cfg.segment,
-        };
-        let reports = report_tx.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("perfbase-worker-{id}"))
-            .spawn(move || worker::main(setup, rx, reports))
-            .map_err(|source| EngineError::Start { worker: id, source })?;
-        commands.push(tx);
-        handles.push(handle);
-    }
-    drop(report_tx);
+    let Workers {
+        commands,
+        handles,
+        reports: report_rx,
+    } = spawn(&driver, cfg, threads, &interrupt, &progress)?;
 
     let mut outcomes = Vec::with_capacity(phases.len());
     let mut failure = None;
@@ -136,29 +117,13 @@ pub fn run<D: Driver>(
                 offset,
             });
         }
-        let mut reports: Vec<WorkerReport> = Vec::with_capacity(threads);
-        while reports.len() < threads {
-            match report_rx.recv_timeout(Duration::from_secs(1)) {
-                Ok(Ok(r)) => reports.push(r),
-                Ok(Err(e)) => {
-                    failure = Some(e);
-                    break;
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    observer.tick(spec, start.elapsed(), progress.snapshot());
-                    if let Some((at, so_far)) = cfg.live.then(|| progress.live()).flatten() {
-                        observer.live(spec, at, &so_far);
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    failure = Some(EngineError::WorkerLost(reports.len()));
-                    break;
-                }
+        let reports = match collect(&report_rx, threads, (spec, start), &progress, cfg, observer) {
+            Ok(reports) => reports,
+            Err(e) => {
+                failure = Some(e);
+                break;
             }
-        }
-        if failure.is_some() {
-            break;
-        }
+        };
         let outcome = merge(
             (index, cfg.segment),
             spec,
@@ -182,6 +147,81 @@ pub fn run<D: Driver>(
         Some(e) if outcomes.is_empty() => Err(e),
         _ => Ok(outcomes),
     }
+}
+
+/// The worker threads: a command channel each, their handles, and the one channel their
+/// reports come on.
+struct Workers {
+    commands: Vec<mpsc::Sender<Command>>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+    reports: mpsc::Receiver<Report>,
+}
+
+/// Starts the worker threads, each waiting for its commands.
+fn spawn<D: Driver>(
+    driver: &Arc<D>,
+    cfg: &EngineConfig,
+    threads: usize,
+    interrupt: &Arc<AtomicBool>,
+    progress: &Arc<Progress>,
+) -> Result<Workers, EngineError> {
+    let (report_tx, report_rx) = mpsc::channel::<Report>();
+    let mut commands = Vec::with_capacity(threads);
+    let mut handles = Vec::with_capacity(threads);
+    for id in 0..threads {
+        let (tx, rx) = mpsc::channel::<Command>();
+        let setup = Setup {
+            id,
+            driver: driver.clone(),
+            timeout: cfg.timeout,
+            pacing: cfg.pacing,
+            interrupt: interrupt.clone(),
+            progress: progress.clone(),
+            live: cfg.live,
+            segment: cfg.segment,
+        };
+        let reports = report_tx.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("perfbase-worker-{id}"))
+            .spawn(move || worker::main(setup, rx, reports))
+            .map_err(|source| EngineError::Start { worker: id, source })?;
+        commands.push(tx);
+        handles.push(handle);
+    }
+    Ok(Workers {
+        commands,
+        handles,
+        reports: report_rx,
+    })
+}
+
+/// Every worker's report of one phase, telling the observer the progress (and the live
+/// recorder) about once a second while it waits.
+fn collect(
+    report_rx: &mpsc::Receiver<Report>,
+    threads: usize,
+    (spec, start): (&PhaseSpec, Instant),
+    progress: &Progress,
+    cfg: &EngineConfig,
+    observer: &mut dyn Observer,
+) -> Result<Vec<WorkerReport>, EngineError> {
+    let mut reports: Vec<WorkerReport> = Vec::with_capacity(threads);
+    while reports.len() < threads {
+        match report_rx.recv_timeout(Duration::from_secs(1)) {
+            Ok(Ok(r)) => reports.push(r),
+            Ok(Err(e)) => return Err(e),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                observer.tick(spec, start.elapsed(), progress.snapshot());
+                if let Some((at, so_far)) = cfg.live.then(|| progress.live()).flatten() {
+                    observer.live(spec, at, &so_far);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(EngineError::WorkerLost(reports.len()))
+            }
+        }
+    }
+    Ok(reports)
 }
 
 fn merge(

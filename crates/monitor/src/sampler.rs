@@ -198,20 +198,15 @@ impl Target {
 
     /// Reads the target; records a sample when `record` (else the reading is only the baseline
     /// of the next interval).
-    fn observe(&mut self, tick: &Tick<'_>, record: bool) {
-        if self.exited_at_s.is_some() {
-            return;
-        }
-        let Some(members) = self.members(tick.scan, tick.children) else {
-            self.exited_at_s = Some(tick.t_s);
-            self.prev.clear();
-            return;
-        };
+    /// Each member's counters now (by pid and start time, so a reused pid is another
+    /// process), and the group's memory, threads, descriptors and live processes.
+    fn read(&mut self, members: &[u32], tick: &Tick<'_>) -> (HashMap<Key, Counters>, Totals) {
         let mut now: HashMap<Key, Counters> = HashMap::with_capacity(members.len());
-        let (mut rss_pages, mut vsz_pages, mut threads) = (0u64, 0u64, 0u64);
-        let mut fds: Option<u64> = Some(0);
-        let mut processes = 0u32;
-        for pid in members {
+        let mut t = Totals {
+            fds: Some(0),
+            ..Totals::default()
+        };
+        for &pid in members {
             let Some(st) = tick.scan.get(&pid) else {
                 continue;
             };
@@ -234,19 +229,32 @@ impl Target {
                 continue;
             };
             match procfs::count_fds(pid) {
-                FdCount::Count(n) => fds = fds.map(|f| f + n),
+                FdCount::Count(n) => t.fds = t.fds.map(|f| f + n),
                 FdCount::Denied => {
-                    fds = None;
+                    t.fds = None;
                     self.fds_denied = true;
                 }
                 FdCount::Gone => continue,
             }
-            rss_pages += resident;
-            vsz_pages += size;
-            threads += st.threads;
-            processes += 1;
+            t.rss_pages += resident;
+            t.vsz_pages += size;
+            t.threads += st.threads;
+            t.processes += 1;
             now.insert((pid, st.starttime), counters);
         }
+        (now, t)
+    }
+
+    fn observe(&mut self, tick: &Tick<'_>, record: bool) {
+        if self.exited_at_s.is_some() {
+            return;
+        }
+        let Some(members) = self.members(tick.scan, tick.children) else {
+            self.exited_at_s = Some(tick.t_s);
+            self.prev.clear();
+            return;
+        };
+        let (now, totals) = self.read(&members, tick);
         let with_children = !matches!(self.spec, Spec::OwnProcess(_));
         let delta = interval_delta(
             &self.prev,
@@ -277,15 +285,26 @@ impl Target {
             t_s: tick.t_s,
             phase: tick.phase.to_string(),
             cpu_pct: cpu_s / tick.dt_s * 100.0,
-            rss_bytes: rss_pages * tick.page_size,
-            vsz_bytes: vsz_pages * tick.page_size,
-            threads,
-            fds,
+            rss_bytes: totals.rss_pages * tick.page_size,
+            vsz_bytes: totals.vsz_pages * tick.page_size,
+            threads: totals.threads,
+            fds: totals.fds,
             ctx_switches_per_s: delta.ctx as f64 / tick.dt_s,
             memory_current_bytes: memory_current,
-            processes,
+            processes: totals.processes,
         });
     }
+}
+
+/// What a group's members add up to at one sample.
+#[derive(Default)]
+struct Totals {
+    rss_pages: u64,
+    vsz_pages: u64,
+    threads: u64,
+    /// None once any member's descriptors could not be counted.
+    fds: Option<u64>,
+    processes: u32,
 }
 
 struct Tick<'a> {

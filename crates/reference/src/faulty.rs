@@ -185,6 +185,56 @@ fn oversized_block() -> Vec<u8> {
     line.repeat(1024)
 }
 
+/// Answers each request with a good head and then its body one byte at a time.
+async fn slow_body(conn: &mut Conn) -> io::Result<()> {
+    while conn.read_head().await? {
+        conn.stream.write_all(SLOW_HEAD).await?;
+        for sent in 0..SLOW_LEN {
+            if sent > 0 {
+                tokio::time::sleep(SLOW_INTERVAL).await;
+            }
+            conn.stream.write_all(b"x").await?;
+        }
+    }
+    Ok(())
+}
+
+/// Answers the first request with a header block that never ends.
+async fn oversized_header(conn: &mut Conn) -> io::Result<()> {
+    if conn.read_head().await? {
+        conn.stream.write_all(OVERSIZED_STATUS).await?;
+        let block = oversized_block();
+        let mut sent = 0;
+        while sent < OVERSIZED_TOTAL {
+            conn.stream.write_all(&block).await?;
+            sent += block.len();
+        }
+        // No blank line ever follows; wait for the client to give up.
+        let mut sink = [0u8; 4096];
+        while conn.stream.read(&mut sink).await? > 0 {}
+    }
+    Ok(())
+}
+
+/// Answers well, except during each stall of the schedule, counted from the first request
+/// any connection saw.
+async fn stalls(
+    conn: &mut Conn,
+    first: &OnceLock<Instant>,
+    (period, stall, offset): (Duration, Duration, Duration),
+) -> io::Result<()> {
+    while conn.read_head().await? {
+        let now = Instant::now();
+        let since = now.saturating_duration_since(*first.get_or_init(|| now));
+        let wait = stall_left(since, period, stall, offset);
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        conn.stream.write_all(GOOD).await?;
+    }
+    Ok(())
+}
+
 async fn handle(fault: Fault, stream: TcpStream, first: &OnceLock<Instant>) -> io::Result<()> {
     // Small writes (SlowBody) must go out at once.
     stream.set_nodelay(true)?;
@@ -211,31 +261,8 @@ async fn handle(fault: Fault, stream: TcpStream, first: &OnceLock<Instant>) -> i
                 drop(conn);
             }
         }
-        Fault::SlowBody => {
-            while conn.read_head().await? {
-                conn.stream.write_all(SLOW_HEAD).await?;
-                for sent in 0..SLOW_LEN {
-                    if sent > 0 {
-                        tokio::time::sleep(SLOW_INTERVAL).await;
-                    }
-                    conn.stream.write_all(b"x").await?;
-                }
-            }
-        }
-        Fault::OversizedHeader => {
-            if conn.read_head().await? {
-                conn.stream.write_all(OVERSIZED_STATUS).await?;
-                let block = oversized_block();
-                let mut sent = 0;
-                while sent < OVERSIZED_TOTAL {
-                    conn.stream.write_all(&block).await?;
-                    sent += block.len();
-                }
-                // No blank line ever follows; wait for the client to give up.
-                let mut sink = [0u8; 4096];
-                while conn.stream.read(&mut sink).await? > 0 {}
-            }
-        }
+        Fault::SlowBody => slow_body(&mut conn).await?,
+        Fault::OversizedHeader => oversized_header(&mut conn).await?,
         Fault::ResetUnread => {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             conn.stream.set_zero_linger()?;
@@ -245,17 +272,7 @@ async fn handle(fault: Fault, stream: TcpStream, first: &OnceLock<Instant>) -> i
             period,
             stall,
             offset,
-        } => {
-            while conn.read_head().await? {
-                let now = Instant::now();
-                let since = now.saturating_duration_since(*first.get_or_init(|| now));
-                let wait = stall_left(since, period, stall, offset);
-                if !wait.is_zero() {
-                    tokio::time::sleep(wait).await;
-                }
-                conn.stream.write_all(GOOD).await?;
-            }
-        }
+        } => stalls(&mut conn, first, (period, stall, offset)).await?,
         Fault::CloseAfter(n) => {
             let mut answered = 0;
             while conn.read_head().await? {
