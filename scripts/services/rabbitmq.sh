@@ -27,6 +27,9 @@ rmq_env_args() {
     RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
     RABBITMQ_NODE_PORT="$(rmq_port)"
     RABBITMQ_DIST_PORT="$(cat "$RMQ_DIR/dist_port" 2>/dev/null)"
+    # Erlang distribution (how rabbitmqctl reaches the node) listens on every address unless
+    # told otherwise: loopback only, like everything services.sh starts.
+    RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {127,0,0,1}"
     RABBITMQ_MNESIA_BASE="$RMQ_DIR/mnesia"
     RABBITMQ_LOG_BASE="$RMQ_DIR/log"
     RABBITMQ_CONFIG_FILE="$RMQ_DIR/rabbitmq.conf"
