@@ -22,7 +22,7 @@ use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicQosOptions, Queu
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{Channel, Connection, ConnectionProperties, Consumer};
 use perfbase_core::{Class, Outcome, Recorder};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -317,7 +317,9 @@ fn done(control: &Control, shared: &Shared, settings: &ConsumerSettings) -> bool
         || shared.last.borrow().elapsed() >= settings.drain
 }
 
-/// Receives until the group is done, recording each delivery's end-to-end latency.
+/// Receives until the group is done, recording each delivery's end-to-end latency. Per
+/// message, but each delivery already crossed lapin's I/O thread to get here: the helpers it
+/// calls cost nothing beside that.
 async fn consume(
     mut s: Subscribed,
     index: usize,
@@ -329,7 +331,7 @@ async fn consume(
 ) {
     let mut unacked: Option<(u64, u64)> = None;
     // Manual acks handed over and not yet written.
-    let acks_pending = Rc::new(std::cell::Cell::new(0u64));
+    let acks_pending = Rc::new(Cell::new(0u64));
     loop {
         if done(&control, &shared, &settings) {
             break;
@@ -340,64 +342,13 @@ async fn consume(
         };
         let failure = match next {
             Some(Ok(delivery)) => {
-                let now = Instant::now();
-                let at = now.saturating_duration_since(shared.start);
-                {
-                    let mut recorder = shared.recorder.borrow_mut();
-                    match stamp_of(&delivery.data) {
-                        Some(sent_ns) => {
-                            let now_ns = SystemTime::now()
-                                .duration_since(UNIX_EPOCH)
-                                .map_or(0, |d| d.as_nanos() as u64);
-                            let latency = Duration::from_nanos(now_ns.saturating_sub(sent_ns));
-                            let ok = Outcome::ok(delivery.data.len() as u64, 0);
-                            recorder.record(&ok, latency, latency, at);
-                        }
-                        None => recorder.count_unmeasured(
-                            &Outcome::error(
-                                Class::Protocol,
-                                format!(
-                                    "a {}-byte message without perfbase's header on queue {queue}",
-                                    delivery.data.len()
-                                ),
-                            ),
-                            at,
-                        ),
-                    }
-                }
-                *shared.last.borrow_mut() = now;
+                record_delivery(&shared, &delivery.data, &queue);
                 control.counters.received.fetch_add(1, Ordering::Relaxed);
                 let tag = delivery.delivery_tag;
-                let acked = match settings.ack {
-                    AckMode::None => Ok(()),
-                    AckMode::Manual => {
-                        // Handed to the connection without waiting until it is written, as a
-                        // client that writes its ack and reads on does: waiting costs two
-                        // thread hand-offs per message through lapin's I/O thread. A failed
-                        // ack means a lost connection, which the next delivery reports.
-                        let channel = s.channel.clone();
-                        let pending = acks_pending.clone();
-                        pending.set(pending.get() + 1);
-                        tokio::task::spawn_local(async move {
-                            let _ = channel.basic_ack(tag, BasicAckOptions::default()).await;
-                            pending.set(pending.get() - 1);
-                        });
-                        Ok(())
-                    }
-                    AckMode::Auto => {
-                        let n = unacked.map_or(0, |(_, n)| n) + 1;
-                        unacked = Some((tag, n));
-                        if n >= AUTO_ACK_EVERY {
-                            unacked = None;
-                            s.channel
-                                .basic_ack(tag, BasicAckOptions { multiple: true })
-                                .await
-                        } else {
-                            Ok(())
-                        }
-                    }
-                };
-                acked.err().map(|e| describe(&e, Some(&url)))
+                ack(&s.channel, settings.ack, tag, &mut unacked, &acks_pending)
+                    .await
+                    .err()
+                    .map(|e| describe(&e, Some(&url)))
             }
             Some(Err(e)) => Some(describe(&e, Some(&url))),
             None => Some(format!(
@@ -411,19 +362,111 @@ async fn consume(
                 at,
             );
             unacked = None;
-            // Reconnect until the group is done.
-            loop {
-                if done(&control, &shared, &settings) {
-                    return;
-                }
-                tokio::time::sleep(RECONNECT_PAUSE).await;
-                if let Ok(fresh) = subscribe(&url, &queue, &settings, index).await {
-                    s = fresh;
-                    break;
-                }
+            match resubscribe(&url, &queue, &settings, index, &control, &shared).await {
+                Some(fresh) => s = fresh,
+                None => return,
             }
         }
     }
+    ack_and_close(s, unacked, &acks_pending).await;
+}
+
+/// Records a delivery: its end-to-end latency from the send stamp it carries, or a
+/// `protocol` error for a message without perfbase's header; and notes it as the latest.
+fn record_delivery(shared: &Shared, data: &[u8], queue: &str) {
+    let now = Instant::now();
+    let at = now.saturating_duration_since(shared.start);
+    {
+        let mut recorder = shared.recorder.borrow_mut();
+        match stamp_of(data) {
+            Some(sent_ns) => {
+                let now_ns = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64);
+                let latency = Duration::from_nanos(now_ns.saturating_sub(sent_ns));
+                let ok = Outcome::ok(data.len() as u64, 0);
+                recorder.record(&ok, latency, latency, at);
+            }
+            None => recorder.count_unmeasured(
+                &Outcome::error(
+                    Class::Protocol,
+                    format!(
+                        "a {}-byte message without perfbase's header on queue {queue}",
+                        data.len()
+                    ),
+                ),
+                at,
+            ),
+        }
+    }
+    *shared.last.borrow_mut() = now;
+}
+
+/// Acknowledges delivery `tag` as `mode` says: nothing, one ack handed over without waiting
+/// (counted in `acks_pending` until written), or one cumulative ack every [`AUTO_ACK_EVERY`]
+/// deliveries (the latest unacknowledged tag and the count kept in `unacked`).
+async fn ack(
+    channel: &Channel,
+    mode: AckMode,
+    tag: u64,
+    unacked: &mut Option<(u64, u64)>,
+    acks_pending: &Rc<Cell<u64>>,
+) -> Result<(), lapin::Error> {
+    match mode {
+        AckMode::None => Ok(()),
+        AckMode::Manual => {
+            // Handed to the connection without waiting until it is written, as a client
+            // that writes its ack and reads on does: waiting costs two thread hand-offs per
+            // message through lapin's I/O thread. A failed ack means a lost connection,
+            // which the next delivery reports.
+            let channel = channel.clone();
+            let pending = acks_pending.clone();
+            pending.set(pending.get() + 1);
+            tokio::task::spawn_local(async move {
+                let _ = channel.basic_ack(tag, BasicAckOptions::default()).await;
+                pending.set(pending.get() - 1);
+            });
+            Ok(())
+        }
+        AckMode::Auto => {
+            let n = unacked.map_or(0, |(_, n)| n) + 1;
+            *unacked = Some((tag, n));
+            if n >= AUTO_ACK_EVERY {
+                *unacked = None;
+                channel
+                    .basic_ack(tag, BasicAckOptions { multiple: true })
+                    .await
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// After a lost connection: subscribes again, every [`RECONNECT_PAUSE`], until it works
+/// (the fresh subscription) or the group is done (`None`).
+async fn resubscribe(
+    url: &str,
+    queue: &str,
+    settings: &ConsumerSettings,
+    index: usize,
+    control: &Control,
+    shared: &Shared,
+) -> Option<Subscribed> {
+    loop {
+        if done(control, shared, settings) {
+            return None;
+        }
+        tokio::time::sleep(RECONNECT_PAUSE).await;
+        if let Ok(fresh) = subscribe(url, queue, settings, index).await {
+            return Some(fresh);
+        }
+    }
+}
+
+/// The consumer's end: the pending cumulative ack, the manual acks still being written
+/// (waited for up to [`ACK_SETTLE_LIMIT`]), then the channel's close.
+async fn ack_and_close(s: Subscribed, unacked: Option<(u64, u64)>, acks_pending: &Cell<u64>) {
     if let Some((tag, _)) = unacked {
         let _ = s
             .channel

@@ -48,23 +48,21 @@
 //!   password, or the socket error); the password never appears in any message.
 
 use futures_util::StreamExt;
-use lapin::options::{
-    BasicAckOptions, BasicConsumeOptions, ConfirmSelectOptions, QueueDeclareOptions,
-    QueueDeleteOptions,
-};
+use lapin::message::Delivery;
+use lapin::options::{BasicAckOptions, QueueDeclareOptions, QueueDeleteOptions};
 use lapin::protocol::AMQPErrorKind;
-use lapin::types::{AMQPValue, FieldTable, ShortString};
-use lapin::{Channel, Connection, ConnectionProperties, Consumer, ErrorKind};
+use lapin::types::{FieldTable, ShortString};
+use lapin::{Channel, Connection, Consumer, ErrorKind};
 use perfbase_core::{Class, Driver, Outcome, Session};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use thiserror::Error;
 
 mod consumers;
 mod lag;
+mod open;
 mod publish;
 mod version;
 pub use consumers::{Consumed, ConsumerGroup, ConsumerSettings};
-use publish::publish_options;
 pub use version::server_version;
 
 /// Bytes at the start of each message: the op (u64) and the send stamp (u64).
@@ -286,109 +284,6 @@ impl AmqpDriver {
     pub fn target(&self) -> &str {
         &self.target
     }
-
-    async fn connect(&self, worker: usize) -> Result<AmqpSession, Outcome> {
-        let connect_err = |what: &str, e: &lapin::Error| {
-            Outcome::error(
-                Class::Connect,
-                format!("{what} {}: {}", self.target, describe(e, Some(&self.url))),
-            )
-        };
-        // The default properties: no automatic recovery (a broken session is reopened by the
-        // engine instead).
-        let props = ConnectionProperties::default().with_connection_name("perfbase".into());
-        let conn = Connection::connect(&self.url, props)
-            .await
-            .map_err(|e| connect_err("cannot connect to", &e))?;
-        let channel = conn
-            .create_channel()
-            .await
-            .map_err(|e| connect_err("cannot open a channel on", &e))?;
-        if self.options.confirms {
-            channel
-                .confirm_select(ConfirmSelectOptions::default())
-                .await
-                .map_err(|e| connect_err("cannot enable publisher confirms on", &e))?;
-        }
-        let (queue, delete_on_drop) = match &self.options.queue {
-            Some(q) => (q.clone(), false),
-            None => (
-                format!(
-                    "perfbase-{}-{worker}-{}",
-                    std::process::id(),
-                    QUEUE_SEQ.fetch_add(1, Ordering::Relaxed)
-                ),
-                self.options.persistent,
-            ),
-        };
-        let stream = self.options.mode == AmqpMode::Stream;
-        let declare = QueueDeclareOptions {
-            durable: self.options.persistent,
-            exclusive: self.options.queue.is_none() && !self.options.persistent,
-            // The consumer group's queue is auto-delete (see consumers.rs): declared the same.
-            auto_delete: self.options.queue.is_none() || stream,
-            ..QueueDeclareOptions::default()
-        };
-        let mut arguments = if stream {
-            consumers::queue_arguments()
-        } else {
-            FieldTable::default()
-        };
-        if delete_on_drop {
-            // A generated durable queue the session could not delete (the runtime ended
-            // first) expires after a minute unused.
-            arguments.insert(
-                "x-expires".into(),
-                AMQPValue::LongInt(GENERATED_QUEUE_EXPIRY_MS),
-            );
-        }
-        let queue = ShortString::from(queue);
-        channel
-            .queue_declare(queue.clone(), declare, arguments)
-            .await
-            .map_err(|e| connect_err(&format!("cannot declare queue {queue} on"), &e))?;
-        let consumer = match self.options.mode {
-            AmqpMode::Publish | AmqpMode::Stream => None,
-            AmqpMode::RoundTrip => Some(
-                channel
-                    .basic_consume(
-                        queue.clone(),
-                        ShortString::from(format!("perfbase-{worker}")),
-                        BasicConsumeOptions {
-                            no_ack: self.options.ack == AckMode::None,
-                            ..BasicConsumeOptions::default()
-                        },
-                        FieldTable::default(),
-                    )
-                    .await
-                    .map_err(|e| connect_err(&format!("cannot consume from {queue} on"), &e))?,
-            ),
-        };
-        let mut body = vec![0u8; self.options.message_size];
-        for (i, b) in body.iter_mut().enumerate().skip(HEADER) {
-            *b = b'a' + (i % 26) as u8;
-        }
-        let bodies = vec![body; self.options.pipeline.max(1)];
-        let gate = match (self.options.mode, self.options.max_lag) {
-            (AmqpMode::Stream, Some(max)) => lag::Gate::of(queue.as_str(), max),
-            _ => None,
-        };
-        Ok(AmqpSession {
-            conn: Some(conn),
-            channel,
-            consumer,
-            queue,
-            delete_on_drop,
-            mode: self.options.mode,
-            ack: self.options.ack,
-            confirms: self.options.confirms,
-            persistent: self.options.persistent,
-            bodies,
-            gate,
-            unacked: None,
-            broken: None,
-        })
-    }
 }
 
 impl Driver for AmqpDriver {
@@ -478,6 +373,9 @@ impl AmqpSession {
         outcome
     }
 
+    /// Per op: a publish (or a pipeline's batch) and, in round trips, the message's delivery.
+    /// Every message crosses lapin's I/O thread, so the helpers awaited here (a publish, a
+    /// delivery's check) cost nothing beside that.
     async fn run(&mut self, op: u64) -> Outcome {
         if let Some(why) = &self.broken {
             return Outcome::error(Class::Read, format!("session broken earlier: {why}"));
@@ -488,34 +386,26 @@ impl AmqpSession {
         if self.bodies.len() > 1 {
             return self.publish_batch(op).await;
         }
-        self.stamp(op);
-        let sent = self.bodies[0].len() as u64;
-        let confirm = match self
-            .channel
-            .basic_publish(
-                ShortString::from(""),
-                self.queue.clone(),
-                publish_options(self.confirms),
-                &self.bodies[0],
-                self.properties(),
-            )
-            .await
-        {
-            Ok(c) => c,
-            Err(e) => return self.fail(op_error(&e)),
+        let sent = match self.publish_one(op).await {
+            Ok(sent) => sent,
+            Err(failure) => return failure,
         };
-        if self.confirms {
-            if let Some(failure) = self.confirmation(confirm.await) {
-                return self.fail(failure.with_bytes(0, sent));
-            }
-        }
-        if let Some(gate) = &self.gate {
-            gate.published(1);
-        }
         let Some(consumer) = self.consumer.as_mut() else {
             return Outcome::ok(0, sent);
         };
-        let delivery = match consumer.next().await {
+        let next = consumer.next().await;
+        self.take_delivery(op, sent, next).await
+    }
+
+    /// A round trip's end: the delivery that should carry op `op` (whose message was `sent`
+    /// bytes), acknowledged as the ack mode says, and its op checked.
+    async fn take_delivery(
+        &mut self,
+        op: u64,
+        sent: u64,
+        next: Option<lapin::Result<Delivery>>,
+    ) -> Outcome {
+        let delivery = match next {
             Some(Ok(d)) => d,
             Some(Err(e)) => return self.fail(op_error(&e).with_bytes(0, sent)),
             None => {
@@ -532,27 +422,8 @@ impl AmqpSession {
             .get(..8)
             .and_then(|b| <[u8; 8]>::try_from(b).ok())
             .map(u64::from_le_bytes);
-        let tag = delivery.delivery_tag;
-        match self.ack {
-            AckMode::None => {}
-            AckMode::Manual => {
-                if let Err(e) = self
-                    .channel
-                    .basic_ack(tag, BasicAckOptions::default())
-                    .await
-                {
-                    return self.fail(op_error(&e).with_bytes(received, sent));
-                }
-            }
-            AckMode::Auto => {
-                let n = self.unacked.map_or(0, |(_, n)| n) + 1;
-                self.unacked = Some((tag, n));
-                if n >= AUTO_ACK_EVERY {
-                    if let Err(e) = self.flush_acks().await {
-                        return self.fail(op_error(&e).with_bytes(received, sent));
-                    }
-                }
-            }
+        if let Err(e) = self.ack_delivery(delivery.delivery_tag).await {
+            return self.fail(op_error(&e).with_bytes(received, sent));
         }
         if got != Some(op) {
             let detail = match got {
@@ -566,6 +437,28 @@ impl AmqpSession {
             return self.fail(Outcome::error(Class::Protocol, detail).with_bytes(received, sent));
         }
         Outcome::ok(received, sent)
+    }
+
+    /// Acknowledges a round trip's delivery `tag` as the ack mode says: not at all, at once,
+    /// or with the next cumulative ack ([`AUTO_ACK_EVERY`]).
+    async fn ack_delivery(&mut self, tag: u64) -> Result<(), lapin::Error> {
+        match self.ack {
+            AckMode::None => Ok(()),
+            AckMode::Manual => {
+                self.channel
+                    .basic_ack(tag, BasicAckOptions::default())
+                    .await
+            }
+            AckMode::Auto => {
+                let n = self.unacked.map_or(0, |(_, n)| n) + 1;
+                self.unacked = Some((tag, n));
+                if n >= AUTO_ACK_EVERY {
+                    self.flush_acks().await
+                } else {
+                    Ok(())
+                }
+            }
+        }
     }
 }
 

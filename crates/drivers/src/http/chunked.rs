@@ -71,16 +71,10 @@ impl Decoder {
         self.state == State::Done
     }
 
-    fn end_of_size(&mut self, value: u64) {
-        self.state = if value == 0 {
-            State::Trailer { len: 0 }
-        } else {
-            State::Data(value)
-        };
-    }
-
     /// Consumes bytes from `input`; returns how many belonged to the body. Stops at the end
-    /// of the body, so anything after it is left unconsumed.
+    /// of the body, so anything after it is left unconsumed. Per byte of every chunked body:
+    /// chunk data is skipped in one step, every other byte goes through `next_state`, an
+    /// `#[inline]` function of the state and the byte that the loop compiles into itself.
     pub fn feed(&mut self, input: &[u8]) -> Result<usize, ChunkError> {
         let mut i = 0;
         while i < input.len() {
@@ -101,82 +95,98 @@ impl Decoder {
             }
             let b = input[i];
             i += 1;
-            self.state = match self.state {
-                State::Size { value, digits, ext } => {
-                    if ext {
-                        match b {
-                            b'\r' => State::SizeLf { value },
-                            b'\n' => {
-                                self.end_of_size(value);
-                                continue;
-                            }
-                            _ => State::Size { value, digits, ext },
-                        }
-                    } else if let Some(d) = (b as char).to_digit(16) {
-                        if digits >= 15 {
-                            return Err(ChunkError("chunk size too large"));
-                        }
-                        State::Size {
-                            value: value * 16 + d as u64,
-                            digits: digits + 1,
-                            ext,
-                        }
-                    } else if digits == 0 {
-                        return Err(ChunkError("expected a hexadecimal chunk size"));
-                    } else {
-                        match b {
-                            b';' | b' ' | b'\t' => State::Size {
-                                value,
-                                digits,
-                                ext: true,
-                            },
-                            b'\r' => State::SizeLf { value },
-                            b'\n' => {
-                                self.end_of_size(value);
-                                continue;
-                            }
-                            _ => return Err(ChunkError("invalid character in chunk size")),
-                        }
-                    }
-                }
-                State::SizeLf { value } => {
-                    if b != b'\n' {
-                        return Err(ChunkError("expected LF after chunk size"));
-                    }
-                    self.end_of_size(value);
-                    continue;
-                }
-                State::DataCr => match b {
-                    b'\r' => State::DataLf,
-                    b'\n' => NEW_SIZE,
-                    _ => return Err(ChunkError("expected CRLF after chunk data")),
-                },
-                State::DataLf => {
-                    if b != b'\n' {
-                        return Err(ChunkError("expected LF after chunk data"));
-                    }
-                    NEW_SIZE
-                }
-                State::Trailer { len } => match b {
-                    b'\r' => State::TrailerLf { len },
-                    b'\n' if len == 0 => State::Done,
-                    b'\n' => State::Trailer { len: 0 },
-                    _ => State::Trailer { len: len + 1 },
-                },
-                State::TrailerLf { len } => {
-                    if b != b'\n' {
-                        return Err(ChunkError("expected LF in trailer section"));
-                    }
-                    if len == 0 {
-                        State::Done
-                    } else {
-                        State::Trailer { len: 0 }
-                    }
-                }
-                State::Data(_) | State::Done => unreachable!("handled before reading a byte"),
-            };
+            self.state = next_state(self.state, b)?;
         }
         Ok(i)
+    }
+}
+
+/// The state after the byte `b` outside chunk data (the size lines, the CRLF after each
+/// chunk's data, the trailer section).
+#[inline]
+fn next_state(state: State, b: u8) -> Result<State, ChunkError> {
+    Ok(match state {
+        State::Size { value, digits, ext } => size_byte(value, digits, ext, b)?,
+        State::SizeLf { value } => {
+            if b != b'\n' {
+                return Err(ChunkError("expected LF after chunk size"));
+            }
+            end_of_size(value)
+        }
+        State::DataCr => match b {
+            b'\r' => State::DataLf,
+            b'\n' => NEW_SIZE,
+            _ => return Err(ChunkError("expected CRLF after chunk data")),
+        },
+        State::DataLf => {
+            if b != b'\n' {
+                return Err(ChunkError("expected LF after chunk data"));
+            }
+            NEW_SIZE
+        }
+        State::Trailer { len } => match b {
+            b'\r' => State::TrailerLf { len },
+            b'\n' if len == 0 => State::Done,
+            b'\n' => State::Trailer { len: 0 },
+            _ => State::Trailer { len: len + 1 },
+        },
+        State::TrailerLf { len } => {
+            if b != b'\n' {
+                return Err(ChunkError("expected LF in trailer section"));
+            }
+            if len == 0 {
+                State::Done
+            } else {
+                State::Trailer { len: 0 }
+            }
+        }
+        State::Data(_) | State::Done => unreachable!("handled before reading a byte"),
+    })
+}
+
+/// The state after the byte `b` of a chunk-size line: a hex digit, the start of an extension
+/// (skipped to the line's end), or the line's end.
+#[inline]
+fn size_byte(value: u64, digits: u8, ext: bool, b: u8) -> Result<State, ChunkError> {
+    Ok(if ext {
+        match b {
+            b'\r' => State::SizeLf { value },
+            b'\n' => end_of_size(value),
+            _ => State::Size { value, digits, ext },
+        }
+    } else if let Some(d) = (b as char).to_digit(16) {
+        if digits >= 15 {
+            return Err(ChunkError("chunk size too large"));
+        }
+        State::Size {
+            value: value * 16 + d as u64,
+            digits: digits + 1,
+            ext,
+        }
+    } else if digits == 0 {
+        return Err(ChunkError("expected a hexadecimal chunk size"));
+    } else {
+        match b {
+            b';' | b' ' | b'\t' => State::Size {
+                value,
+                digits,
+                ext: true,
+            },
+            b'\r' => State::SizeLf { value },
+            b'\n' => end_of_size(value),
+            _ => return Err(ChunkError("invalid character in chunk size")),
+        }
+    })
+}
+
+/// The state after a chunk-size line: the chunk's data, or the trailer section after the
+/// last (zero-size) chunk.
+#[inline]
+fn end_of_size(value: u64) -> State {
+    if value == 0 {
+        State::Trailer { len: 0 }
+    } else {
+        State::Data(value)
     }
 }
 

@@ -226,8 +226,22 @@ fn chunk_error(e: ChunkError, got: u64) -> ReadError {
     }
 }
 
+/// A response head, parsed in the read buffer.
+struct Head {
+    status: u16,
+    /// The head's bytes at the start of the buffer.
+    len: usize,
+    /// The buffer's bytes read so far: the head's, then any of the body's that came with it.
+    filled: usize,
+    framing: Framing,
+    /// The connection cannot carry another request, as far as the head says.
+    close: bool,
+}
+
 /// Reads one complete response from `stream`; with `keep_error_body`, the start of a 4xx or
-/// 5xx response's body too.
+/// 5xx response's body too. Per response on the HTTP/1.1 hot path: the head, then the body
+/// as its framing says, each step a helper awaited once per response (the reads themselves
+/// are the same as in one piece, and nothing is allocated).
 pub(crate) async fn read_response(
     stream: &mut impl Source,
     buf: &mut Box<[u8]>,
@@ -235,142 +249,240 @@ pub(crate) async fn read_response(
     head_request: bool,
     keep_error_body: bool,
 ) -> Result<Response, ReadError> {
-    let mut filled = 0usize;
     let mut got = 0u64;
     let mut first_byte = None;
-    let (status, head_len, framing, mut close) = 'head: loop {
-        if filled == buf.len() {
-            if buf.len() >= max_head {
-                return Err(ReadError::HeadTooLarge {
-                    limit: max_head,
-                    got,
-                });
-            }
-            let mut bigger = vec![0u8; (buf.len() * 2).min(max_head)].into_boxed_slice();
-            bigger[..filled].copy_from_slice(&buf[..filled]);
-            *buf = bigger;
-        }
-        let n = fill(stream, &mut buf[filled..], got).await?;
-        if n == 0 {
-            return Err(if got == 0 {
-                ReadError::ClosedBeforeResponse
-            } else {
-                ReadError::Truncated {
-                    got,
-                    stage: "head",
-                    body: 0,
-                    expected: None,
-                }
-            });
-        }
-        filled += n;
-        got += n as u64;
-        first_byte.get_or_insert_with(std::time::Instant::now);
-        loop {
-            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-            let mut resp = httparse::Response::new(&mut headers);
-            match resp.parse(&buf[..filled]) {
-                Ok(httparse::Status::Partial) => continue 'head,
-                Ok(httparse::Status::Complete(h)) => {
-                    let code = resp.code.unwrap_or(0);
-                    if code == 101 {
-                        return Err(ReadError::Malformed {
-                            what: "unexpected 101 Switching Protocols".into(),
-                            got,
-                        });
-                    }
-                    if (100..200).contains(&code) {
-                        // An interim response (100 Continue, 103 Early Hints): skip it.
-                        buf.copy_within(h..filled, 0);
-                        filled -= h;
-                        continue;
-                    }
-                    let (f, c) = framing(&resp, head_request, got)?;
-                    break 'head (code, h, f, c);
-                }
-                Err(e) => {
-                    return Err(ReadError::Malformed {
-                        what: format!("invalid response head ({e})"),
-                        got,
-                    })
-                }
-            }
-        }
-    };
-    let leftover = filled - head_len;
-    // Bytes of the head (and of any interim responses), so a body count leaves them out.
-    let head_bytes = got - leftover as u64;
-    let mut error_body = (keep_error_body && status >= 400).then(Vec::new);
-    match framing {
-        Framing::None => close |= leftover > 0,
+    let head = read_head(
+        stream,
+        buf,
+        max_head,
+        head_request,
+        &mut got,
+        &mut first_byte,
+    )
+    .await?;
+    let mut close = head.close;
+    let mut error_body = (keep_error_body && head.status >= 400).then(Vec::new);
+    match head.framing {
+        Framing::None => close |= head.filled > head.len,
         Framing::Length(len) => {
-            let mut rem = len;
-            let take = rem.min(leftover as u64);
-            keep(&mut error_body, &buf[head_len..head_len + take as usize]);
-            rem -= take;
-            close |= leftover as u64 > take;
-            while rem > 0 {
-                let n = fill(stream, buf, got).await? as u64;
-                if n == 0 {
-                    return Err(ReadError::Truncated {
-                        got,
-                        stage: "body",
-                        body: len - rem,
-                        expected: Some(len),
-                    });
-                }
-                got += n;
-                keep(&mut error_body, &buf[..n.min(rem) as usize]);
-                if n > rem {
-                    // Bytes beyond the response: the server is out of step; start afresh.
-                    close = true;
-                    rem = 0;
-                } else {
-                    rem -= n;
-                }
-            }
+            close |= read_length_body(stream, buf, &head, len, &mut got, &mut error_body).await?
         }
         Framing::Chunked => {
             // A chunked body is not kept: its bytes carry the chunks' framing.
             error_body = None;
-            let mut d = Decoder::new();
-            let used = d
-                .feed(&buf[head_len..filled])
-                .map_err(|e| chunk_error(e, got))?;
-            close |= d.is_done() && used < leftover;
-            while !d.is_done() {
-                let n = fill(stream, buf, got).await?;
-                if n == 0 {
-                    return Err(ReadError::Truncated {
-                        got,
-                        stage: "body",
-                        body: got - head_bytes,
-                        expected: None,
-                    });
-                }
-                got += n as u64;
-                let used = d.feed(&buf[..n]).map_err(|e| chunk_error(e, got))?;
-                close |= d.is_done() && used < n;
-            }
+            close |= read_chunked_body(stream, buf, &head, &mut got).await?;
         }
         Framing::UntilClose => {
-            keep(&mut error_body, &buf[head_len..filled]);
-            loop {
-                let n = fill(stream, buf, got).await?;
-                if n == 0 {
-                    break;
-                }
-                got += n as u64;
-                keep(&mut error_body, &buf[..n]);
-            }
+            read_until_close(stream, buf, &head, &mut got, &mut error_body).await?
         }
     }
     Ok(Response {
-        status,
+        status: head.status,
         bytes_in: got,
         close,
         // Set by the first read, which the head needed.
         first_byte: first_byte.unwrap_or_else(std::time::Instant::now),
         error_body,
     })
+}
+
+/// Reads until the head is complete (interim 1xx responses skipped), growing `buf` up to
+/// `max_head` for a long one. Counts the bytes read into `got` and notes the first read's
+/// time in `first_byte`.
+async fn read_head(
+    stream: &mut impl Source,
+    buf: &mut Box<[u8]>,
+    max_head: usize,
+    head_request: bool,
+    got: &mut u64,
+    first_byte: &mut Option<std::time::Instant>,
+) -> Result<Head, ReadError> {
+    let mut filled = 0usize;
+    loop {
+        if filled == buf.len() {
+            grow_for_head(buf, filled, max_head, *got)?;
+        }
+        let n = fill(stream, &mut buf[filled..], *got).await?;
+        if n == 0 {
+            return Err(closed_in_head(*got));
+        }
+        filled += n;
+        *got += n as u64;
+        first_byte.get_or_insert_with(std::time::Instant::now);
+        if let Some(head) = parse_head(buf, &mut filled, head_request, *got)? {
+            return Ok(head);
+        }
+    }
+}
+
+/// Doubles the buffer, up to `max_head`, for a head that filled it; an error at the limit.
+fn grow_for_head(
+    buf: &mut Box<[u8]>,
+    filled: usize,
+    max_head: usize,
+    got: u64,
+) -> Result<(), ReadError> {
+    if buf.len() >= max_head {
+        return Err(ReadError::HeadTooLarge {
+            limit: max_head,
+            got,
+        });
+    }
+    let mut bigger = vec![0u8; (buf.len() * 2).min(max_head)].into_boxed_slice();
+    bigger[..filled].copy_from_slice(&buf[..filled]);
+    *buf = bigger;
+    Ok(())
+}
+
+/// The connection closed before the head was complete, after `got` bytes.
+fn closed_in_head(got: u64) -> ReadError {
+    if got == 0 {
+        ReadError::ClosedBeforeResponse
+    } else {
+        ReadError::Truncated {
+            got,
+            stage: "head",
+            body: 0,
+            expected: None,
+        }
+    }
+}
+
+/// Parses the `filled` bytes of `buf`: the head once it is complete, `None` while more is
+/// needed. An interim response (100 Continue, 103 Early Hints) is dropped from the buffer
+/// and parsing goes on with what follows it.
+#[inline]
+fn parse_head(
+    buf: &mut [u8],
+    filled: &mut usize,
+    head_request: bool,
+    got: u64,
+) -> Result<Option<Head>, ReadError> {
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut headers);
+        match resp.parse(&buf[..*filled]) {
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Ok(httparse::Status::Complete(h)) => {
+                let code = resp.code.unwrap_or(0);
+                if code == 101 {
+                    return Err(ReadError::Malformed {
+                        what: "unexpected 101 Switching Protocols".into(),
+                        got,
+                    });
+                }
+                if (100..200).contains(&code) {
+                    buf.copy_within(h..*filled, 0);
+                    *filled -= h;
+                    continue;
+                }
+                let (framing, close) = framing(&resp, head_request, got)?;
+                return Ok(Some(Head {
+                    status: code,
+                    len: h,
+                    filled: *filled,
+                    framing,
+                    close,
+                }));
+            }
+            Err(e) => {
+                return Err(ReadError::Malformed {
+                    what: format!("invalid response head ({e})"),
+                    got,
+                })
+            }
+        }
+    }
+}
+
+/// Reads the rest of a body of `len` bytes (some may have come with the head), keeping what
+/// fits of it in `error_body`. True when bytes beyond the response arrived: the server is out
+/// of step, and the connection must start afresh.
+async fn read_length_body(
+    stream: &mut impl Source,
+    buf: &mut [u8],
+    head: &Head,
+    len: u64,
+    got: &mut u64,
+    error_body: &mut Option<Vec<u8>>,
+) -> Result<bool, ReadError> {
+    let leftover = head.filled - head.len;
+    let mut rem = len;
+    let take = rem.min(leftover as u64);
+    keep(error_body, &buf[head.len..head.len + take as usize]);
+    rem -= take;
+    let mut beyond = leftover as u64 > take;
+    while rem > 0 {
+        let n = fill(stream, buf, *got).await? as u64;
+        if n == 0 {
+            return Err(ReadError::Truncated {
+                got: *got,
+                stage: "body",
+                body: len - rem,
+                expected: Some(len),
+            });
+        }
+        *got += n;
+        keep(error_body, &buf[..n.min(rem) as usize]);
+        if n > rem {
+            beyond = true;
+            rem = 0;
+        } else {
+            rem -= n;
+        }
+    }
+    Ok(beyond)
+}
+
+/// Reads a chunked body to its end (trailer section included), counting it without keeping
+/// it. True when bytes beyond the response arrived (the connection must start afresh).
+async fn read_chunked_body(
+    stream: &mut impl Source,
+    buf: &mut [u8],
+    head: &Head,
+    got: &mut u64,
+) -> Result<bool, ReadError> {
+    let leftover = head.filled - head.len;
+    // Bytes of the head (and of any interim responses), so a body count leaves them out.
+    let head_bytes = *got - leftover as u64;
+    let mut d = Decoder::new();
+    let used = d
+        .feed(&buf[head.len..head.filled])
+        .map_err(|e| chunk_error(e, *got))?;
+    let mut beyond = d.is_done() && used < leftover;
+    while !d.is_done() {
+        let n = fill(stream, buf, *got).await?;
+        if n == 0 {
+            return Err(ReadError::Truncated {
+                got: *got,
+                stage: "body",
+                body: *got - head_bytes,
+                expected: None,
+            });
+        }
+        *got += n as u64;
+        let used = d.feed(&buf[..n]).map_err(|e| chunk_error(e, *got))?;
+        beyond |= d.is_done() && used < n;
+    }
+    Ok(beyond)
+}
+
+/// Reads a body that ends when the server closes the connection, keeping what fits of it in
+/// `error_body`.
+async fn read_until_close(
+    stream: &mut impl Source,
+    buf: &mut [u8],
+    head: &Head,
+    got: &mut u64,
+    error_body: &mut Option<Vec<u8>>,
+) -> Result<(), ReadError> {
+    keep(error_body, &buf[head.len..head.filled]);
+    loop {
+        let n = fill(stream, buf, *got).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        *got += n as u64;
+        keep(error_body, &buf[..n]);
+    }
 }

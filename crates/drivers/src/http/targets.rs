@@ -78,132 +78,140 @@ pub fn read_targets(path: &Path) -> Result<Vec<Target>, TargetsError> {
 
 /// Parses targets from `text`; `file` names it in errors, `base` resolves `@body` paths.
 pub fn parse_targets(text: &str, file: &str, base: &Path) -> Result<Vec<Target>, TargetsError> {
-    let mut targets: Vec<Target> = Vec::new();
-    let mut first_origin: Option<(String, usize)> = None;
-    let err = |line: usize, message: String| TargetsError::Line {
-        file: file.to_string(),
-        line,
-        message,
-    };
+    let mut parsed = Parsed::default();
     for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(path) = line.strip_prefix('@') {
-            let target = targets.last_mut().ok_or_else(|| {
-                err(
-                    line_no,
-                    "a '@body' line must follow a 'METHOD URL' line".into(),
-                )
+        let line = i + 1;
+        parsed
+            .line(raw.trim(), line, base)
+            .map_err(|message| TargetsError::Line {
+                file: file.to_string(),
+                line,
+                message,
             })?;
-            if !target.body.is_empty() {
-                return Err(err(
-                    line_no,
-                    "a target may have only one '@body' line".into(),
-                ));
-            }
-            let p = base.join(path.trim());
-            let body = crate::input::read(&p).map_err(|e| {
-                err(
-                    line_no,
-                    format!("cannot read body file '{}': {e}", p.display()),
-                )
-            })?;
-            target.body = Arc::from(body);
-            continue;
-        }
-        let first = line.split_whitespace().next().unwrap_or("");
-        if is_method(first) && line[first.len()..].starts_with([' ', '\t']) {
-            let rest = line[first.len()..].trim();
-            if rest.is_empty() || rest.contains(char::is_whitespace) {
-                return Err(err(
-                    line_no,
-                    match rest.split_whitespace().count() {
-                        0 => format!(
-                            "expected a URL after '{first}' (e.g. 'GET http://127.0.0.1:8080/')"
-                        ),
-                        // The words are not shown: a URL with a password or a header pasted
-                        // onto the line may be among them.
-                        n => format!(
-                            "expected 'METHOD URL' (e.g. 'GET http://127.0.0.1:8080/'), found {n} \
-                             words after '{first}' (not shown: they may hold a secret)"
-                        ),
-                    },
-                ));
-            }
-            let url =
-                Url::parse(rest).map_err(|e| err(line_no, format!("invalid URL '{rest}': {e}")))?;
-            match url.scheme() {
-                "http" | "https" => {}
-                s => {
-                    return Err(err(
-                        line_no,
-                        format!("'{rest}': unsupported scheme '{s}'; use http:// or https://"),
-                    ))
-                }
-            }
-            // One run has one origin (the engine resolves it once): a second one is an
-            // error at its own line, not a late one about the whole file.
-            let origin = super::request::origin(&url).map_err(|e| err(line_no, e.to_string()))?;
-            match &first_origin {
-                None => first_origin = Some((origin, line_no)),
-                Some((o, at)) if *o != origin => {
-                    return Err(err(
-                        line_no,
-                        format!(
-                            "this target is on {origin}, line {at}'s on {o}: every target of one \
-                             run must use the same scheme, host and port"
-                        ),
-                    ))
-                }
-                Some(_) => {}
-            }
-            targets.push(Target {
-                method: first.to_string(),
-                url,
-                headers: Vec::new(),
-                body: Arc::from(Vec::new()),
-            });
-            continue;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            let name = name.trim();
-            let target = targets.last_mut().ok_or_else(|| {
-                err(
-                    line_no,
-                    format!("header '{}' before any 'METHOD URL' line", shown_name(name)),
-                )
-            })?;
-            if !crate::http::is_token(name) {
-                return Err(err(
-                    line_no,
-                    format!(
-                        "invalid header name '{}' (letters, digits and !#$%&'*+-.^_`|~ only); \
-                         use 'Name: value'",
-                        shown_name(name)
-                    ),
-                ));
-            }
-            target
-                .headers
-                .push((name.to_string(), value.trim().to_string()));
-            continue;
-        }
-        return Err(err(
-            line_no,
-            "expected 'METHOD URL', 'Name: value' or '@body-file' (the line is not shown: it \
-             may hold a secret)"
-                .to_string(),
-        ));
     }
-    if targets.is_empty() {
+    if parsed.targets.is_empty() {
         return Err(TargetsError::Empty {
             file: file.to_string(),
         });
     }
-    Ok(targets)
+    Ok(parsed.targets)
+}
+
+/// The targets read so far. A line's error is its message alone: [`parse_targets`] adds the
+/// file and the line number.
+#[derive(Default)]
+struct Parsed {
+    targets: Vec<Target>,
+    /// The first target's origin and its line: every later target must share it.
+    first_origin: Option<(String, usize)>,
+}
+
+impl Parsed {
+    /// Takes one trimmed line: blank, comment, `@body`, `METHOD URL` or `Name: value`, tried
+    /// in that order.
+    fn line(&mut self, line: &str, line_no: usize, base: &Path) -> Result<(), String> {
+        if line.is_empty() || line.starts_with('#') {
+            return Ok(());
+        }
+        if let Some(path) = line.strip_prefix('@') {
+            return self.body_line(path, base);
+        }
+        let first = line.split_whitespace().next().unwrap_or("");
+        if is_method(first) && line[first.len()..].starts_with([' ', '\t']) {
+            return self.request_line(first, line[first.len()..].trim(), line_no);
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            return self.header_line(name.trim(), value);
+        }
+        Err(
+            "expected 'METHOD URL', 'Name: value' or '@body-file' (the line is not shown: it \
+             may hold a secret)"
+                .to_string(),
+        )
+    }
+
+    /// `@file`: the body of the latest target, read now from `base`/file.
+    fn body_line(&mut self, path: &str, base: &Path) -> Result<(), String> {
+        let target = self
+            .targets
+            .last_mut()
+            .ok_or("a '@body' line must follow a 'METHOD URL' line")?;
+        if !target.body.is_empty() {
+            return Err("a target may have only one '@body' line".into());
+        }
+        let p = base.join(path.trim());
+        let body = crate::input::read(&p)
+            .map_err(|e| format!("cannot read body file '{}': {e}", p.display()))?;
+        target.body = Arc::from(body);
+        Ok(())
+    }
+
+    /// `METHOD URL`: a new target, on the same origin as the first one.
+    fn request_line(&mut self, method: &str, rest: &str, line_no: usize) -> Result<(), String> {
+        let url = target_url(method, rest)?;
+        // One run has one origin (the engine resolves it once): a second one is an
+        // error at its own line, not a late one about the whole file.
+        let origin = super::request::origin(&url).map_err(|e| e.to_string())?;
+        match &self.first_origin {
+            None => self.first_origin = Some((origin, line_no)),
+            Some((o, at)) if *o != origin => {
+                return Err(format!(
+                    "this target is on {origin}, line {at}'s on {o}: every target of one \
+                     run must use the same scheme, host and port"
+                ))
+            }
+            Some(_) => {}
+        }
+        self.targets.push(Target {
+            method: method.to_string(),
+            url,
+            headers: Vec::new(),
+            body: Arc::from(Vec::new()),
+        });
+        Ok(())
+    }
+
+    /// `Name: value`: a header of the latest target.
+    fn header_line(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let target = self
+            .targets
+            .last_mut()
+            .ok_or_else(|| format!("header '{}' before any 'METHOD URL' line", shown_name(name)))?;
+        if !crate::http::is_token(name) {
+            return Err(format!(
+                "invalid header name '{}' (letters, digits and !#$%&'*+-.^_`|~ only); \
+                 use 'Name: value'",
+                shown_name(name)
+            ));
+        }
+        target
+            .headers
+            .push((name.to_string(), value.trim().to_string()));
+        Ok(())
+    }
+}
+
+/// The URL of a `METHOD URL` line (`rest` is what follows the method): one word, an http://
+/// or https:// URL.
+fn target_url(method: &str, rest: &str) -> Result<Url, String> {
+    if rest.is_empty() || rest.contains(char::is_whitespace) {
+        return Err(match rest.split_whitespace().count() {
+            0 => format!("expected a URL after '{method}' (e.g. 'GET http://127.0.0.1:8080/')"),
+            // The words are not shown: a URL with a password or a header pasted
+            // onto the line may be among them.
+            n => format!(
+                "expected 'METHOD URL' (e.g. 'GET http://127.0.0.1:8080/'), found {n} \
+                 words after '{method}' (not shown: they may hold a secret)"
+            ),
+        });
+    }
+    let url = Url::parse(rest).map_err(|e| format!("invalid URL '{rest}': {e}"))?;
+    match url.scheme() {
+        "http" | "https" => Ok(url),
+        s => Err(format!(
+            "'{rest}': unsupported scheme '{s}'; use http:// or https://"
+        )),
+    }
 }
 
 #[cfg(test)]

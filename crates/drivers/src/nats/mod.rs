@@ -31,19 +31,19 @@
 //!   ever contains the password.
 
 use async_nats::jetstream;
-use async_nats::{Client, ConnectErrorKind, ConnectOptions, Event, ServerError, Subscriber};
-use bytes::Bytes;
+use async_nats::{Client, ConnectErrorKind, ConnectOptions, Event, Subscriber};
 use futures_util::StreamExt;
-use perfbase_core::{Class, Driver, Outcome, Session};
-use std::future::Future;
-use std::pin::pin;
+use perfbase_core::{Class, Driver, Outcome};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 use thiserror::Error;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+use tokio::sync::mpsc::unbounded_channel;
 use tokio::task::JoinHandle;
+
+mod session;
+use session::Kind;
+pub use session::NatsSession;
 
 /// The default NATS port.
 const DEFAULT_PORT: u16 = 4222;
@@ -343,67 +343,22 @@ impl Driver for NatsDriver {
 
     async fn open(&self, _worker: usize) -> Result<NatsSession, Outcome> {
         let shared = self.shared.clone();
-        let connect_error = |reason: String| {
-            Outcome::error(
-                Class::Connect,
-                format!("connect {}: {reason}", shared.target.display),
-            )
-        };
         let (tx, events) = unbounded_channel();
-        let client = connect(&shared, Some(tx)).await.map_err(connect_error)?;
+        let client = connect(&shared, Some(tx))
+            .await
+            .map_err(|reason| shared.connect_error(reason))?;
         let n = SESSIONS.fetch_add(1, Ordering::Relaxed);
         let (subject, kind) = match shared.mode {
             NatsMode::PubSub => {
-                let subject = format!("{}.{n}", shared.prefix);
-                let sub = client
-                    .subscribe(subject.clone())
-                    .await
-                    .map_err(|e| connect_error(format!("subscribe {subject}: {e}")))?;
+                let (subject, sub) = subscribe_own(&shared, &client, n).await?;
                 (subject, Kind::PubSub(sub))
             }
             NatsMode::Request => {
-                let subject = format!("{}.{n}", shared.prefix);
-                let mut sub = client
-                    .subscribe(subject.clone())
-                    .await
-                    .map_err(|e| connect_error(format!("subscribe {subject}: {e}")))?;
-                let responder = client.clone();
-                let task = tokio::task::spawn_local(async move {
-                    while let Some(message) = sub.next().await {
-                        if let Some(reply) = message.reply {
-                            if responder.publish(reply, message.payload).await.is_err() {
-                                break;
-                            }
-                        }
-                    }
-                });
-                (subject, Kind::Request(task))
+                let (subject, sub) = subscribe_own(&shared, &client, n).await?;
+                (subject, Kind::Request(spawn_responder(client.clone(), sub)))
             }
             NatsMode::JetStream => {
-                let mut js = jetstream::new(client.clone());
-                js.set_timeout(ACK_WAIT);
-                let mut ready = shared.stream_ready.lock().await;
-                if !*ready {
-                    js.get_or_create_stream(jetstream::stream::Config {
-                        name: shared.stream.clone(),
-                        subjects: vec![format!("{}.js.>", shared.prefix)],
-                        max_bytes: STREAM_MAX_BYTES,
-                        discard: jetstream::stream::DiscardPolicy::Old,
-                        ..Default::default()
-                    })
-                    .await
-                    .map_err(|e| {
-                        Outcome::error(
-                            Class::Driver,
-                            format!(
-                                "JetStream on {}: creating stream {}: {e}",
-                                shared.target.display, shared.stream
-                            ),
-                        )
-                    })?;
-                    *ready = true;
-                }
-                drop(ready);
+                let js = jetstream_context(&shared, &client).await?;
                 (format!("{}.js.{n}", shared.prefix), Kind::JetStream(js))
             }
         };
@@ -411,226 +366,93 @@ impl Driver for NatsDriver {
         client
             .flush()
             .await
-            .map_err(|e| connect_error(format!("flush: {e}")))?;
-        let mut template = vec![b'x'; shared.message_size];
-        template[..OP_BYTES].fill(0);
+            .map_err(|e| shared.connect_error(format!("flush: {e}")))?;
         Ok(NatsSession {
             client,
             subject,
             kind,
             events,
             broken: None,
-            template,
+            template: message_template(shared.message_size),
         })
     }
 }
 
-enum Kind {
-    PubSub(Subscriber),
-    /// The responder task, aborted when the session is dropped.
-    Request(JoinHandle<()>),
-    JetStream(jetstream::Context),
-}
-
-/// One connection with its own subject.
-pub struct NatsSession {
-    client: Client,
-    subject: String,
-    kind: Kind,
-    /// The connection's events (server errors, disconnects).
-    events: UnboundedReceiver<Event>,
-    /// Set once the connection is lost: every later op answers `read` with it.
-    broken: Option<String>,
-    /// A message with zeros where the op number goes.
-    template: Vec<u8>,
-}
-
-impl Drop for NatsSession {
-    fn drop(&mut self) {
-        if let Kind::Request(task) = &self.kind {
-            task.abort();
-        }
+impl Shared {
+    /// A failed `open`: class `connect`, with the server (never the password).
+    fn connect_error(&self, reason: String) -> Outcome {
+        Outcome::error(
+            Class::Connect,
+            format!("connect {}: {reason}", self.target.display),
+        )
     }
 }
 
-/// The op number a payload carries.
-fn op_of(payload: &[u8]) -> Option<u64> {
-    let bytes: [u8; OP_BYTES] = payload.get(..OP_BYTES)?.try_into().ok()?;
-    Some(u64::from_le_bytes(bytes))
+/// Subscribes to session `n`'s own subject, `<prefix>.<n>`.
+async fn subscribe_own(
+    shared: &Shared,
+    client: &Client,
+    n: u64,
+) -> Result<(String, Subscriber), Outcome> {
+    let subject = format!("{}.{n}", shared.prefix);
+    let sub = client
+        .subscribe(subject.clone())
+        .await
+        .map_err(|e| shared.connect_error(format!("subscribe {subject}: {e}")))?;
+    Ok((subject, sub))
 }
 
-/// What an event means for the op in flight: `None` to ignore it.
-fn event_outcome(event: Event) -> Option<Outcome> {
-    match event {
-        Event::ServerError(ServerError::AuthorizationViolation) => Some(Outcome::error(
-            Class::Read,
-            "-ERR 'Authorization Violation': the server closed the connection",
-        )),
-        Event::ServerError(ServerError::SlowConsumer(_)) => None,
-        Event::ServerError(ServerError::Other(text)) => {
-            Some(Outcome::error(Class::Driver, format!("-ERR '{text}'")))
-        }
-        Event::Disconnected => Some(Outcome::error(
-            Class::Read,
-            "connection lost (the server closed it or the network failed)",
-        )),
-        Event::Closed => Some(Outcome::error(Class::Read, "connection closed")),
-        Event::ClientError(e) => Some(Outcome::error(Class::Read, e.to_string())),
-        Event::Connected | Event::LameDuckMode | Event::Draining | Event::SlowConsumer(_) => None,
-    }
-}
-
-impl NatsSession {
-    fn payload(&self, op: u64) -> Bytes {
-        let mut buf = self.template.clone();
-        buf[..OP_BYTES].copy_from_slice(&op.to_le_bytes());
-        Bytes::from(buf)
-    }
-
-    /// Runs `fut` until it finishes or an event that ends the op arrives (a server error,
-    /// or a lost connection, which also marks the session broken).
-    async fn watch<F: Future>(
-        events: &mut UnboundedReceiver<Event>,
-        broken: &mut Option<String>,
-        fut: F,
-    ) -> Result<F::Output, Outcome> {
-        let mut fut = pin!(fut);
-        std::future::poll_fn(|cx| {
-            while let Poll::Ready(event) = events.poll_recv(cx) {
-                let outcome = match event {
-                    Some(event) => event_outcome(event),
-                    None => Some(Outcome::error(Class::Read, "connection closed")),
-                };
-                if let Some(o) = outcome {
-                    if o.class == Class::Read {
-                        *broken = o.detail.as_deref().map(str::to_string);
-                    }
-                    return Poll::Ready(Err(o));
+/// The `Request` mode's responder: echoes each request's payload to its reply subject until
+/// the subscription or the connection ends.
+fn spawn_responder(responder: Client, mut sub: Subscriber) -> JoinHandle<()> {
+    tokio::task::spawn_local(async move {
+        while let Some(message) = sub.next().await {
+            if let Some(reply) = message.reply {
+                if responder.publish(reply, message.payload).await.is_err() {
+                    break;
                 }
             }
-            fut.as_mut().poll(cx).map(Ok)
+        }
+    })
+}
+
+/// The session's JetStream context, once the driver's stream exists: the first session
+/// creates it, one session at a time (see [`Shared::stream_ready`]).
+async fn jetstream_context(
+    shared: &Shared,
+    client: &Client,
+) -> Result<jetstream::Context, Outcome> {
+    let mut js = jetstream::new(client.clone());
+    js.set_timeout(ACK_WAIT);
+    let mut ready = shared.stream_ready.lock().await;
+    if !*ready {
+        js.get_or_create_stream(jetstream::stream::Config {
+            name: shared.stream.clone(),
+            subjects: vec![format!("{}.js.>", shared.prefix)],
+            max_bytes: STREAM_MAX_BYTES,
+            discard: jetstream::stream::DiscardPolicy::Old,
+            ..Default::default()
         })
         .await
+        .map_err(|e| {
+            Outcome::error(
+                Class::Driver,
+                format!(
+                    "JetStream on {}: creating stream {}: {e}",
+                    shared.target.display, shared.stream
+                ),
+            )
+        })?;
+        *ready = true;
     }
+    Ok(js)
 }
 
-impl Session for NatsSession {
-    async fn execute(&mut self, op: u64) -> Outcome {
-        if let Some(why) = &self.broken {
-            return Outcome::error(Class::Read, why.clone());
-        }
-        let payload = self.payload(op);
-        let out = payload.len() as u64;
-        let subject = self.subject.clone();
-        let client = &self.client;
-        let result = match &mut self.kind {
-            Kind::PubSub(sub) => {
-                let round_trip = async {
-                    client
-                        .publish(subject, payload)
-                        .await
-                        .map_err(|e| Outcome::error(Class::Write, format!("publish: {e}")))?;
-                    loop {
-                        match sub.next().await {
-                            Some(m) if op_of(&m.payload) == Some(op) => {
-                                return Ok(Outcome::ok(m.payload.len() as u64, out))
-                            }
-                            // A late message of an earlier (timed-out) op.
-                            Some(_) => continue,
-                            None => {
-                                return Err(Outcome::error(
-                                    Class::Read,
-                                    "subscription closed: connection lost",
-                                ))
-                            }
-                        }
-                    }
-                };
-                Self::watch(&mut self.events, &mut self.broken, round_trip).await
-            }
-            Kind::Request(_) => {
-                let request = async {
-                    match client.request(subject, payload).await {
-                        Ok(m) if op_of(&m.payload) == Some(op) => {
-                            Ok(Outcome::ok(m.payload.len() as u64, out))
-                        }
-                        Ok(m) => Err(Outcome::error(
-                            Class::Protocol,
-                            format!("the reply carries op {:?}, not {op}", op_of(&m.payload)),
-                        )),
-                        Err(e) => {
-                            use async_nats::RequestErrorKind as K;
-                            let class = match e.kind() {
-                                K::NoResponders => Class::Driver,
-                                K::TimedOut => Class::Timeout,
-                                K::InvalidSubject | K::MaxPayloadExceeded => Class::Driver,
-                                K::Other => Class::Read,
-                            };
-                            let detail = match e.kind() {
-                                K::NoResponders => {
-                                    "no responders (503): the session's responder is not \
-                                     subscribed"
-                                        .to_string()
-                                }
-                                _ => format!("request: {e}"),
-                            };
-                            Err(Outcome::error(class, detail))
-                        }
-                    }
-                };
-                Self::watch(&mut self.events, &mut self.broken, request).await
-            }
-            Kind::JetStream(js) => {
-                let publish = async {
-                    use async_nats::jetstream::context::PublishErrorKind as K;
-                    let classify = |e: &async_nats::jetstream::context::PublishError| match e.kind()
-                    {
-                        K::BrokenPipe => Class::Write,
-                        K::TimedOut => Class::Timeout,
-                        _ => Class::Driver,
-                    };
-                    let mut first = true;
-                    loop {
-                        let sent = async {
-                            let ack = js.publish(subject.clone(), payload.clone()).await.map_err(
-                                |e| Outcome::error(classify(&e), format!("JetStream publish: {e}")),
-                            )?;
-                            ack.await.map(|_| Outcome::ok(0, out)).map_err(|e| {
-                                Outcome::error(classify(&e), format!("JetStream ack: {e}"))
-                            })
-                        }
-                        .await;
-                        match sent {
-                            // The stream is perfbase's own and exists (open made sure of it),
-                            // but on a freshly started server a stream created a moment ago by
-                            // another session may not serve its subjects yet: seen once in 300
-                            // publishes. Retry that one answer once, after a short pause.
-                            Err(o)
-                                if first
-                                    && o.detail
-                                        .as_deref()
-                                        .is_some_and(|d| d.contains("no stream found")) =>
-                            {
-                                first = false;
-                                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                            }
-                            other => break other,
-                        }
-                    }
-                };
-                Self::watch(&mut self.events, &mut self.broken, publish).await
-            }
-        };
-        match result {
-            Ok(Ok(o)) => o,
-            Ok(Err(o)) | Err(o) => {
-                if o.class == Class::Read && self.broken.is_none() {
-                    self.broken = o.detail.as_deref().map(str::to_string);
-                }
-                o.with_bytes(0, out)
-            }
-        }
-    }
+/// A message of `size` bytes with zeros where the op number goes.
+fn message_template(size: usize) -> Vec<u8> {
+    let mut template = vec![b'x'; size];
+    template[..OP_BYTES].fill(0);
+    template
 }
 
 #[cfg(test)]
@@ -681,11 +503,5 @@ mod tests {
             ),
             Err(NatsError::Unsupported(_))
         ));
-    }
-
-    #[test]
-    fn payloads_carry_the_op() {
-        assert_eq!(op_of(&42u64.to_le_bytes()), Some(42));
-        assert_eq!(op_of(b"short"), None);
     }
 }

@@ -234,95 +234,27 @@ impl RedisSession {
         t.outcome(n_ops)
     }
 
+    /// Per op on the hot path of a cluster: the batch is put into its nodes' buffers, written,
+    /// its replies read, and its redirects followed, each step a helper called once per batch
+    /// (the loops over the batch's commands are inside them, as they were in one piece).
     pub(super) async fn execute_cluster(&mut self, first: u64, count: usize) -> Outcome {
         let shared = self.shared.clone();
         let n_ops = count as u32;
         let mut t = Tally::new(&shared);
-        // Group the batch by node: each node's commands go into its connection's buffer.
-        for j in 0..count as u64 {
-            let n = first + j;
-            self.key(n);
-            let Mode::Cluster(cl) = &mut self.mode else {
-                return Outcome::error(Class::Protocol, "internal: not a cluster session");
-            };
-            let s = if self.scratch.is_empty() {
-                (mix64(n) % slot::SLOTS as u64) as usize
-            } else {
-                usize::from(slot::slot(&self.scratch))
-            };
-            let i = usize::from(cl.slots[s]);
-            let node = &mut cl.nodes[i];
-            if node.conn.is_none() {
-                match Conn::open(node.addr, shared.auth.as_ref(), None).await {
-                    Ok(c) => node.conn = Some(c),
-                    Err(o) => {
-                        // Nothing was sent: forget the half-built batch.
-                        for node in cl.nodes.iter_mut() {
-                            node.ops.clear();
-                            if let Some(c) = node.conn.as_mut() {
-                                c.out.clear();
-                            }
-                        }
-                        return t.fail(o, n_ops);
-                    }
-                }
-            }
-            node.ops.push(n);
-            if let Some(c) = node.conn.as_mut() {
-                Self::command(&shared, n, &self.scratch, &mut c.out);
-            }
+        if let Err(o) = self.queue_by_node(&shared, first, count, &t).await {
+            return o;
         }
         let Mode::Cluster(cl) = &mut self.mode else {
             return Outcome::error(Class::Protocol, "internal: not a cluster session");
         };
-        let mut failed = None;
-        for node in cl.nodes.iter_mut() {
-            if let (false, Some(c)) = (node.ops.is_empty(), node.conn.as_mut()) {
-                match c.flush().await {
-                    Ok(n) => t.bytes_out += n,
-                    Err(o) => {
-                        failed = Some(o);
-                        break;
-                    }
-                }
-            }
-        }
+        let mut failed = cl.flush_batch(&mut t).await;
         self.redirected.clear();
         if failed.is_none() {
-            'nodes: for node in cl.nodes.iter_mut() {
-                if node.ops.is_empty() {
-                    continue;
-                }
-                let Some(c) = node.conn.as_mut() else {
-                    continue;
-                };
-                for &n in &node.ops {
-                    node.answered += 1;
-                    match c.reply().await {
-                        Ok((Reply::Error(e), wire)) => match parse_redirect(&e) {
-                            Some((moved, s, addr)) => {
-                                t.bytes_in += wire;
-                                self.redirected.push((n, moved, s, addr));
-                            }
-                            None => t.check(shared.op, &Reply::Error(e), wire),
-                        },
-                        Ok((reply, wire)) => t.check(shared.op, &reply, wire),
-                        Err(f) => {
-                            failed = Some(f.outcome(c.addr));
-                            break 'nodes;
-                        }
-                    }
-                }
-                c.idle();
-            }
+            failed = cl
+                .read_batch_replies(shared.op, &mut t, &mut self.redirected)
+                .await;
         }
-        for node in cl.nodes.iter_mut() {
-            node.ops.clear();
-            if failed.is_some() {
-                // The replies still in flight would be out of step: drop every connection.
-                node.conn = None;
-            }
-        }
+        cl.end_batch(failed.is_some());
         if let Some(o) = failed {
             return t.fail(o, n_ops);
         }
@@ -335,6 +267,50 @@ impl RedisSession {
         }
         self.redirected = redirected;
         t.outcome(n_ops)
+    }
+
+    /// Groups the batch of ops `first…first+count−1` by node: each op's command goes into its
+    /// node's connection buffer, the connection opened when first needed. Err is the batch's
+    /// outcome: a failed connect (after which the half-built batch is forgotten, nothing having
+    /// been sent).
+    async fn queue_by_node(
+        &mut self,
+        shared: &Shared,
+        first: u64,
+        count: usize,
+        t: &Tally<'_>,
+    ) -> Result<(), Outcome> {
+        for j in 0..count as u64 {
+            let n = first + j;
+            self.key(n);
+            let Mode::Cluster(cl) = &mut self.mode else {
+                return Err(Outcome::error(
+                    Class::Protocol,
+                    "internal: not a cluster session",
+                ));
+            };
+            let s = if self.scratch.is_empty() {
+                (mix64(n) % slot::SLOTS as u64) as usize
+            } else {
+                usize::from(slot::slot(&self.scratch))
+            };
+            let i = usize::from(cl.slots[s]);
+            let node = &mut cl.nodes[i];
+            if node.conn.is_none() {
+                match Conn::open(node.addr, shared.auth.as_ref(), None).await {
+                    Ok(c) => node.conn = Some(c),
+                    Err(o) => {
+                        cl.forget_batch();
+                        return Err(t.fail(o, count as u32));
+                    }
+                }
+            }
+            node.ops.push(n);
+            if let Some(c) = node.conn.as_mut() {
+                Self::command(shared, n, &self.scratch, &mut c.out);
+            }
+        }
+        Ok(())
     }
 
     /// Follows a redirect of op `n` (at most 5 hops), accounting its reply in `t`.
@@ -407,6 +383,77 @@ impl RedisSession {
             0,
         );
         Ok(())
+    }
+}
+
+/// A batch's steps on the cluster's nodes, for [`RedisSession::execute_cluster`].
+impl Cluster {
+    /// Drops a half-built batch: the ops noted and the commands not sent.
+    fn forget_batch(&mut self) {
+        for node in self.nodes.iter_mut() {
+            node.ops.clear();
+            if let Some(c) = node.conn.as_mut() {
+                c.out.clear();
+            }
+        }
+    }
+
+    /// Writes each node's share of the batch; the first failure, if any.
+    async fn flush_batch(&mut self, t: &mut Tally<'_>) -> Option<Outcome> {
+        for node in self.nodes.iter_mut() {
+            if let (false, Some(c)) = (node.ops.is_empty(), node.conn.as_mut()) {
+                match c.flush().await {
+                    Ok(n) => t.bytes_out += n,
+                    Err(o) => return Some(o),
+                }
+            }
+        }
+        None
+    }
+
+    /// Reads each node's replies, in the order its ops were sent, into `t`; a MOVED or ASK
+    /// redirect is noted in `redirected` to be followed. The first transport failure, if any.
+    async fn read_batch_replies(
+        &mut self,
+        op: RedisOp,
+        t: &mut Tally<'_>,
+        redirected: &mut Vec<(u64, bool, u16, SocketAddr)>,
+    ) -> Option<Outcome> {
+        for node in self.nodes.iter_mut() {
+            if node.ops.is_empty() {
+                continue;
+            }
+            let Some(c) = node.conn.as_mut() else {
+                continue;
+            };
+            for &n in &node.ops {
+                node.answered += 1;
+                match c.reply().await {
+                    Ok((Reply::Error(e), wire)) => match parse_redirect(&e) {
+                        Some((moved, s, addr)) => {
+                            t.bytes_in += wire;
+                            redirected.push((n, moved, s, addr));
+                        }
+                        None => t.check(op, &Reply::Error(e), wire),
+                    },
+                    Ok((reply, wire)) => t.check(op, &reply, wire),
+                    Err(f) => return Some(f.outcome(c.addr)),
+                }
+            }
+            c.idle();
+        }
+        None
+    }
+
+    /// Ends a batch: forgets its ops, and after a failure drops every connection, whose
+    /// replies still in flight would be out of step.
+    fn end_batch(&mut self, failed: bool) {
+        for node in self.nodes.iter_mut() {
+            node.ops.clear();
+            if failed {
+                node.conn = None;
+            }
+        }
     }
 }
 

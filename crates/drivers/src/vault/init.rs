@@ -18,6 +18,17 @@ pub async fn init(
     options.check()?;
     let base = Url::parse(url).map_err(|_| VaultError::Url(perfbase_core::redact::url(url)))?;
     let client = Client::new(&base, token, http)?;
+    let mut made = Vec::new();
+    mount_missing(&client, &mut made).await?;
+    make_transit_keys(&client, options, &mut made).await?;
+    write_kv_secret(&client, options, &mut made).await?;
+    make_root_ca_if_none(&client, &mut made).await?;
+    make_pki_role(&client, options, &mut made).await?;
+    Ok(made.join(", "))
+}
+
+/// Mounts the transit, KV v2 and PKI engines that are not mounted yet.
+async fn mount_missing(client: &Client, made: &mut Vec<String>) -> Result<(), VaultError> {
     let mounts = client
         .expect("listing the mounts", "GET", "sys/mounts", None)
         .await?;
@@ -28,7 +39,6 @@ pub async fn init(
             .or_else(|| mounts.pointer(&format!("/data/{key}")))
             .is_some()
     };
-    let mut made = Vec::new();
     let wanted = [
         (TRANSIT, json!({ "type": "transit" })),
         (KV, json!({ "type": "kv", "options": { "version": "2" } })),
@@ -50,6 +60,15 @@ pub async fn init(
             made.push(format!("mount {path}/"));
         }
     }
+    Ok(())
+}
+
+/// Makes the transit keys that encrypt and sign.
+async fn make_transit_keys(
+    client: &Client,
+    options: &VaultOptions,
+    made: &mut Vec<String>,
+) -> Result<(), VaultError> {
     for (key, kind) in [
         (options.encryption_key(), &options.key_type),
         (options.signing_key(), &options.sign_key_type),
@@ -64,6 +83,15 @@ pub async fn init(
             .await?;
         made.push(format!("transit key {key}"));
     }
+    Ok(())
+}
+
+/// Writes the KV secret the reads read.
+async fn write_kv_secret(
+    client: &Client,
+    options: &VaultOptions,
+    made: &mut Vec<String>,
+) -> Result<(), VaultError> {
     client
         .expect(
             &format!("writing {KV}/{}", options.kv_path),
@@ -73,6 +101,11 @@ pub async fn init(
         )
         .await?;
     made.push(format!("secret {KV}/{}", options.kv_path));
+    Ok(())
+}
+
+/// Makes the PKI mount's root CA, unless it has one.
+async fn make_root_ca_if_none(client: &Client, made: &mut Vec<String>) -> Result<(), VaultError> {
     let ca = client.call("GET", &format!("{PKI}/cert/ca"), None).await?;
     let has_ca = ca.status == 200
         && serde_json::from_slice::<Value>(&ca.body)
@@ -94,6 +127,15 @@ pub async fn init(
             .await?;
         made.push("PKI root CA perfbase.test".into());
     }
+    Ok(())
+}
+
+/// Makes the PKI role pki-issue issues from.
+async fn make_pki_role(
+    client: &Client,
+    options: &VaultOptions,
+    made: &mut Vec<String>,
+) -> Result<(), VaultError> {
     client
         .expect(
             &format!("making PKI role '{}'", options.pki_role),
@@ -108,7 +150,7 @@ pub async fn init(
         )
         .await?;
     made.push(format!("PKI role {}", options.pki_role));
-    Ok(made.join(", "))
+    Ok(())
 }
 
 /// The server's product and version, from `sys/seal-status` (which needs no token): OpenBao

@@ -161,89 +161,98 @@ pub(crate) async fn material(
     o: &VaultOptions,
 ) -> Result<Material, VaultError> {
     let mut m = Material::default();
-    let key_there = |key: String| async move {
-        let f = client
-            .call("GET", &format!("{TRANSIT}/keys/{key}"), None)
-            .await?;
-        match f.status {
-            200 => Ok(()),
-            404 | 400 => Err(VaultError::Missing(format!("no transit key '{key}'"))),
-            s => Err(VaultError::Server {
-                what: format!("reading transit key '{key}'"),
-                message: super::describe_error(s, &f.body),
-            }),
-        }
-    };
     match op {
-        VaultOp::Encrypt => key_there(o.encryption_key()).await?,
+        VaultOp::Encrypt => transit_key_there(client, o.encryption_key()).await?,
         VaultOp::Decrypt => {
-            key_there(o.encryption_key()).await?;
-            let v = client
-                .expect(
-                    "encrypting the payload decrypts will send",
-                    "POST",
-                    &format!("{TRANSIT}/encrypt/{}", o.encryption_key()),
-                    Some(&json!({ "plaintext": o.payload() })),
-                )
-                .await?;
-            m.ciphertext = Some(field(&v, "ciphertext")?);
+            transit_key_there(client, o.encryption_key()).await?;
+            m.ciphertext = Some(ciphertext_of_payload(client, o).await?);
         }
-        VaultOp::Sign => key_there(o.signing_key()).await?,
+        VaultOp::Sign => transit_key_there(client, o.signing_key()).await?,
         VaultOp::Verify => {
-            key_there(o.signing_key()).await?;
-            let v = client
-                .expect(
-                    "signing the input verifies will send",
-                    "POST",
-                    &format!("{TRANSIT}/sign/{}", o.signing_key()),
-                    Some(&json!({ "input": o.payload() })),
-                )
-                .await?;
-            m.signature = Some(field(&v, "signature")?);
+            transit_key_there(client, o.signing_key()).await?;
+            m.signature = Some(signature_of_payload(client, o).await?);
         }
         VaultOp::KvRead | VaultOp::KvList => {
-            let f = client
-                .call("GET", &format!("{KV}/data/{}", o.kv_path), None)
-                .await?;
-            match f.status {
-                200 => {}
-                404 => {
-                    return Err(VaultError::Missing(format!(
-                        "no KV secret at {KV}/{}",
-                        o.kv_path
-                    )))
-                }
-                s => {
-                    return Err(VaultError::Server {
-                        what: format!("reading {KV}/{}", o.kv_path),
-                        message: super::describe_error(s, &f.body),
-                    })
-                }
-            }
+            there(
+                client,
+                &format!("{KV}/data/{}", o.kv_path),
+                || format!("no KV secret at {KV}/{}", o.kv_path),
+                || format!("reading {KV}/{}", o.kv_path),
+            )
+            .await?
         }
         VaultOp::PkiIssue => {
-            let f = client
-                .call("GET", &format!("{PKI}/roles/{}", o.pki_role), None)
-                .await?;
-            match f.status {
-                200 => {}
-                404 => {
-                    return Err(VaultError::Missing(format!(
-                        "no PKI role '{}' at {PKI}/",
-                        o.pki_role
-                    )))
-                }
-                s => {
-                    return Err(VaultError::Server {
-                        what: format!("reading PKI role '{}'", o.pki_role),
-                        message: super::describe_error(s, &f.body),
-                    })
-                }
-            }
+            there(
+                client,
+                &format!("{PKI}/roles/{}", o.pki_role),
+                || format!("no PKI role '{}' at {PKI}/", o.pki_role),
+                || format!("reading PKI role '{}'", o.pki_role),
+            )
+            .await?
         }
         VaultOp::KvWrite | VaultOp::TokenCreate | VaultOp::Health | VaultOp::SealStatus => {}
     }
     Ok(m)
+}
+
+/// Checks that transit key `key` exists (Vault answers a missing key with 404 or 400).
+async fn transit_key_there(client: &Client, key: String) -> Result<(), VaultError> {
+    let f = client
+        .call("GET", &format!("{TRANSIT}/keys/{key}"), None)
+        .await?;
+    match f.status {
+        200 => Ok(()),
+        404 | 400 => Err(VaultError::Missing(format!("no transit key '{key}'"))),
+        s => Err(VaultError::Server {
+            what: format!("reading transit key '{key}'"),
+            message: super::describe_error(s, &f.body),
+        }),
+    }
+}
+
+/// Checks that `path` exists: [`VaultError::Missing`] with `missing()` on a 404, a server
+/// error while `what()` on any other status but 200.
+async fn there(
+    client: &Client,
+    path: &str,
+    missing: impl FnOnce() -> String,
+    what: impl FnOnce() -> String,
+) -> Result<(), VaultError> {
+    let f = client.call("GET", path, None).await?;
+    match f.status {
+        200 => Ok(()),
+        404 => Err(VaultError::Missing(missing())),
+        s => Err(VaultError::Server {
+            what: what(),
+            message: super::describe_error(s, &f.body),
+        }),
+    }
+}
+
+/// The payload encrypted with the encryption key: what decrypt sends.
+async fn ciphertext_of_payload(client: &Client, o: &VaultOptions) -> Result<String, VaultError> {
+    let v = client
+        .expect(
+            "encrypting the payload decrypts will send",
+            "POST",
+            &format!("{TRANSIT}/encrypt/{}", o.encryption_key()),
+            Some(&json!({ "plaintext": o.payload() })),
+        )
+        .await?;
+    field(&v, "ciphertext")
+}
+
+/// The payload's signature by the signing key: what verify sends.
+async fn signature_of_payload(client: &Client, o: &VaultOptions) -> Result<String, VaultError> {
+    let v = client
+        .expect(
+            "signing the input verifies will send",
+            "POST",
+            &format!("{TRANSIT}/sign/{}", o.signing_key()),
+            Some(&json!({ "input": o.payload() })),
+        )
+        .await?;
+    field(&v, "signature")
 }
 
 /// A string field of a response's `data`.

@@ -123,6 +123,27 @@ pub async fn server_version(url: &str) -> Result<String, PgError> {
 /// table, then add the primary keys. Branch and teller fillers are NULL, account fillers
 /// blank, all balances 0, history empty.
 pub async fn init_tpcb(url: &str, scale: u32) -> Result<InitReport, PgError> {
+    check_tpcb_scale(scale)?;
+    let started = Instant::now();
+    let (client, target) = setup_client(url).await?;
+    create_tpcb_tables(&client, &target).await?;
+    let version: i32 = client
+        .query_one("SELECT current_setting('server_version_num')::int", &[])
+        .await
+        .map_err(setup_error(&target, "reading the server version"))?
+        .try_get(0)
+        .map_err(setup_error(&target, "reading the server version"))?;
+    let freeze = version >= 140_000;
+    let rows = load_tpcb_tables(&client, &target, scale, freeze).await?;
+    vacuum_and_add_tpcb_keys(&client, &target).await?;
+    Ok(InitReport {
+        rows,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// Refuses scale 0, and the scales from which pgbench makes account ids `bigint`.
+fn check_tpcb_scale(scale: u32) -> Result<(), PgError> {
     if scale == 0 || scale >= SCALE_32BIT_THRESHOLD {
         return Err(PgError::Unsupported(format!(
             "scale {scale}: use a scale from 1 to {} (pgbench switches account ids to bigint \
@@ -130,9 +151,12 @@ pub async fn init_tpcb(url: &str, scale: u32) -> Result<InitReport, PgError> {
             SCALE_32BIT_THRESHOLD - 1
         )));
     }
-    let started = Instant::now();
-    let (client, target) = setup_client(url).await?;
-    let err = |step: &str| setup_error(&target, step);
+    Ok(())
+}
+
+/// Drops the four TPC-B tables and creates them afresh, as pgbench's steps `d` and `t`.
+async fn create_tpcb_tables(client: &Client, target: &str) -> Result<(), PgError> {
+    let err = |step: &str| setup_error(target, step);
     client
         .batch_execute(
             "drop table if exists pgbench_accounts, pgbench_branches, pgbench_history, \
@@ -172,21 +196,24 @@ pub async fn init_tpcb(url: &str, scale: u32) -> Result<InitReport, PgError> {
             .await
             .map_err(err(&format!("creating {table}")))?;
     }
+    Ok(())
+}
 
-    let version: i32 = client
-        .query_one("SELECT current_setting('server_version_num')::int", &[])
-        .await
-        .map_err(err("reading the server version"))?
-        .try_get(0)
-        .map_err(err("reading the server version"))?;
-    let freeze = version >= 140_000;
+/// Fills branches, tellers and accounts for `scale` with COPY (`freeze`: with FREEZE) in one
+/// transaction that first truncates the tables, as pgbench's step `g`; the rows loaded.
+async fn load_tpcb_tables(
+    client: &Client,
+    target: &str,
+    scale: u32,
+    freeze: bool,
+) -> Result<u64, PgError> {
     let s = scale as i64;
     let (branches, tellers, accounts) = (
         BRANCHES_PER_SCALE * s,
         TELLERS_PER_SCALE * s,
         ACCOUNTS_PER_SCALE * s,
     );
-    let load = err("loading the pgbench tables");
+    let load = setup_error(target, "loading the pgbench tables");
     client
         .batch_execute(
             "begin; truncate table pgbench_accounts, pgbench_branches, pgbench_history, \
@@ -194,13 +221,13 @@ pub async fn init_tpcb(url: &str, scale: u32) -> Result<InitReport, PgError> {
         )
         .await
         .map_err(&load)?;
-    let mut rows = copy_rows(&client, "pgbench_branches", freeze, branches, |b, i| {
+    let mut rows = copy_rows(client, "pgbench_branches", freeze, branches, |b, i| {
         push_int(b, i + 1);
         b.extend_from_slice(b"\t0\t\\N\n");
     })
     .await
     .map_err(&load)?;
-    rows += copy_rows(&client, "pgbench_tellers", freeze, tellers, |b, i| {
+    rows += copy_rows(client, "pgbench_tellers", freeze, tellers, |b, i| {
         push_int(b, i + 1);
         b.push(b'\t');
         push_int(b, i / TELLERS_PER_SCALE + 1);
@@ -208,7 +235,7 @@ pub async fn init_tpcb(url: &str, scale: u32) -> Result<InitReport, PgError> {
     })
     .await
     .map_err(&load)?;
-    rows += copy_rows(&client, "pgbench_accounts", freeze, accounts, |b, i| {
+    rows += copy_rows(client, "pgbench_accounts", freeze, accounts, |b, i| {
         push_int(b, i + 1);
         b.push(b'\t');
         push_int(b, i / ACCOUNTS_PER_SCALE + 1);
@@ -217,7 +244,11 @@ pub async fn init_tpcb(url: &str, scale: u32) -> Result<InitReport, PgError> {
     .await
     .map_err(&load)?;
     client.batch_execute("commit").await.map_err(&load)?;
+    Ok(rows)
+}
 
+/// `VACUUM ANALYZE` on each table, then the primary keys, as pgbench's steps `v` and `p`.
+async fn vacuum_and_add_tpcb_keys(client: &Client, target: &str) -> Result<(), PgError> {
     for table in [
         "pgbench_branches",
         "pgbench_tellers",
@@ -227,7 +258,7 @@ pub async fn init_tpcb(url: &str, scale: u32) -> Result<InitReport, PgError> {
         client
             .batch_execute(&format!("vacuum analyze {table}"))
             .await
-            .map_err(err(&format!("vacuum analyze {table}")))?;
+            .map_err(setup_error(target, &format!("vacuum analyze {table}")))?;
     }
     for sql in [
         "alter table pgbench_branches add primary key (bid)",
@@ -237,12 +268,9 @@ pub async fn init_tpcb(url: &str, scale: u32) -> Result<InitReport, PgError> {
         client
             .batch_execute(sql)
             .await
-            .map_err(err("adding the primary keys"))?;
+            .map_err(setup_error(target, "adding the primary keys"))?;
     }
-    Ok(InitReport {
-        rows,
-        elapsed: started.elapsed(),
-    })
+    Ok(())
 }
 
 /// The server-side TPC-B transaction of the TpcBFunction workload.
