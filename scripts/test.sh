@@ -29,6 +29,10 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# One cargo feature per protocol: the binary with HTTP alone (what the demo and the reference
+# service need) must build, warning-free.
+echo "== cargo build --no-default-features --features http"
+RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo build -p perfbase --no-default-features --features http --locked
 if ! command -v chromium >/dev/null 2>&1; then
   # The HTML report is checked in headless Chromium (Debian's package).
   echo "== apt-get install chromium (for the HTML report test)"

@@ -1,8 +1,11 @@
 //! Dispatch: each command to what runs it. Protocol commands and plan files become a plan and
 //! run as a study; the others read the store or serve.
 
+#[cfg(feature = "sql")]
 use crate::backend::Dialect;
-use crate::cli::{Cli, Command, RunArgs, SqlArgs};
+#[cfg(feature = "sql")]
+use crate::cli::SqlArgs;
+use crate::cli::{Cli, Command, RunArgs};
 use crate::exit::{bad_input, AppError, Exit};
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -13,13 +16,21 @@ use std::path::PathBuf;
 pub fn run(cli: Cli) -> Result<Exit, AppError> {
     match cli.command {
         Command::Http(a) => study(a.plan(&a.load.save.options()?)?),
+        #[cfg(feature = "sql")]
         Command::Pg(a) => sql(&a, Dialect::Postgres, &a.load.save.options()?),
+        #[cfg(feature = "sql")]
         Command::Mysql(a) => sql(&a, Dialect::Mysql, &a.load.save.options()?),
+        #[cfg(feature = "redis")]
         Command::Redis(a) => study(a.plan(&a.load.save.options()?)?),
+        #[cfg(feature = "amqp")]
         Command::Amqp(a) => study(a.plan(&a.load.save.options()?)?),
+        #[cfg(feature = "nats")]
         Command::Nats(a) => study(a.plan(&a.load.save.options()?)?),
+        #[cfg(feature = "mqtt")]
         Command::Mqtt(a) => study(a.plan(&a.load.save.options()?)?),
+        #[cfg(feature = "mongo")]
         Command::Mongo(a) => study(a.plan(&a.load.save.options()?)?),
+        #[cfg(feature = "vault")]
         Command::Vault(a) => study(a.plan(&a.load.save.options()?)?),
         Command::Run(a) => {
             let store = a.save.options()?;
@@ -51,6 +62,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             let store = a.store.options();
             crate::inspect::report(a, &store)
         }
+        #[cfg(feature = "k8s")]
         Command::K8s(a) => crate::k8s::k8s(a),
         Command::Agent(mut a) => {
             let store = crate::agent::store_options(&a)?;
@@ -98,6 +110,7 @@ pub fn study((plan, options): (Plan, StudyOptions)) -> Result<Exit, AppError> {
 }
 
 /// `perfbase pg` / `perfbase mysql`: `--init` creates the tables, otherwise a run.
+#[cfg(feature = "sql")]
 fn sql(a: &SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, AppError> {
     if !a.init {
         return study(a.plan(dialect, store)?);

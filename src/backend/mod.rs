@@ -6,17 +6,25 @@
 //! its methods are one-line delegations, so a new protocol is a module, a line here, and
 //! whatever the compiler then names (the plan's and the flags' readers).
 
+#[cfg(feature = "amqp")]
 mod amqp;
+#[cfg(any(feature = "redis", feature = "mongo"))]
 mod closing;
 mod http;
+#[cfg(feature = "mongo")]
 mod mongo;
+#[cfg(feature = "mqtt")]
 mod mqtt;
+#[cfg(feature = "nats")]
 mod nats;
 pub mod options;
 mod protocol;
+#[cfg(feature = "redis")]
 mod redis;
 pub mod setup;
+#[cfg(feature = "sql")]
 mod sql;
+#[cfg(feature = "vault")]
 mod vault;
 
 use crate::exit::AppError;
@@ -27,42 +35,52 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+#[cfg(feature = "amqp")]
 pub use amqp::{AmqpTarget, StreamSide};
 pub use http::{HttpRequests, HttpTarget};
+#[cfg(feature = "mongo")]
 pub use mongo::MongoTarget;
+#[cfg(feature = "mqtt")]
 pub use mqtt::MqttTarget;
+#[cfg(feature = "nats")]
 pub use nats::NatsTarget;
 pub use options::Dialect;
 pub use protocol::{
     BrokerTarget, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT,
 };
+#[cfg(feature = "redis")]
 pub use redis::RedisTarget;
+#[cfg(feature = "sql")]
 pub use sql::{init_tables, SqlTarget};
+#[cfg(feature = "vault")]
 pub use vault::{TokenSource, VaultTarget};
 
-/// Declares [`Backend`] with one variant per protocol and the two accessors that hand a
-/// variant's target over as a [`Protocol`]: the one list of protocols, so adding one is a
-/// line here, and every `match` over `Backend` elsewhere is a compile error until it says
-/// what the new protocol does.
+#[cfg(not(feature = "http"))]
+compile_error!("perfbase needs its `http` feature: the demo and the reference service run on it");
+
+/// Declares [`Backend`] with one variant per protocol (built with its cargo feature) and the
+/// two accessors that hand a variant's target over as a [`Protocol`]: the one list of
+/// protocols, so adding one is a line here, and every `match` over `Backend` elsewhere is a
+/// compile error until it says what the new protocol does.
 macro_rules! protocols {
-    ($($(#[$doc:meta])* $variant:ident($target:ty),)*) => {
+    ($($(#[$doc:meta])* $feature:literal => $variant:ident($target:ty),)*) => {
         /// What a workload loads: the protocol and its settings.
         #[derive(Debug, Clone)]
         pub enum Backend {
-            $($(#[$doc])* $variant($target),)*
+            $($(#[$doc])* #[cfg(feature = $feature)] $variant($target),)*
         }
 
         impl Backend {
             /// The protocol's own module, behind its trait.
             pub fn inner(&self) -> &dyn Protocol {
                 match self {
-                    $(Backend::$variant(t) => t,)*
+                    $(#[cfg(feature = $feature)] Backend::$variant(t) => t,)*
                 }
             }
 
             fn inner_mut(&mut self) -> &mut dyn Protocol {
                 match self {
-                    $(Backend::$variant(t) => t,)*
+                    $(#[cfg(feature = $feature)] Backend::$variant(t) => t,)*
                 }
             }
         }
@@ -70,16 +88,17 @@ macro_rules! protocols {
 }
 
 protocols! {
-    Http(HttpTarget),
-    Sql(SqlTarget),
-    Redis(RedisTarget),
+    "http" => Http(HttpTarget),
+    /// PostgreSQL, MySQL or MariaDB.
+    "sql" => Sql(SqlTarget),
+    "redis" => Redis(RedisTarget),
     /// RabbitMQ; the URL carries the password from the environment, never shown.
-    Amqp(AmqpTarget),
-    Nats(NatsTarget),
-    Mqtt(MqttTarget),
-    Mongo(MongoTarget),
+    "amqp" => Amqp(AmqpTarget),
+    "nats" => Nats(NatsTarget),
+    "mqtt" => Mqtt(MqttTarget),
+    "mongo" => Mongo(MongoTarget),
     /// HashiCorp Vault or OpenBao, over HTTP; the token is read when the driver is built.
-    Vault(VaultTarget),
+    "vault" => Vault(VaultTarget),
 }
 
 impl Backend {

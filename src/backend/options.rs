@@ -3,9 +3,13 @@
 //! definition ([`choose`]) and list the same choices in their errors.
 
 use clap::ValueEnum;
+#[cfg(feature = "amqp")]
 use perfbase_drivers::amqp::{AckMode, AmqpMode};
+#[cfg(feature = "nats")]
 use perfbase_drivers::nats::NatsMode;
+#[cfg(feature = "sql")]
 use perfbase_drivers::sql::{SqlWorkload, SuiteOp};
+#[cfg(feature = "sql")]
 use perfbase_drivers::Operation;
 
 /// Which database family a SQL target is.
@@ -35,6 +39,7 @@ impl Dialect {
     }
 }
 
+#[cfg(feature = "amqp")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AmqpModeName {
     /// Publish, then receive the same message: latency is end to end through the broker
@@ -46,6 +51,7 @@ pub enum AmqpModeName {
     Stream,
 }
 
+#[cfg(feature = "amqp")]
 impl AmqpModeName {
     pub fn mode(self) -> AmqpMode {
         match self {
@@ -64,6 +70,7 @@ impl AmqpModeName {
     }
 }
 
+#[cfg(feature = "amqp")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum AckName {
     None,
@@ -71,6 +78,7 @@ pub enum AckName {
     Manual,
 }
 
+#[cfg(feature = "amqp")]
 impl AckName {
     pub fn mode(self) -> AckMode {
         match self {
@@ -89,6 +97,7 @@ impl AckName {
     }
 }
 
+#[cfg(feature = "nats")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum NatsModeName {
     /// Core publish to a subject the session subscribes to: end-to-end latency
@@ -99,6 +108,7 @@ pub enum NatsModeName {
     Jetstream,
 }
 
+#[cfg(feature = "nats")]
 impl NatsModeName {
     pub fn mode(self) -> NatsMode {
         match self {
@@ -139,21 +149,25 @@ pub fn choose<T: ValueEnum + Copy>(text: &str, allowed: impl Fn(T) -> bool) -> R
 }
 
 /// pgbench's scripts by name; the suite's operations follow them in [`sql_workload_names`].
+#[cfg(feature = "sql")]
 /// A pgbench script's workload at a scale.
 type Script = fn(u32) -> SqlWorkload;
 
+#[cfg(feature = "sql")]
 const SQL_SCRIPTS: [(&str, Script); 3] = [
     ("tpcb", |scale| SqlWorkload::TpcB { scale }),
     ("tpcb-function", |scale| SqlWorkload::TpcBFunction { scale }),
     ("select-only", |scale| SqlWorkload::TpcBSelect { scale }),
 ];
 
+#[cfg(feature = "sql")]
 /// The built-in SQL workloads by name, as `--workload` and a plan's `builtin` give them.
 pub fn sql_workload_names() -> String {
     let scripts: Vec<&str> = SQL_SCRIPTS.iter().map(|(name, _)| *name).collect();
     format!("{}, {}", scripts.join(", "), SuiteOp::names())
 }
 
+#[cfg(feature = "sql")]
 /// A built-in SQL workload by name (`tpcb`, `tpcb-function`, `select-only` or an operation of
 /// the suite).
 pub fn sql_workload(name: &str, scale: u32) -> Option<SqlWorkload> {

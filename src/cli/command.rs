@@ -243,3 +243,22 @@ pub fn check_outputs(outputs: &[(&str, &Option<std::path::PathBuf>)]) -> Result<
     }
     Ok(())
 }
+
+/// A plan of one broker workload under `load`'s flags.
+pub fn one_workload(
+    load: &LoadArgs,
+    url: &str,
+    backend: Backend,
+    store: &StoreOptions,
+) -> (Plan, StudyOptions) {
+    let kind = backend.protocol();
+    let job = Job {
+        step: "measure".into(),
+        label: perfbase_core::redact::url(url),
+        backend,
+    };
+    (
+        load.plan(kind, vec![job], 1),
+        load.options(kind, None, store),
+    )
+}

@@ -2,29 +2,49 @@
 //! describe (`command.rs`): a command is a plan of one scenario, or one per operation of a
 //! suite. Running it is `study`'s job; `app` dispatches.
 
-mod brokers;
+#[cfg(feature = "amqp")]
+mod amqp;
 mod command;
 pub use command::check_outputs;
 mod http;
 mod inspect;
 mod load;
+#[cfg(feature = "mongo")]
 mod mongo;
+#[cfg(feature = "mqtt")]
+mod mqtt;
+#[cfg(feature = "nats")]
+mod nats;
+#[cfg(feature = "redis")]
+mod redis;
 mod run;
 mod serve;
+#[cfg(feature = "sql")]
 mod sql;
+#[cfg(feature = "vault")]
 mod vault;
 
-pub use brokers::{AmqpArgs, MqttArgs, NatsArgs, RedisArgs};
+#[cfg(feature = "amqp")]
+pub use amqp::AmqpArgs;
 pub use http::{parse_header, HttpArgs};
 pub use inspect::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
     VerdictFiles,
 };
 pub use load::LoadArgs;
+#[cfg(feature = "mongo")]
 pub use mongo::MongoArgs;
+#[cfg(feature = "mqtt")]
+pub use mqtt::MqttArgs;
+#[cfg(feature = "nats")]
+pub use nats::NatsArgs;
+#[cfg(feature = "redis")]
+pub use redis::RedisArgs;
 pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
+#[cfg(feature = "sql")]
 pub use sql::SqlArgs;
+#[cfg(feature = "vault")]
 pub use vault::VaultArgs;
 
 use clap::{Parser, Subcommand};
@@ -207,23 +227,32 @@ impl SaveArgs {
 pub enum Command {
     /// Load an HTTP endpoint: HTTP/1.1, HTTP/2 (--http2), TLS (closed model with -c, open
     /// model with -r).
+    #[cfg(feature = "http")]
     Http(Box<HttpArgs>),
     /// Load PostgreSQL: TPC-B like pgbench, an operation suite, or a custom statement.
+    #[cfg(feature = "sql")]
     Pg(Box<SqlArgs>),
     /// Load MySQL or MariaDB: TPC-B, an operation suite, or a custom statement.
+    #[cfg(feature = "sql")]
     Mysql(Box<SqlArgs>),
     /// Load Redis (standalone or cluster): an operation suite like redis-benchmark, or one op.
+    #[cfg(feature = "redis")]
     Redis(Box<RedisArgs>),
     /// Load RabbitMQ (AMQP 0-9-1): publish, or publish and consume with end-to-end latency.
+    #[cfg(feature = "amqp")]
     Amqp(Box<AmqpArgs>),
     /// Load NATS: publish/subscribe, request/reply or JetStream publish.
+    #[cfg(feature = "nats")]
     Nats(Box<NatsArgs>),
     /// Load an MQTT broker: QoS 0/1 publish with end-to-end latency.
+    #[cfg(feature = "mqtt")]
     Mqtt(Box<MqttArgs>),
     /// Load MongoDB (or FerretDB): an operation suite, or one operation.
+    #[cfg(feature = "mongo")]
     Mongo(Box<MongoArgs>),
     /// Load HashiCorp Vault or OpenBao: transit, KV v2, PKI, tokens and health, as a suite or
     /// one operation.
+    #[cfg(feature = "vault")]
     Vault(Box<VaultArgs>),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
     Run(Box<RunArgs>),
@@ -247,6 +276,7 @@ pub enum Command {
     /// of `perfbase k8s`), saved in the shared store under the run's id
     Agent(Box<AgentArgs>),
     /// Print the Kubernetes manifests that run a plan as N agents (kubectl apply -f -)
+    #[cfg(feature = "k8s")]
     K8s(K8sArgs),
     /// Print a shell completion script: source <(perfbase completions bash)
     Completions(CompletionsArgs),

@@ -1,18 +1,45 @@
 //! The workload fields of non-HTTP targets: databases, Redis, brokers and Vault.
 
-use super::context::Ctx;
-use super::file::{self, S};
-use super::model::*;
-use crate::backend::options::{self, AckName, AmqpModeName, NatsModeName};
-use crate::backend::{
-    AmqpTarget, MongoTarget, MqttTarget, NatsTarget, StreamSide, TokenSource, VaultTarget,
+#[cfg(any(
+    feature = "sql",
+    feature = "redis",
+    feature = "amqp",
+    feature = "nats",
+    feature = "mqtt",
+    feature = "mongo",
+    feature = "vault"
+))]
+use super::{
+    context::Ctx,
+    file::{self, S},
+    model::*,
 };
+#[cfg(any(feature = "amqp", feature = "nats", feature = "sql"))]
+use crate::backend::options;
+#[cfg(feature = "nats")]
+use crate::backend::options::NatsModeName;
+#[cfg(feature = "amqp")]
+use crate::backend::options::{AckName, AmqpModeName};
+#[cfg(feature = "mongo")]
+use crate::backend::MongoTarget;
+#[cfg(feature = "mqtt")]
+use crate::backend::MqttTarget;
+#[cfg(feature = "nats")]
+use crate::backend::NatsTarget;
+#[cfg(feature = "amqp")]
+use crate::backend::{AmqpTarget, StreamSide};
+#[cfg(feature = "vault")]
+use crate::backend::{TokenSource, VaultTarget};
+#[cfg(feature = "sql")]
 use perfbase_drivers::workload::{Corpus, Template};
+#[cfg(any(feature = "redis", feature = "mongo", feature = "vault"))]
 use perfbase_drivers::Operation;
+#[cfg(feature = "sql")]
 use std::sync::Arc;
 
 /// `v` read as one of `T`'s names (a flag's `ValueEnum`, so flags and plans share their
 /// choices and their error), or `default` when the field is absent.
+#[cfg(any(feature = "amqp", feature = "nats"))]
 fn pick<T: clap::ValueEnum + Copy>(
     cx: &Ctx<'_>,
     field: &str,
@@ -26,6 +53,7 @@ fn pick<T: clap::ValueEnum + Copy>(
 }
 
 /// A message size field, or the protocol's `default`.
+#[cfg(any(feature = "amqp", feature = "nats", feature = "mqtt"))]
 fn size(
     cx: &Ctx<'_>,
     field: &str,
@@ -39,6 +67,7 @@ fn size(
 }
 
 /// An error at `v`'s line when it is set outside stream mode.
+#[cfg(feature = "amqp")]
 fn stream_only<T>(
     cx: &Ctx<'_>,
     field: &str,
@@ -52,6 +81,7 @@ fn stream_only<T>(
 }
 
 /// The mode and message options of a workload on an amqp:// target, and what reports call it.
+#[cfg(feature = "amqp")]
 pub(super) fn amqp_workload(
     cx: &Ctx<'_>,
     field: &str,
@@ -129,6 +159,7 @@ pub(super) fn amqp_workload(
 }
 
 /// The mode and message size of a workload on a nats:// target, and what reports call it.
+#[cfg(feature = "nats")]
 pub(super) fn nats_workload(
     cx: &Ctx<'_>,
     field: &str,
@@ -150,6 +181,7 @@ pub(super) fn nats_workload(
 }
 
 /// The QoS and message size of a workload on an mqtt:// target, and what reports call it.
+#[cfg(feature = "mqtt")]
 pub(super) fn mqtt_workload(
     cx: &Ctx<'_>,
     field: &str,
@@ -176,6 +208,7 @@ pub(super) fn mqtt_workload(
 
 /// The Redis command of a workload on a redis:// target, with its keyspace, value size,
 /// pipeline and prefill.
+#[cfg(feature = "redis")]
 pub(super) fn redis_workload(
     cx: &Ctx<'_>,
     field: &str,
@@ -222,6 +255,7 @@ pub(super) fn redis_workload(
 
 /// The operation a workload's `command` names (`suite` is expanded before this), or an error
 /// at its line listing the `names` of `product`'s operations.
+#[cfg(any(feature = "mongo", feature = "vault"))]
 fn command<O: Operation>(
     cx: &Ctx<'_>,
     field: &str,
@@ -249,6 +283,7 @@ fn command<O: Operation>(
 }
 
 /// The operation of a workload on a mongodb:// target, with its keyspace and `init`.
+#[cfg(feature = "mongo")]
 pub(super) fn mongo_workload(
     cx: &Ctx<'_>,
     field: &str,
@@ -288,6 +323,7 @@ pub(super) fn mongo_workload(
     })
 }
 
+#[cfg(feature = "sql")]
 pub(super) fn sql_workload(
     cx: &Ctx<'_>,
     field: &str,
@@ -334,6 +370,7 @@ pub(super) fn sql_workload(
 
 /// The operation of a workload on a Vault target (`protocol = "vault"`), with its options,
 /// the target's token source and HTTP settings, and `init`.
+#[cfg(feature = "vault")]
 pub(super) fn vault_workload(
     cx: &Ctx<'_>,
     field: &str,

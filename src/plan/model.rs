@@ -1,7 +1,11 @@
 //! The validated plan: what the sections of a plan file (or a command's flags) become.
 
+pub use crate::backend::Backend;
 use crate::backend::HttpTarget;
-pub use crate::backend::{Backend, RedisTarget, SqlTarget};
+#[cfg(feature = "redis")]
+pub use crate::backend::RedisTarget;
+#[cfg(feature = "sql")]
+pub use crate::backend::SqlTarget;
 use perfbase_analysis::knee::KneeRule;
 use perfbase_analysis::sweep::Offered;
 use perfbase_analysis::threshold::Threshold;
@@ -115,6 +119,8 @@ impl Workload {
     pub fn http(&self) -> Option<&HttpTarget> {
         match &self.backend {
             Backend::Http(h) => Some(h),
+            // Every other protocol (none, in a build of HTTP alone).
+            #[allow(unreachable_patterns)]
             _ => None,
         }
     }

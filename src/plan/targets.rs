@@ -32,7 +32,6 @@ pub(super) fn targets<'r>(
                 ),
             ));
         };
-        let url = checked_url(cx, (t, &field), family, &url_text)?;
         if let Some(p) = &t.protocol {
             if family != Family::Http || p.get_ref() != "vault" {
                 return Err(cx.err(
@@ -44,6 +43,17 @@ pub(super) fn targets<'r>(
             }
             family = Family::Vault;
         }
+        if let (feature, false) = family.feature() {
+            return Err(cx.err(
+                &t.url,
+                &field,
+                format!(
+                    "this perfbase was built without the `{feature}` feature; build it with \
+                     `cargo build --features {feature}` (all protocols are in the default build)"
+                ),
+            ));
+        }
+        let url = checked_url(cx, (t, &field), family, &url_text)?;
         fields_fit(cx, (name, t), family)?;
         targets.insert(name.clone(), (t, family, url_text, url));
     }
@@ -61,7 +71,7 @@ fn checked_url(
 ) -> Result<Option<Url>, PlanError> {
     let bad = |e: &dyn std::fmt::Display| cx.err(&t.url, field, e.to_string());
     match family {
-        Family::Redis => {
+        Family::Redis => built!("redis", {
             let probe = perfbase_drivers::redis::RedisOptions {
                 keyspace: 1,
                 value_size: 1,
@@ -70,24 +80,24 @@ fn checked_url(
             let ping = perfbase_drivers::redis::RedisOp::Ping;
             perfbase_drivers::redis::RedisDriver::new(url_text, ping, probe)
                 .map_err(|e| bad(&e))?;
-        }
-        Family::Amqp => {
+        }),
+        Family::Amqp => built!("amqp", {
             perfbase_drivers::amqp::AmqpDriver::new(url_text, Default::default())
                 .map_err(|e| bad(&e))?;
-        }
-        Family::Nats => {
+        }),
+        Family::Nats => built!("nats", {
             perfbase_drivers::nats::NatsDriver::new(url_text, Default::default())
                 .map_err(|e| bad(&e))?;
-        }
-        Family::Mqtt => {
+        }),
+        Family::Mqtt => built!("mqtt", {
             perfbase_drivers::mqtt::MqttDriver::new(url_text, Default::default())
                 .map_err(|e| bad(&e))?;
-        }
-        Family::Mongo => {
+        }),
+        Family::Mongo => built!("mongo", {
             use perfbase_drivers::mongo::{MongoDriver, MongoOp};
             MongoDriver::new(url_text, MongoOp::FindOne, Default::default())
                 .map_err(|e| bad(&e))?;
-        }
+        }),
         Family::Http | Family::Sql | Family::Vault => {
             return Url::parse(url_text).map(Some).map_err(|e| {
                 let shown = perfbase_core::redact::url(t.url.get_ref());
@@ -163,6 +173,20 @@ impl Family {
             "mongodb" => Family::Mongo,
             _ => return None,
         })
+    }
+
+    /// The cargo feature that builds the protocol in, and whether this binary has it.
+    pub fn feature(self) -> (&'static str, bool) {
+        match self {
+            Family::Http => ("http", cfg!(feature = "http")),
+            Family::Sql => ("sql", cfg!(feature = "sql")),
+            Family::Redis => ("redis", cfg!(feature = "redis")),
+            Family::Amqp => ("amqp", cfg!(feature = "amqp")),
+            Family::Nats => ("nats", cfg!(feature = "nats")),
+            Family::Mqtt => ("mqtt", cfg!(feature = "mqtt")),
+            Family::Mongo => ("mongo", cfg!(feature = "mongo")),
+            Family::Vault => ("vault", cfg!(feature = "vault")),
+        }
     }
 
     /// The targets a workload field is for, in words.

@@ -1,15 +1,27 @@
 //! `[workloads]`: what each workload sends to its target. HTTP workloads are a request or a
 //! weighted mix of templates; the others take their protocol's fields (backends.rs).
 
-use super::backends::{
-    amqp_workload, mongo_workload, mqtt_workload, nats_workload, redis_workload, sql_workload,
-    vault_workload,
-};
+#[cfg(feature = "amqp")]
+use super::backends::amqp_workload;
+#[cfg(feature = "mongo")]
+use super::backends::mongo_workload;
+#[cfg(feature = "mqtt")]
+use super::backends::mqtt_workload;
+#[cfg(feature = "nats")]
+use super::backends::nats_workload;
+#[cfg(feature = "redis")]
+use super::backends::redis_workload;
+#[cfg(feature = "sql")]
+use super::backends::sql_workload;
+#[cfg(feature = "vault")]
+use super::backends::vault_workload;
 use super::context::Ctx;
 use super::file::{self, PlanFile, RequestDef, S};
 use super::model::*;
 use super::targets::{http_version, Family, TargetInfo};
-use crate::backend::{Dialect, HttpRequests, HttpTarget};
+#[cfg(feature = "sql")]
+use crate::backend::Dialect;
+use crate::backend::{HttpRequests, HttpTarget};
 use perfbase_drivers::http::{BodySpec, HttpOptions, RequestSpec};
 use perfbase_drivers::workload::{Corpus, Template};
 use perfbase_drivers::Operation;
@@ -102,11 +114,23 @@ fn suite_operations(
     fn names<O: Operation>() -> Vec<&'static str> {
         O::ALL.iter().map(|o| o.name()).collect()
     }
-    let (chosen, all) = match family {
-        Family::Sql => (&w.builtin, names::<perfbase_drivers::sql::SuiteOp>()),
-        Family::Redis => (&w.command, names::<perfbase_drivers::redis::RedisOp>()),
-        Family::Mongo => (&w.command, names::<perfbase_drivers::mongo::MongoOp>()),
-        Family::Vault => (&w.command, names::<perfbase_drivers::vault::VaultOp>()),
+    let (chosen, all): (&Option<S<String>>, Vec<&'static str>) = match family {
+        Family::Sql => (
+            &w.builtin,
+            built!("sql", names::<perfbase_drivers::sql::SuiteOp>()),
+        ),
+        Family::Redis => (
+            &w.command,
+            built!("redis", names::<perfbase_drivers::redis::RedisOp>()),
+        ),
+        Family::Mongo => (
+            &w.command,
+            built!("mongo", names::<perfbase_drivers::mongo::MongoOp>()),
+        ),
+        Family::Vault => (
+            &w.command,
+            built!("vault", names::<perfbase_drivers::vault::VaultOp>()),
+        ),
         Family::Http | Family::Amqp | Family::Nats | Family::Mqtt => return Ok(None),
     };
     let Some(chosen) = chosen.as_ref().filter(|c| c.get_ref() == "suite") else {
@@ -158,6 +182,19 @@ fn suite_operations(
 }
 
 /// The backend of a workload on a database, Redis or broker target, and what reports call it.
+// A build without some protocols reads none of their fields.
+#[cfg_attr(
+    not(all(
+        feature = "sql",
+        feature = "redis",
+        feature = "amqp",
+        feature = "nats",
+        feature = "mqtt",
+        feature = "mongo",
+        feature = "vault"
+    )),
+    allow(unused_variables)
+)]
 fn backend_of(
     cx: &Ctx<'_>,
     field: &str,
@@ -168,7 +205,7 @@ fn backend_of(
     let (tdef, family, url_text, _) = target;
     let (family, url_text) = (*family, url_text.as_str());
     Ok(match family {
-        Family::Sql => {
+        Family::Sql => built!("sql", {
             let sql = sql_workload(cx, field, w, corpora)?;
             let what = w.sql.as_ref().map_or_else(
                 || {
@@ -204,18 +241,18 @@ fn backend_of(
                 init: w.init.as_ref().is_some_and(|i| *i.get_ref()),
             };
             (Backend::Sql(target), what)
-        }
-        Family::Redis => {
+        }),
+        Family::Redis => built!("redis", {
             let redis = redis_workload(cx, field, w, url_text)?;
             let what = redis.op.name().to_string();
             (Backend::Redis(redis), what)
-        }
-        Family::Mongo => {
+        }),
+        Family::Mongo => built!("mongo", {
             let mongo = mongo_workload(cx, field, w, url_text)?;
             let what = mongo.op.name().to_string();
             (Backend::Mongo(mongo), what)
-        }
-        Family::Vault => {
+        }),
+        Family::Vault => built!("vault", {
             let target = w.target.get_ref();
             let http = HttpOptions {
                 version: http_version(cx, tdef, target)?,
@@ -229,10 +266,10 @@ fn backend_of(
             let vault = vault_workload(cx, field, w, (tdef, target), url_text, http)?;
             let what = vault.op.name().to_string();
             (Backend::Vault(vault), what)
-        }
-        Family::Amqp => amqp_workload(cx, field, w, url_text)?,
-        Family::Nats => nats_workload(cx, field, w, url_text)?,
-        Family::Mqtt => mqtt_workload(cx, field, w, url_text)?,
+        }),
+        Family::Amqp => built!("amqp", amqp_workload(cx, field, w, url_text)?),
+        Family::Nats => built!("nats", nats_workload(cx, field, w, url_text)?),
+        Family::Mqtt => built!("mqtt", mqtt_workload(cx, field, w, url_text)?),
         Family::Http => unreachable!("HTTP workloads are read by http_workload"),
     })
 }
