@@ -9,6 +9,7 @@
 //! `time` in seconds; each failure a `message` (with the figure's unit) and a `type`.
 
 use perfbase_core::result::{Measurement, RunResult};
+use perfbase_core::study::{CheckVerdict, Study};
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use std::time::Duration;
 
@@ -73,21 +74,23 @@ fn summary(m: &Measurement) -> String {
 }
 
 fn cases(r: &RunResult) -> Vec<Case> {
+    let mut cases = run_cases(r);
+    if let Some(study) = &r.study {
+        cases.extend(threshold_cases(r, study));
+        cases.extend(study.checks.iter().map(|c| check_case(r, c)));
+    }
+    cases
+}
+
+/// Whether any request succeeded; for an interrupted run, a failed "run completed" too.
+fn run_cases(r: &RunResult) -> Vec<Case> {
     let run_time = r.measurement.duration_s;
-    // A verdict's phase, for its time; a single run's verdicts are on the whole run.
-    let phase_time = |name: &str| {
-        r.phases
-            .iter()
-            .find(|p| p.name == name)
-            .map_or(run_time, |p| p.measurement.duration_s)
-    };
-    let mut cases = Vec::new();
     // Saturating: a hand-edited or corrupt result may count more errors than requests.
     let ok = r
         .measurement
         .requests
         .saturating_sub(r.measurement.errors.values().sum::<u64>());
-    cases.push(Case {
+    let mut cases = vec![Case {
         class: "perfbase".into(),
         name: "requests succeeded".into(),
         seconds: run_time,
@@ -97,7 +100,7 @@ fn cases(r: &RunResult) -> Vec<Case> {
                 format!("none of {} requests succeeded", r.measurement.requests),
             )
         }),
-    });
+    }];
     if r.interrupted {
         cases.push(Case {
             class: "perfbase".into(),
@@ -109,50 +112,62 @@ fn cases(r: &RunResult) -> Vec<Case> {
             )),
         });
     }
-    if let Some(study) = &r.study {
-        for s in &study.scenarios {
-            for t in &s.thresholds {
-                let v = &t.verdict;
-                cases.push(Case {
-                    class: format!("thresholds.{}", s.name),
-                    name: format!("{} in {}", v.threshold, t.phase),
-                    seconds: phase_time(&t.phase),
-                    failure: (!v.passed).then(|| {
-                        (
-                            "threshold",
-                            format!("{}: {}", v.threshold, actual(&v.threshold, v.actual)),
-                        )
-                    }),
-                });
-            }
-        }
-        for c in &study.checks {
-            let counts = crate::study_text::counts;
+    cases
+}
+
+/// A case per threshold verdict, grouped by scenario.
+fn threshold_cases(r: &RunResult, study: &Study) -> Vec<Case> {
+    // A verdict's phase, for its time; a single run's verdicts are on the whole run.
+    let phase_time = |name: &str| {
+        r.phases
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(r.measurement.duration_s, |p| p.measurement.duration_s)
+    };
+    let mut cases = Vec::new();
+    for s in &study.scenarios {
+        for t in &s.thresholds {
+            let v = &t.verdict;
             cases.push(Case {
-                class: "checks".into(),
-                name: c.name.clone(),
-                // Checks run apart from the measured phases; one kept under its name has
-                // its time, otherwise none is known.
-                seconds: r
-                    .phases
-                    .iter()
-                    .find(|p| p.name == c.name)
-                    .map_or(0.0, |p| p.measurement.duration_s),
-                failure: (!c.passed).then(|| {
+                class: format!("thresholds.{}", s.name),
+                name: format!("{} in {}", v.threshold, t.phase),
+                seconds: phase_time(&t.phase),
+                failure: (!v.passed).then(|| {
                     (
-                        "check",
-                        format!(
-                            "expected statuses {}; got {} (of {} requests)",
-                            counts(&c.expect),
-                            counts(&c.actual),
-                            crate::thousands(c.requests)
-                        ),
+                        "threshold",
+                        format!("{}: {}", v.threshold, actual(&v.threshold, v.actual)),
                     )
                 }),
             });
         }
     }
     cases
+}
+
+fn check_case(r: &RunResult, c: &CheckVerdict) -> Case {
+    let counts = crate::study_text::counts;
+    Case {
+        class: "checks".into(),
+        name: c.name.clone(),
+        // Checks run apart from the measured phases; one kept under its name has its time,
+        // otherwise none is known.
+        seconds: r
+            .phases
+            .iter()
+            .find(|p| p.name == c.name)
+            .map_or(0.0, |p| p.measurement.duration_s),
+        failure: (!c.passed).then(|| {
+            (
+                "check",
+                format!(
+                    "expected statuses {}; got {} (of {} requests)",
+                    counts(&c.expect),
+                    counts(&c.actual),
+                    crate::thousands(c.requests)
+                ),
+            )
+        }),
+    }
 }
 
 fn suite(id: usize, label: &str, r: &RunResult) -> TestSuite {

@@ -1,7 +1,9 @@
 //! Words and numbers shared by the terminal and Markdown renderings of a study.
 
-use perfbase_analysis::study::{ScenarioStudy, Study};
-use perfbase_analysis::sweep::Offered;
+use perfbase_analysis::knee::Knee;
+use perfbase_analysis::study::{CheckVerdict, ScenarioStudy, Study};
+use perfbase_analysis::sweep::{Offered, StepRow};
+use perfbase_core::result::{Measurement, RunResult};
 
 /// `20/s` or `c=8`.
 pub fn offered(o: &Offered) -> String {
@@ -19,7 +21,7 @@ pub const LATENCY_HEADS: [&str; 7] = [
 ];
 
 /// A sweep row's latency cells, in the order of [`LATENCY_HEADS`].
-pub fn latency_cells(row: &perfbase_analysis::sweep::StepRow) -> [String; 7] {
+pub fn latency_cells(row: &StepRow) -> [String; 7] {
     [
         row.mean_ms,
         row.min_ms,
@@ -71,29 +73,7 @@ pub fn counts(m: &std::collections::BTreeMap<String, u64>) -> String {
 
 /// One line per finding of a scenario: knee, operating point, thresholds.
 pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(k) = &s.knee {
-        match (k.last_good, k.first_bad) {
-            (_, None) => out.push(format!(
-                "no knee: every step kept up (highest step {})",
-                s.steps
-                    .last()
-                    .map(|r| offered(&r.offered))
-                    .unwrap_or_default()
-            )),
-            (Some(g), Some(b)) => out.push(format!(
-                "knee: last good step {}, first bad step {} ({})",
-                offered(&s.steps[g].offered),
-                offered(&s.steps[b].offered),
-                k.reason.clone().unwrap_or_default()
-            )),
-            (None, Some(b)) => out.push(format!(
-                "knee: already at the first step {} ({})",
-                offered(&s.steps[b].offered),
-                k.reason.clone().unwrap_or_default()
-            )),
-        }
-    }
+    let mut out: Vec<String> = s.knee.as_ref().map(|k| knee(s, k)).into_iter().collect();
     for row in &s.steps {
         if let Some(why) = &row.invalid {
             out.push(format!(
@@ -103,21 +83,7 @@ pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
         }
     }
     if s.kind.ends_with("ladder") && !study.slo.is_empty() {
-        match &s.operating_point {
-            Some(op) => out.push(format!(
-                "operating point under the SLO ({}): {}{}",
-                study.slo.join(", "),
-                offered(&op.offered),
-                op.headroom
-                    .map(|h| if h <= 0.0 {
-                        ", at the knee itself: no headroom".to_string()
-                    } else {
-                        format!(", headroom {:.0} % to the knee", h * 100.0)
-                    })
-                    .unwrap_or_default()
-            )),
-            None => out.push(format!("no step meets the SLO ({})", study.slo.join(", "))),
-        }
+        out.push(operating_point(s, study));
     }
     if let Some(r) = s.repetition_stats.iter().find(|_| s.repetitions > 1) {
         out.push(format!(
@@ -132,25 +98,74 @@ pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
             ms(r.p99_ms.ci95.1)
         ));
     }
+    out.extend(thresholds(s));
+    out
+}
+
+/// Where a ladder saturated, or that it never did.
+fn knee(s: &ScenarioStudy, k: &Knee) -> String {
+    match (k.last_good, k.first_bad) {
+        (_, None) => format!(
+            "no knee: every step kept up (highest step {})",
+            s.steps
+                .last()
+                .map(|r| offered(&r.offered))
+                .unwrap_or_default()
+        ),
+        (Some(g), Some(b)) => format!(
+            "knee: last good step {}, first bad step {} ({})",
+            offered(&s.steps[g].offered),
+            offered(&s.steps[b].offered),
+            k.reason.clone().unwrap_or_default()
+        ),
+        (None, Some(b)) => format!(
+            "knee: already at the first step {} ({})",
+            offered(&s.steps[b].offered),
+            k.reason.clone().unwrap_or_default()
+        ),
+    }
+}
+
+/// The highest load that met the SLO and its headroom to the knee, or that none did.
+fn operating_point(s: &ScenarioStudy, study: &Study) -> String {
+    let slo = study.slo.join(", ");
+    match &s.operating_point {
+        Some(op) => format!(
+            "operating point under the SLO ({slo}): {}{}",
+            offered(&op.offered),
+            op.headroom
+                .map(|h| if h <= 0.0 {
+                    ", at the knee itself: no headroom".to_string()
+                } else {
+                    format!(", headroom {:.0} % to the knee", h * 100.0)
+                })
+                .unwrap_or_default()
+        ),
+        None => format!("no step meets the SLO ({slo})"),
+    }
+}
+
+/// How many thresholds passed, naming those that failed; nothing without thresholds.
+fn thresholds(s: &ScenarioStudy) -> Option<String> {
+    if s.thresholds.is_empty() {
+        return None;
+    }
     let failed: Vec<&str> = s
         .thresholds
         .iter()
         .filter(|t| !t.verdict.passed)
         .map(|t| t.verdict.threshold.as_str())
         .collect();
-    if !s.thresholds.is_empty() {
-        if failed.is_empty() {
-            out.push(format!("thresholds: all {} passed", s.thresholds.len()));
-        } else {
-            out.push(format!(
-                "thresholds: {} of {} FAILED ({})",
-                failed.len(),
-                s.thresholds.len(),
-                failed.join("; ")
-            ));
-        }
-    }
-    out
+    Some(if failed.is_empty() {
+        format!("thresholds: all {} passed", s.thresholds.len())
+    } else {
+        format!(
+            "thresholds: {} of {} FAILED ({})",
+            failed.len(),
+            s.thresholds.len(),
+            failed.join("; ")
+        )
+    })
 }
 
 /// The heads of a plan's summary table: one row per scenario and check.
@@ -161,86 +176,89 @@ pub const SUMMARY_HEADS: [&str; 9] = [
 /// A plan's summary: one row per scenario (its own figures, never mixed with another's: a
 /// ladder's latency is the range over its steps) and one per check (its expected statuses are
 /// not errors), each with its verdict; and whether the row failed.
-pub fn summary_rows(
-    r: &perfbase_core::result::RunResult,
-    study: &Study,
-) -> Vec<(Vec<String>, bool)> {
-    let mut rows = Vec::new();
-    for s in &study.scenarios {
-        let phases: Vec<&perfbase_core::result::Measurement> = r
-            .phases
-            .iter()
-            .filter(|p| p.scenario.as_deref() == Some(s.name.as_str()))
-            .map(|p| &p.measurement)
-            .collect();
-        let requests: u64 = phases.iter().map(|m| m.requests).sum();
-        let ok: f64 = phases
-            .iter()
-            .map(|m| m.success_ratio * m.requests as f64)
-            .sum();
-        let range = |f: &dyn Fn(&perfbase_analysis::sweep::StepRow) -> f64| {
-            let values: Vec<f64> = s.steps.iter().map(f).filter(|v| !v.is_nan()).collect();
-            let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            match values.len() {
-                0 => "—".to_string(),
-                _ if lo == hi => ms(lo),
-                _ => format!("{}–{}", ms(lo), ms(hi)),
-            }
-        };
-        let verdict = if !s.passed {
-            "FAIL"
-        } else if s.thresholds.is_empty() {
-            "—"
+pub fn summary_rows(r: &RunResult, study: &Study) -> Vec<(Vec<String>, bool)> {
+    let scenarios = study.scenarios.iter().map(|s| scenario_row(r, s));
+    let checks = study.checks.iter().map(|c| check_row(r, c));
+    scenarios.chain(checks).collect()
+}
+
+/// A scenario's row: requests and success over its own phases, latency as the range over
+/// its steps.
+fn scenario_row(r: &RunResult, s: &ScenarioStudy) -> (Vec<String>, bool) {
+    let phases: Vec<&Measurement> = r
+        .phases
+        .iter()
+        .filter(|p| p.scenario.as_deref() == Some(s.name.as_str()))
+        .map(|p| &p.measurement)
+        .collect();
+    let requests: u64 = phases.iter().map(|m| m.requests).sum();
+    let ok: f64 = phases
+        .iter()
+        .map(|m| m.success_ratio * m.requests as f64)
+        .sum();
+    let verdict = if !s.passed {
+        "FAIL"
+    } else if s.thresholds.is_empty() {
+        "—"
+    } else {
+        "pass"
+    };
+    let cells = vec![
+        s.name.clone(),
+        s.kind.clone(),
+        s.steps.len().to_string(),
+        crate::thousands(requests),
+        if requests == 0 {
+            "—".into()
         } else {
-            "pass"
-        };
-        rows.push((
-            vec![
-                s.name.clone(),
-                s.kind.clone(),
-                s.steps.len().to_string(),
-                crate::thousands(requests),
-                if requests == 0 {
-                    "—".into()
-                } else {
-                    format!("{:.2} %", 100.0 * ok / requests as f64)
-                },
-                range(&|row| row.p50_ms),
-                range(&|row| row.p99_ms),
-                range(&|row| row.max_ms),
-                verdict.into(),
-            ],
-            !s.passed,
-        ));
+            format!("{:.2} %", 100.0 * ok / requests as f64)
+        },
+        step_range(s, |row| row.p50_ms),
+        step_range(s, |row| row.p99_ms),
+        step_range(s, |row| row.max_ms),
+        verdict.into(),
+    ];
+    (cells, !s.passed)
+}
+
+/// A figure's range over a scenario's steps (`2.10–9.80`), one value when they agree, a
+/// dash when no step has it.
+fn step_range(s: &ScenarioStudy, f: fn(&StepRow) -> f64) -> String {
+    let values: Vec<f64> = s.steps.iter().map(f).filter(|v| !v.is_nan()).collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    match values.len() {
+        0 => "—".to_string(),
+        _ if lo == hi => ms(lo),
+        _ => format!("{}–{}", ms(lo), ms(hi)),
     }
-    for c in &study.checks {
-        let phase = r
-            .phases
-            .iter()
-            .find(|p| p.scenario.as_deref() == Some(format!("check {}", c.name).as_str()));
-        let l = phase.map(|p| &p.measurement.latency_ms);
-        rows.push((
-            vec![
-                format!("check {}", c.name),
-                "check".into(),
-                "1".into(),
-                crate::thousands(c.requests),
-                // The statuses a check expects (a rate limiter's 429s) are its point, not errors.
-                if c.passed {
-                    "as expected".into()
-                } else {
-                    format!("got {}", counts(&c.actual))
-                },
-                l.map_or("—".into(), |l| ms(l.p50)),
-                l.map_or("—".into(), |l| ms(l.p99)),
-                l.map_or("—".into(), |l| ms(l.max)),
-                if c.passed { "pass" } else { "FAIL" }.into(),
-            ],
-            !c.passed,
-        ));
-    }
-    rows
+}
+
+/// A check's row: its requests, what came back when it failed, and the latency of its own
+/// phase when one was kept.
+fn check_row(r: &RunResult, c: &CheckVerdict) -> (Vec<String>, bool) {
+    let phase = r
+        .phases
+        .iter()
+        .find(|p| p.scenario.as_deref() == Some(format!("check {}", c.name).as_str()));
+    let l = phase.map(|p| &p.measurement.latency_ms);
+    let cells = vec![
+        format!("check {}", c.name),
+        "check".into(),
+        "1".into(),
+        crate::thousands(c.requests),
+        // The statuses a check expects (a rate limiter's 429s) are its point, not errors.
+        if c.passed {
+            "as expected".into()
+        } else {
+            format!("got {}", counts(&c.actual))
+        },
+        l.map_or("—".into(), |l| ms(l.p50)),
+        l.map_or("—".into(), |l| ms(l.p99)),
+        l.map_or("—".into(), |l| ms(l.max)),
+        if c.passed { "pass" } else { "FAIL" }.into(),
+    ];
+    (cells, !c.passed)
 }
 
 /// The statistic as studies print it: `Mean`, `P99`, `Max`, `Min`.

@@ -1,8 +1,12 @@
 //! The terminal summary, laid out so a wrk user finds requests, rate, transfer, status codes,
 //! errors and latency percentiles where they expect them.
 
+use crate::study_text::{counts, findings, offered};
 use crate::{bytes, status_text, thousands, thousands_f};
-use perfbase_core::result::{Endpoint, ErrorSampleOut, LatencyMs, Model, RunResult};
+use perfbase_analysis::study::{Ranking, ScenarioStudy, Study};
+use perfbase_core::result::{
+    Endpoint, ErrorSampleOut, LatencyMs, LoadConfig, Measurement, Model, OpenModelStats, RunResult,
+};
 use std::fmt::Write;
 
 fn ms(v: f64) -> String {
@@ -85,11 +89,7 @@ fn endpoints_block(out: &mut String, endpoints: &[Endpoint]) {
 
 /// The consumer side of a stream run: messages consumed, their rate, what was left, and the
 /// end-to-end latency (send stamp to receipt).
-pub fn render_consumed(
-    m: &perfbase_core::result::Measurement,
-    consumers: u64,
-    unconsumed: u64,
-) -> String {
+pub fn render_consumed(m: &Measurement, consumers: u64, unconsumed: u64) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -110,30 +110,66 @@ pub fn render_consumed(
         let _ = writeln!(out, "  {:<13} {}", "Consumer errs", errors.join(", "));
     }
     latency_block(&mut out, "End to end ms", &m.latency_ms);
-    for s in samples_to_show(&m.error_samples, 3) {
-        let _ = writeln!(
-            out,
-            "  {:<13} {} ×{}: {}",
-            "Error sample",
-            s.class,
-            thousands(s.count),
-            s.message
-        );
-    }
+    error_sample_lines(&mut out, &m.error_samples, 3);
     out
 }
 
 /// HTTP/2 runs: how many sessions (streams) share a connection.
-fn streams_per_connection(c: &perfbase_core::result::LoadConfig) -> Option<u64> {
+fn streams_per_connection(c: &LoadConfig) -> Option<u64> {
     c.protocol.get("streams_per_connection")?.as_u64()
 }
 
 /// Renders the summary of a run.
 pub fn render(r: &RunResult) -> String {
     let m = &r.measurement;
-    let c = &r.config;
     let mut out = String::new();
-    let shape = match r.model {
+    let _ = writeln!(out, "{}", headline(r));
+    if r.interrupted {
+        let _ = writeln!(out, "  INTERRUPTED: partial result");
+    }
+    volume_lines(&mut out, m);
+    error_lines(&mut out, m);
+    if let Some(o) = &m.open_model {
+        rate_lines(&mut out, o);
+    }
+    latency_lines(&mut out, m);
+    endpoints_block(&mut out, &m.endpoints);
+    if m.aborted_in_flight > 0 {
+        let _ = writeln!(
+            out,
+            "  {:<13} {} requests in flight at the cut-off were abandoned (not counted above)",
+            "Aborted",
+            thousands(m.aborted_in_flight)
+        );
+    }
+    error_sample_lines(&mut out, &m.error_samples, 5);
+    out
+}
+
+/// The run's first line: what was loaded, how, and for how long.
+fn headline(r: &RunResult) -> String {
+    let c = &r.config;
+    format!(
+        "perfbase {} {} — {}, {} thread{}, {}{}",
+        r.protocol,
+        r.target,
+        load_shape(r),
+        c.threads,
+        if c.threads == 1 { "" } else { "s" },
+        run_bound(c),
+        if c.warmup_s > 0.0 {
+            format!(" after {}s warm-up", c.warmup_s)
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The load model in words: connections (or HTTP/2 streams) for the closed model, the rate
+/// and in-flight cap for the open one.
+fn load_shape(r: &RunResult) -> String {
+    let c = &r.config;
+    match r.model {
         Model::Closed => {
             let n = c.connections.unwrap_or_default();
             match streams_per_connection(c) {
@@ -150,29 +186,21 @@ pub fn render(r: &RunResult) -> String {
             c.rate.map(|v| format!("{v}")).unwrap_or_default(),
             c.max_inflight.unwrap_or_default()
         ),
-    };
-    let bound = match (c.duration_s, c.count) {
+    }
+}
+
+/// What ends the run: a duration, a request count, or whichever comes first.
+fn run_bound(c: &LoadConfig) -> String {
+    match (c.duration_s, c.count) {
         (Some(d), Some(n)) => format!("{d}s or {} requests", thousands(n)),
         (Some(d), None) => format!("{d}s"),
         (None, Some(n)) => format!("{} requests", thousands(n)),
         (None, None) => String::new(),
-    };
-    let _ = writeln!(
-        out,
-        "perfbase {} {} — {shape}, {} thread{}, {bound}{}",
-        r.protocol,
-        r.target,
-        c.threads,
-        if c.threads == 1 { "" } else { "s" },
-        if c.warmup_s > 0.0 {
-            format!(" after {}s warm-up", c.warmup_s)
-        } else {
-            String::new()
-        }
-    );
-    if r.interrupted {
-        let _ = writeln!(out, "  INTERRUPTED: partial result");
     }
+}
+
+/// Requests and their rate, bytes moved, the success share and the status codes.
+fn volume_lines(out: &mut String, m: &Measurement) {
     let _ = writeln!(
         out,
         "  {:<13} {} in {:.2}s, {} req/s",
@@ -200,6 +228,10 @@ pub fn render(r: &RunResult) -> String {
     if m.status.is_empty() || m.status.keys().any(|k| k != "0") {
         let _ = writeln!(out, "  {:<13} {}", "Status", status_text(&m.status));
     }
+}
+
+/// The error classes and their counts, then wrk's socket-errors line when it applies.
+fn error_lines(out: &mut String, m: &Measurement) {
     let errors: Vec<String> = m
         .errors
         .iter()
@@ -218,36 +250,43 @@ pub fn render(r: &RunResult) -> String {
     if let Some(line) = socket_errors(&m.errors) {
         let _ = writeln!(out, "  {:<13} {line}", "Socket errors");
     }
-    if let Some(o) = &m.open_model {
+}
+
+/// The open model's rate asked for and achieved, with a warning when it fell short.
+fn rate_lines(out: &mut String, o: &OpenModelStats) {
+    let _ = writeln!(
+        out,
+        "  {:<13} requested {}/s, achieved {}/s; late {}, unsent {}",
+        "Rate",
+        thousands_f(o.requested_rate),
+        thousands_f(o.achieved_rate),
+        thousands(o.late),
+        thousands(o.unsent)
+    );
+    if o.achieved_rate < 0.99 * o.requested_rate {
+        // Said plainly: a rate that was not sent is not the rate the figures are for.
         let _ = writeln!(
             out,
-            "  {:<13} requested {}/s, achieved {}/s; late {}, unsent {}",
-            "Rate",
-            thousands_f(o.requested_rate),
-            thousands_f(o.achieved_rate),
-            thousands(o.late),
-            thousands(o.unsent)
+            "  {:<13} fell short: {:.1} % of the requested rate was sent; the figures are for \
+             {}/s (raise --max-inflight, or the server is saturated)",
+            "Warning",
+            100.0 * o.achieved_rate / o.requested_rate,
+            thousands_f(o.achieved_rate)
         );
-        if o.achieved_rate < 0.99 * o.requested_rate {
-            // Said plainly: a rate that was not sent is not the rate the figures are for.
-            let _ = writeln!(
-                out,
-                "  {:<13} fell short: {:.1} % of the requested rate was sent; the figures are for \
-                 {}/s (raise --max-inflight, or the server is saturated)",
-                "Warning",
-                100.0 * o.achieved_rate / o.requested_rate,
-                thousands_f(o.achieved_rate)
-            );
-        }
     }
+}
+
+/// Response (or plain) latency, service time, the coordinated-omission warning and where
+/// HTTP/1.1 requests' time went.
+fn latency_lines(out: &mut String, m: &Measurement) {
     let title = if m.service_time_ms.is_some() {
         "Response ms"
     } else {
         "Latency ms"
     };
-    latency_block(&mut out, title, &m.latency_ms);
+    latency_block(out, title, &m.latency_ms);
     if let Some(s) = &m.service_time_ms {
-        latency_block(&mut out, "Service ms", s);
+        latency_block(out, "Service ms", s);
     }
     if let Some(co) = m.coordinated_omission.as_ref().filter(|c| c.suspected) {
         // The closed model cannot see what a stall did to the requests it never sent.
@@ -265,16 +304,11 @@ pub fn render(r: &RunResult) -> String {
     if let Some(t) = &m.http_timing {
         let _ = writeln!(out, "  {:<13} {}", "Timing ms", timing_line(t));
     }
-    endpoints_block(&mut out, &m.endpoints);
-    if m.aborted_in_flight > 0 {
-        let _ = writeln!(
-            out,
-            "  {:<13} {} requests in flight at the cut-off were abandoned (not counted above)",
-            "Aborted",
-            thousands(m.aborted_in_flight)
-        );
-    }
-    for s in samples_to_show(&m.error_samples, 5) {
+}
+
+/// One line per error sample worth showing (see [`samples_to_show`]).
+fn error_sample_lines(out: &mut String, samples: &[ErrorSampleOut], at_most: usize) {
+    for s in samples_to_show(samples, at_most) {
         let _ = writeln!(
             out,
             "  {:<13} {} ×{}: {}",
@@ -284,11 +318,10 @@ pub fn render(r: &RunResult) -> String {
             s.message
         );
     }
-    out
 }
 
 /// A command's `--threshold` verdicts, one line each (a suite's per operation), failures red.
-pub fn render_verdicts(study: &perfbase_analysis::study::Study, color: bool) -> String {
+pub fn render_verdicts(study: &Study, color: bool) -> String {
     let mut out = String::new();
     for s in &study.scenarios {
         for t in &s.thresholds {
@@ -306,12 +339,7 @@ pub fn render_verdicts(study: &perfbase_analysis::study::Study, color: bool) -> 
                     .unwrap_or_else(|| "nothing measured".into()),
                 if v.passed { "pass" } else { "FAIL" }
             );
-            let line = if v.passed || !color {
-                line
-            } else {
-                format!("\x1b[31m{line}\x1b[0m")
-            };
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", in_red_if(!v.passed, color, line));
         }
     }
     out
@@ -333,15 +361,7 @@ fn socket_errors(errors: &std::collections::BTreeMap<String, u64>) -> Option<Str
 }
 
 /// Renders a plan run's findings for the terminal; `color` marks failures in red.
-pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, color: bool) -> String {
-    use crate::study_text::{counts, findings, offered};
-    let red = |s: &str| {
-        if color {
-            format!("\x1b[31m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    };
+pub fn render_study(r: &RunResult, study: &Study, color: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -355,7 +375,45 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
             ""
         }
     );
-    // One row per scenario and check, each with its own figures and verdict.
+    summary_table(&mut out, r, study, color);
+    for s in &study.scenarios {
+        scenario_block(&mut out, r, s, study, color);
+    }
+    for k in &study.rankings {
+        ranking_block(&mut out, k);
+    }
+    for v in &study.versus {
+        for step in &v.steps {
+            let _ = writeln!(out, "\n{} — {}", v.name, step.step);
+            for line in crate::study_text::versus_lines(v, step) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
+    for c in &study.checks {
+        let line = format!(
+            "check {}: expected {}; got {} — {}",
+            c.name,
+            counts(&c.expect),
+            counts(&c.actual),
+            if c.passed { "pass" } else { "FAIL" }
+        );
+        let _ = writeln!(out, "\n{}", in_red_if(!c.passed, color, line));
+    }
+    out
+}
+
+/// A failure's line, red on a colour terminal so it stands out among the passes.
+fn in_red_if(failed: bool, color: bool, line: String) -> String {
+    if failed && color {
+        format!("\x1b[31m{line}\x1b[0m")
+    } else {
+        line
+    }
+}
+
+/// One row per scenario and check, each with its own figures and verdict.
+fn summary_table(out: &mut String, r: &RunResult, study: &Study, color: bool) {
     let rows = crate::study_text::summary_rows(r, study);
     let width = rows
         .iter()
@@ -376,126 +434,116 @@ pub fn render_study(r: &RunResult, study: &perfbase_analysis::study::Study, colo
         .collect();
     let _ = writeln!(out, "\n{}", line(&heads));
     for (cells, failed) in &rows {
-        let text = line(cells);
-        let _ = writeln!(out, "{}", if *failed { red(&text) } else { text });
+        let _ = writeln!(out, "{}", in_red_if(*failed, color, line(cells)));
     }
-    for s in &study.scenarios {
+}
+
+/// A scenario: its title, its sweep table, each step's endpoints and its findings.
+fn scenario_block(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study, color: bool) {
+    let _ = writeln!(
+        out,
+        "\n{} — {} on {}{}",
+        s.name,
+        s.kind,
+        s.target,
+        if s.repetitions > 1 {
+            format!(", {} repetitions", s.repetitions)
+        } else {
+            String::new()
+        }
+    );
+    sweep_table(out, s);
+    // A mix: each step's endpoints, so a ladder shows which request saturates first.
+    let per_step = crate::scenario_endpoints(r, s);
+    for (step, endpoints) in &per_step {
+        if per_step.len() > 1 {
+            let _ = writeln!(out, "  {step}:");
+        }
+        endpoints_block(out, endpoints);
+    }
+    for f in findings(s, study) {
         let _ = writeln!(
             out,
-            "\n{} — {} on {}{}",
-            s.name,
-            s.kind,
-            s.target,
-            if s.repetitions > 1 {
-                format!(", {} repetitions", s.repetitions)
-            } else {
-                String::new()
-            }
+            "{}",
+            in_red_if(f.contains("FAILED"), color, format!("  {f}"))
         );
-        // The share of requests under each latency bucket, as in the Markdown sweep table.
-        let buckets: String = s
-            .steps
-            .first()
-            .map(|row| {
-                row.under_ms
-                    .iter()
-                    .map(|(b, _)| format!(" {:>7}", format!("<{b}ms")))
-                    .collect()
-            })
-            .unwrap_or_default();
+    }
+}
+
+/// A row per step: offered and achieved load, success, latency, the share under each bucket,
+/// and marks for the knee, the operating point and invalid steps.
+fn sweep_table(out: &mut String, s: &ScenarioStudy) {
+    // The share of requests under each latency bucket, as in the Markdown sweep table.
+    let buckets: String = s
+        .steps
+        .first()
+        .map(|row| {
+            row.under_ms
+                .iter()
+                .map(|(b, _)| format!(" {:>7}", format!("<{b}ms")))
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "  {:<16} {:>10} {:>11} {:>8} {}{buckets}",
+        "step",
+        "offered",
+        "achieved/s",
+        "success",
+        crate::study_text::LATENCY_HEADS
+            .map(|h| format!("{h:>8}"))
+            .join(" ")
+    );
+    for (i, row) in s.steps.iter().enumerate() {
+        let invalid = if row.invalid.is_some() {
+            " (invalid)"
+        } else {
+            ""
+        };
         let _ = writeln!(
             out,
-            "  {:<16} {:>10} {:>11} {:>8} {}{buckets}",
-            "step",
-            "offered",
-            "achieved/s",
-            "success",
-            crate::study_text::LATENCY_HEADS
-                .map(|h| format!("{h:>8}"))
-                .join(" ")
+            "  {:<16} {:>10} {:>11} {:>7.2}% {}{}{}{invalid}",
+            row.name.chars().take(16).collect::<String>(),
+            offered(&row.offered),
+            thousands_f(row.achieved_rps),
+            row.success_ratio * 100.0,
+            crate::study_text::latency_cells(row)
+                .map(|c| format!("{c:>8}"))
+                .join(" "),
+            row.under_ms
+                .iter()
+                .map(|(_, share)| format!(" {:>6.1}%", share * 100.0))
+                .collect::<String>(),
+            step_mark(s, i)
         );
-        for (i, row) in s.steps.iter().enumerate() {
-            let mark = match (&s.knee, &s.operating_point) {
-                (Some(k), _) if k.first_bad == Some(i) => " ← knee",
-                (_, Some(p)) if p.index == i => " ← operating point",
-                _ => "",
-            };
-            let invalid = if row.invalid.is_some() {
-                " (invalid)"
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                out,
-                "  {:<16} {:>10} {:>11} {:>7.2}% {}{}{mark}{invalid}",
-                row.name.chars().take(16).collect::<String>(),
-                offered(&row.offered),
-                thousands_f(row.achieved_rps),
-                row.success_ratio * 100.0,
-                crate::study_text::latency_cells(row)
-                    .map(|c| format!("{c:>8}"))
-                    .join(" "),
-                row.under_ms
-                    .iter()
-                    .map(|(_, share)| format!(" {:>6.1}%", share * 100.0))
-                    .collect::<String>()
-            );
-        }
-        // A mix: each step's endpoints, so a ladder shows which request saturates first.
-        let per_step = crate::scenario_endpoints(r, s);
-        for (step, endpoints) in &per_step {
-            if per_step.len() > 1 {
-                let _ = writeln!(out, "  {step}:");
-            }
-            endpoints_block(&mut out, endpoints);
-        }
-        for f in findings(s, study) {
-            let line = format!("  {f}");
-            let _ = writeln!(
-                out,
-                "{}",
-                if f.contains("FAILED") {
-                    red(&line)
-                } else {
-                    line
-                }
-            );
-        }
     }
-    for k in &study.rankings {
-        let _ = writeln!(out, "\nranking {} (by {})", k.name, k.by);
-        for row in &k.rows {
-            let _ = writeln!(
-                out,
-                "  {:>2}. {:<28} {:>12}/s  mean {:>8} ms  p99 {:>8} ms  {:>7.2}% ok",
-                row.rank,
-                row.label.chars().take(28).collect::<String>(),
-                thousands_f(row.rps),
-                crate::study_text::ms(row.mean_ms),
-                crate::study_text::ms(row.p99_ms),
-                row.success_ratio * 100.0
-            );
-        }
+}
+
+/// The arrow after a step that is the knee or the operating point (the knee wins).
+fn step_mark(s: &ScenarioStudy, i: usize) -> &'static str {
+    match (&s.knee, &s.operating_point) {
+        (Some(k), _) if k.first_bad == Some(i) => " ← knee",
+        (_, Some(p)) if p.index == i => " ← operating point",
+        _ => "",
     }
-    for v in &study.versus {
-        for step in &v.steps {
-            let _ = writeln!(out, "\n{} — {}", v.name, step.step);
-            for line in crate::study_text::versus_lines(v, step) {
-                let _ = writeln!(out, "  {line}");
-            }
-        }
-    }
-    for c in &study.checks {
-        let line = format!(
-            "check {}: expected {}; got {} — {}",
-            c.name,
-            counts(&c.expect),
-            counts(&c.actual),
-            if c.passed { "pass" } else { "FAIL" }
+}
+
+/// A ranking: a line per scenario, best first.
+fn ranking_block(out: &mut String, k: &Ranking) {
+    let _ = writeln!(out, "\nranking {} (by {})", k.name, k.by);
+    for row in &k.rows {
+        let _ = writeln!(
+            out,
+            "  {:>2}. {:<28} {:>12}/s  mean {:>8} ms  p99 {:>8} ms  {:>7.2}% ok",
+            row.rank,
+            row.label.chars().take(28).collect::<String>(),
+            thousands_f(row.rps),
+            crate::study_text::ms(row.mean_ms),
+            crate::study_text::ms(row.p99_ms),
+            row.success_ratio * 100.0
         );
-        let _ = writeln!(out, "\n{}", if c.passed { line } else { red(&line) });
     }
-    out
 }
 
 /// The error samples to print: one of each class first (so every kind of fault shows), then

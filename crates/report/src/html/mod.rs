@@ -215,48 +215,95 @@ fn overview(out: &mut String, runs: &[RunResult]) {
 
 fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
     let _ = writeln!(out, "<section id=\"run-{}\">", index + 1);
-    // Heading levels: a single run's target is the page's h1; with several runs each run is
-    // an h2 and its parts move one level down.
-    let (h_sec, h_sub, h_part) = if multi {
+    let Levels { sec, sub, part } = run_heading(out, r, index, multi);
+    let study = r.study.as_ref();
+    header(out, r, study);
+
+    let _ = writeln!(out, "<{sec}>Summary</{sec}>");
+    match study {
+        // A plan: one row per scenario and check, never their figures mixed.
+        Some(st) => crate::study_tables::summary(r, st).html(out),
+        None => summary(out, &r.measurement),
+    }
+    if let Some(st) = study {
+        findings_list(out, st, sec);
+    }
+    latency_charts(out, r, sec);
+
+    let boxplots = boxplots(r);
+    if let Some(st) = study {
+        study_sections(out, r, st, &boxplots, sec, sub);
+    }
+    other_repetitions(out, &boxplots, study, sec);
+
+    if !r.phases.is_empty() {
+        let _ = writeln!(out, "<{sec}>Phases</{sec}>");
+        crate::study_tables::phases(r).html(out);
+    }
+    if let Some(m) = &r.monitor {
+        let _ = writeln!(
+            out,
+            "<{sec}>Resources: CPU and memory, idle and under load</{sec}>"
+        );
+        monitor_section(out, m, part);
+    }
+    out.push_str("</section>\n");
+}
+
+/// The heading elements of a run's sections, its subsections and the parts within those.
+struct Levels {
+    sec: &'static str,
+    sub: &'static str,
+    part: &'static str,
+}
+
+/// The run's own heading, and the levels its parts take under it.
+fn run_heading(out: &mut String, r: &RunResult, index: usize, multi: bool) -> Levels {
+    // A single run's target is the page's h1; with several runs each run is an h2 and its
+    // parts move one level down.
+    if multi {
         let _ = writeln!(
             out,
             "<h2 class=\"run\">Run {}: {}</h2>",
             index + 1,
             escape(&r.target)
         );
-        ("h3", "h4", "h4")
+        Levels {
+            sec: "h3",
+            sub: "h4",
+            part: "h4",
+        }
     } else {
         let _ = writeln!(out, "<h1>{}</h1>", escape(&r.target));
-        ("h2", "h3", "h4")
-    };
-    let study = r.study.as_ref();
-    header(out, r, study);
-
-    let _ = writeln!(out, "<{h_sec}>Summary</{h_sec}>");
-    match study {
-        // A plan: one row per scenario and check, never their figures mixed.
-        Some(st) => crate::study_tables::summary(r, st).html(out),
-        None => summary(out, &r.measurement),
-    }
-
-    if let Some(st) = study {
-        let _ = writeln!(out, "<{h_sec}>Findings</{h_sec}>\n<ul class=\"findings\">");
-        for s in &st.scenarios {
-            for f in findings(s, st) {
-                let _ = writeln!(out, "<li><b>{}</b>: {}</li>", escape(&s.name), escape(&f));
-            }
+        Levels {
+            sec: "h2",
+            sub: "h3",
+            part: "h4",
         }
-        for c in &st.checks {
-            let _ = writeln!(
-                out,
-                "<li><b>check {}</b>: {}</li>",
-                escape(&c.name),
-                verdict_span(c.passed)
-            );
-        }
-        out.push_str("</ul>\n");
     }
+}
 
+/// Every scenario's findings and every check's verdict, in one list under the summary.
+fn findings_list(out: &mut String, st: &Study, h_sec: &str) {
+    let _ = writeln!(out, "<{h_sec}>Findings</{h_sec}>\n<ul class=\"findings\">");
+    for s in &st.scenarios {
+        for f in findings(s, st) {
+            let _ = writeln!(out, "<li><b>{}</b>: {}</li>", escape(&s.name), escape(&f));
+        }
+    }
+    for c in &st.checks {
+        let _ = writeln!(
+            out,
+            "<li><b>check {}</b>: {}</li>",
+            escape(&c.name),
+            verdict_span(c.passed)
+        );
+    }
+    out.push_str("</ul>\n");
+}
+
+/// The run's latency distribution and its timeline, under one heading when either exists.
+fn latency_charts(out: &mut String, r: &RunResult, h_sec: &str) {
     let dist = curve(&r.measurement.histogram.response);
     let timeline = timeline_chart(r);
     if dist.is_some() || timeline.is_some() {
@@ -285,47 +332,51 @@ fn run_section(out: &mut String, r: &RunResult, index: usize, multi: bool) {
     if let Some((chart, caption)) = timeline {
         figure(out, &chart, &caption);
     }
+}
 
-    let boxplots = boxplots(r);
-    let mut boxplots_shown = Vec::new();
-    if let Some(st) = study {
-        for s in &st.scenarios {
-            let endpoints = crate::scenario_endpoints(r, s);
-            scenario_section(out, st, s, &boxplots, &endpoints, h_sec, h_sub);
-            boxplots_shown.push(s.name.clone());
-        }
-        if !st.checks.is_empty() {
-            let _ = writeln!(out, "<{h_sec}>Checks</{h_sec}>");
-            crate::study_tables::checks(st).html(out);
-        }
-        for v in &st.versus {
-            crate::html_versus::section(out, v, h_sec, h_sub);
-        }
+/// A plan's sections: one per scenario (with its box plot), the checks, and each A-vs-B.
+fn study_sections(
+    out: &mut String,
+    r: &RunResult,
+    st: &Study,
+    boxplots: &[(String, BoxPlot)],
+    h_sec: &str,
+    h_sub: &str,
+) {
+    for s in &st.scenarios {
+        let endpoints = crate::scenario_endpoints(r, s);
+        scenario_section(out, st, s, boxplots, &endpoints, h_sec, h_sub);
     }
-    // Repeated scenarios the study does not describe (no study yet, or it did not parse).
-    let rest: Vec<&(String, BoxPlot)> = boxplots
+    if !st.checks.is_empty() {
+        let _ = writeln!(out, "<{h_sec}>Checks</{h_sec}>");
+        crate::study_tables::checks(st).html(out);
+    }
+    for v in &st.versus {
+        crate::html_versus::section(out, v, h_sec, h_sub);
+    }
+}
+
+/// Box plots of repeated scenarios the study does not describe (no study yet, or it did not
+/// parse): a scenario's own section shows the others.
+fn other_repetitions(
+    out: &mut String,
+    boxplots: &[(String, BoxPlot)],
+    study: Option<&Study>,
+    h_sec: &str,
+) {
+    let described =
+        |name: &String| study.is_some_and(|st| st.scenarios.iter().any(|s| s.name == *name));
+    let rest: Vec<&BoxPlot> = boxplots
         .iter()
-        .filter(|(name, _)| !boxplots_shown.contains(name))
+        .filter(|(name, _)| !described(name))
+        .map(|(_, b)| b)
         .collect();
     if !rest.is_empty() {
         let _ = writeln!(out, "<{h_sec}>Repetitions</{h_sec}>");
-        for (_, b) in rest {
+        for b in rest {
             figure(out, &b.render(), BOX_CAPTION);
         }
     }
-
-    if !r.phases.is_empty() {
-        let _ = writeln!(out, "<{h_sec}>Phases</{h_sec}>");
-        crate::study_tables::phases(r).html(out);
-    }
-    if let Some(m) = &r.monitor {
-        let _ = writeln!(
-            out,
-            "<{h_sec}>Resources: CPU and memory, idle and under load</{h_sec}>"
-        );
-        monitor_section(out, m, h_part);
-    }
-    out.push_str("</section>\n");
 }
 
 fn header(out: &mut String, r: &RunResult, study: Option<&Study>) {

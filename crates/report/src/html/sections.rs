@@ -2,6 +2,7 @@
 //! the phases and the resources monitor.
 
 use super::*;
+use perfbase_monitor::PhaseStats;
 
 pub(super) const BOX_CAPTION: &str =
     "One box per repetition, from that run's latency histogram: whiskers \
@@ -31,49 +32,14 @@ pub(super) fn scenario_section(
         },
         verdict_span(s.passed)
     );
-    if let Some((a, b)) = ladder_charts(s, study) {
-        figure(
-            out,
-            &a,
-            "Latency percentiles of each step (repetitions merged) against the load it \
-             offered. The knee is the first step where the service stopped keeping up.",
-        );
-        figure(
-            out,
-            &b,
-            "Throughput achieved at each step against the load offered.",
-        );
-    }
-    if let Some((_, b)) = boxplots.iter().find(|(name, _)| *name == s.name) {
-        figure(out, &b.render(), BOX_CAPTION);
-    }
+    scenario_charts(out, study, s, boxplots);
     if !s.steps.is_empty() {
         crate::study_tables::sweep(s).html(out);
     }
     if !endpoints.is_empty() {
         crate::run_tables::endpoints(true, endpoints).html(out);
     }
-    let list = findings(s, study);
-    if !list.is_empty() {
-        out.push_str("<ul class=\"findings\">\n");
-        for f in list {
-            let _ = writeln!(out, "<li>{}</li>", escape(&f));
-        }
-        if s.knee.as_ref().is_some_and(|k| k.first_bad.is_some()) {
-            let rule = &study.knee_rule;
-            let _ = writeln!(
-                out,
-                "<li class=\"meta\">knee rule: a step is bad when achieved &lt; {:.0} % of the offered rate, \
-                 or a concurrency step gains &lt; {:.0} % throughput, or p99 &gt; {} × the first step's p99, \
-                 or more than {:.1} % of requests fail</li>",
-                rule.min_throughput_ratio * 100.0,
-                rule.min_gain * 100.0,
-                rule.p99_factor,
-                rule.max_error_ratio * 100.0
-            );
-        }
-        out.push_str("</ul>\n");
-    }
+    scenario_findings(out, study, s);
     if !s.repetition_stats.is_empty() {
         let _ = writeln!(
             out,
@@ -90,10 +56,74 @@ pub(super) fn scenario_section(
     }
 }
 
+/// A ladder's two charts (latency and throughput against the offered load), then the
+/// scenario's box plot when it was repeated.
+fn scenario_charts(
+    out: &mut String,
+    study: &Study,
+    s: &ScenarioStudy,
+    boxplots: &[(String, BoxPlot)],
+) {
+    if let Some((a, b)) = ladder_charts(s, study) {
+        figure(
+            out,
+            &a,
+            "Latency percentiles of each step (repetitions merged) against the load it \
+             offered. The knee is the first step where the service stopped keeping up.",
+        );
+        figure(
+            out,
+            &b,
+            "Throughput achieved at each step against the load offered.",
+        );
+    }
+    if let Some((_, b)) = boxplots.iter().find(|(name, _)| *name == s.name) {
+        figure(out, &b.render(), BOX_CAPTION);
+    }
+}
+
+/// The scenario's findings; where a knee was found, the rule that found it closes the list.
+fn scenario_findings(out: &mut String, study: &Study, s: &ScenarioStudy) {
+    let list = findings(s, study);
+    if list.is_empty() {
+        return;
+    }
+    out.push_str("<ul class=\"findings\">\n");
+    for f in list {
+        let _ = writeln!(out, "<li>{}</li>", escape(&f));
+    }
+    if s.knee.as_ref().is_some_and(|k| k.first_bad.is_some()) {
+        let rule = &study.knee_rule;
+        let _ = writeln!(
+            out,
+            "<li class=\"meta\">knee rule: a step is bad when achieved &lt; {:.0} % of the offered rate, \
+             or a concurrency step gains &lt; {:.0} % throughput, or p99 &gt; {} × the first step's p99, \
+             or more than {:.1} % of requests fail</li>",
+            rule.min_throughput_ratio * 100.0,
+            rule.min_gain * 100.0,
+            rule.p99_factor,
+            rule.max_error_ratio * 100.0
+        );
+    }
+    out.push_str("</ul>\n");
+}
+
 pub(super) fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str) {
     for w in &m.warnings {
         let _ = writeln!(out, "<p class=\"banner warn\">{}</p>", escape(w));
     }
+    monitor_charts(out, m);
+    let _ = writeln!(
+        out,
+        "<{h_part}>Idle vs under load</{h_part}>\n<p class=\"meta\">Per target and phase: mean (min–max) over \
+         the samples, every {} s; perfbase had {} cores.</p>",
+        m.interval_s, m.cores
+    );
+    monitor_table(out, m);
+}
+
+/// CPU and memory of every target over time, each chart left out when nothing was sampled.
+fn monitor_charts(out: &mut String, m: &MonitorReport) {
     let cpu = monitor_chart(
         m,
         "monitor",
@@ -125,16 +155,16 @@ pub(super) fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str)
              shaded band is the idle baseline, dashed lines mark phase changes.",
         );
     }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A row per target and phase; the cgroup memory column only when some target has it.
+fn monitor_table(out: &mut String, m: &MonitorReport) {
     let with_mem = m
         .targets
         .iter()
         .any(|t| t.phases.iter().any(|p| p.memory_current_bytes.is_some()));
-    let _ = writeln!(
-        out,
-        "<{h_part}>Idle vs under load</{h_part}>\n<p class=\"meta\">Per target and phase: mean (min–max) over \
-         the samples, every {} s; perfbase had {} cores.</p>",
-        m.interval_s, m.cores
-    );
     let _ = write!(
         out,
         "<table>\n<tr><th class=\"l\">target</th><th class=\"l\">phase</th><th>samples</th>\
@@ -146,53 +176,65 @@ pub(super) fn monitor_section(out: &mut String, m: &MonitorReport, h_part: &str)
             ""
         }
     );
-    const MIB: f64 = 1024.0 * 1024.0;
-    let count = |v: f64| {
-        if (v - v.round()).abs() < 0.05 {
-            format!("{v:.0}")
-        } else {
-            format!("{v:.1}")
-        }
-    };
     for t in &m.targets {
         let label = match t.exited_at_s {
             Some(at) => format!("{} (exited at {at:.1} s)", t.label),
             None => t.label.clone(),
         };
         for (i, p) in t.phases.iter().enumerate() {
-            let _ = write!(
-                out,
-                "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1} ({:.1}–{:.1})</td>\
-                 <td>{:.1}</td><td>{:.1} ({:.1})</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td>",
-                if p.name == "idle" { " class=\"idle\"" } else { "" },
-                if i == 0 { escape(&label) } else { String::new() },
-                escape(&p.name),
-                p.samples,
-                p.cpu_pct.mean,
-                p.cpu_pct.min,
-                p.cpu_pct.max,
-                p.cpu_pct_machine.mean,
-                p.rss_bytes.mean / MIB,
-                p.rss_bytes.max / MIB,
-                p.vsz_bytes.mean / MIB,
-                count(p.threads.mean),
-                p.fds.map_or("-".to_string(), |f| count(f.mean)),
-                p.ctx_switches_per_s.mean,
-                count(p.processes.mean)
-            );
-            if with_mem {
-                let _ = write!(
-                    out,
-                    "<td>{}</td>",
-                    p.memory_current_bytes.map_or("-".to_string(), |s| format!(
-                        "{:.1} ({:.1})",
-                        s.mean / MIB,
-                        s.max / MIB
-                    ))
-                );
-            }
-            out.push_str("</tr>\n");
+            // The target is named once, on its first phase's row.
+            let label = if i == 0 {
+                escape(&label)
+            } else {
+                String::new()
+            };
+            monitor_row(out, &label, p, with_mem);
         }
     }
     out.push_str("</table>\n");
+}
+
+/// One phase of one target: its samples and each metric's mean (with range or peak).
+fn monitor_row(out: &mut String, label: &str, p: &PhaseStats, with_mem: bool) {
+    let _ = write!(
+        out,
+        "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1} ({:.1}–{:.1})</td>\
+         <td>{:.1}</td><td>{:.1} ({:.1})</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td>",
+        if p.name == "idle" { " class=\"idle\"" } else { "" },
+        label,
+        escape(&p.name),
+        p.samples,
+        p.cpu_pct.mean,
+        p.cpu_pct.min,
+        p.cpu_pct.max,
+        p.cpu_pct_machine.mean,
+        p.rss_bytes.mean / MIB,
+        p.rss_bytes.max / MIB,
+        p.vsz_bytes.mean / MIB,
+        count(p.threads.mean),
+        p.fds.map_or("-".to_string(), |f| count(f.mean)),
+        p.ctx_switches_per_s.mean,
+        count(p.processes.mean)
+    );
+    if with_mem {
+        let _ = write!(
+            out,
+            "<td>{}</td>",
+            p.memory_current_bytes.map_or("-".to_string(), |s| format!(
+                "{:.1} ({:.1})",
+                s.mean / MIB,
+                s.max / MIB
+            ))
+        );
+    }
+    out.push_str("</tr>\n");
+}
+
+/// A mean of counts (threads, fds, processes): whole when it is one, else to a tenth.
+fn count(v: f64) -> String {
+    if (v - v.round()).abs() < 0.05 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
 }

@@ -12,7 +12,7 @@ use crate::study_text::{findings, latency_cells, offered, LATENCY_HEADS};
 use crate::table::{Cell, Table};
 use crate::{bytes, thousands, thousands_f};
 use markup::{Block, Page, Section};
-use perfbase_analysis::comparison::Comparison;
+use perfbase_analysis::comparison::{Comparison, EntryComparison};
 use perfbase_analysis::study::Study;
 use perfbase_core::result::RunResult;
 
@@ -372,69 +372,14 @@ fn resources(r: &RunResult) -> Option<Section> {
 }
 
 fn changelog(c: &Changelog) -> Section {
-    let mut blocks = Vec::new();
-    match &c.previous {
-        None => blocks.push(Block::Text(
+    let mut blocks = match &c.previous {
+        None => vec![Block::Text(
             "First baseline of this plan: nothing earlier to compare with. The next run's \
              changelog compares with this one."
                 .into(),
-        )),
-        Some((base, cmp)) => {
-            blocks.push(Block::Text(format!(
-                "Against the previous baseline, run {} of {} (perfbase {}); {}.",
-                base.run_id, base.saved_at, base.tool_version, cmp.method
-            )));
-            if !cmp.not_like_for_like.is_empty() {
-                blocks.push(Block::Text(format!(
-                    "Not like for like: {} — the deltas below are partly differences of set-up.",
-                    cmp.not_like_for_like.join("; ")
-                )));
-            }
-            let (moved, stayed): (Vec<_>, Vec<_>) = cmp
-                .entries
-                .iter()
-                .partition(|e| e.verdict != "within noise");
-            let rows = moved
-                .iter()
-                .map(|e| {
-                    let figure = |name: &str| {
-                        e.metrics
-                            .iter()
-                            .find(|m| m.metric == name)
-                            .map_or("—".into(), |m| {
-                                format!(
-                                    "{} → {}{}",
-                                    short(m.a),
-                                    short(m.b),
-                                    m.delta_pct
-                                        .map(|p| format!(" ({:+.1} %)", p * 100.0))
-                                        .unwrap_or_default()
-                                )
-                            })
-                    };
-                    vec![
-                        e.name.clone(),
-                        e.verdict.clone(),
-                        figure("rps"),
-                        figure("p99_ms"),
-                    ]
-                })
-                .collect::<Vec<_>>();
-            if rows.is_empty() {
-                blocks.push(Block::Text("Nothing moved beyond noise.".into()));
-            } else {
-                blocks.push(Block::Text("Moved beyond noise:".into()));
-                blocks.push(table(&["entry", "verdict", "req/s", "p99 ms"], rows, 2));
-            }
-            if !stayed.is_empty() {
-                let names: Vec<&str> = stayed.iter().map(|e| e.name.as_str()).collect();
-                blocks.push(Block::Text(format!(
-                    "Stayed within noise: {}.",
-                    names.join(", ")
-                )));
-            }
-        }
-    }
+        )],
+        Some((base, cmp)) => against_previous(base, cmp),
+    };
     if !c.history.is_empty() {
         let rows = c
             .history
@@ -454,6 +399,68 @@ fn changelog(c: &Changelog) -> Section {
         title: "Changelog".into(),
         blocks,
     }
+}
+
+/// What moved since the previous baseline: a table of the entries beyond noise, then the
+/// names of those within it.
+fn against_previous(base: &Baseline, cmp: &Comparison) -> Vec<Block> {
+    let mut blocks = vec![Block::Text(format!(
+        "Against the previous baseline, run {} of {} (perfbase {}); {}.",
+        base.run_id, base.saved_at, base.tool_version, cmp.method
+    ))];
+    if !cmp.not_like_for_like.is_empty() {
+        blocks.push(Block::Text(format!(
+            "Not like for like: {} — the deltas below are partly differences of set-up.",
+            cmp.not_like_for_like.join("; ")
+        )));
+    }
+    let (moved, stayed): (Vec<_>, Vec<_>) = cmp
+        .entries
+        .iter()
+        .partition(|e| e.verdict != "within noise");
+    if moved.is_empty() {
+        blocks.push(Block::Text("Nothing moved beyond noise.".into()));
+    } else {
+        let rows = moved
+            .iter()
+            .map(|e| {
+                vec![
+                    e.name.clone(),
+                    e.verdict.clone(),
+                    movement(e, "rps"),
+                    movement(e, "p99_ms"),
+                ]
+            })
+            .collect();
+        blocks.push(Block::Text("Moved beyond noise:".into()));
+        blocks.push(table(&["entry", "verdict", "req/s", "p99 ms"], rows, 2));
+    }
+    if !stayed.is_empty() {
+        let names: Vec<&str> = stayed.iter().map(|e| e.name.as_str()).collect();
+        blocks.push(Block::Text(format!(
+            "Stayed within noise: {}.",
+            names.join(", ")
+        )));
+    }
+    blocks
+}
+
+/// One metric of an entry from the baseline's figure to this run's (`1,234.5 → 1,000.0
+/// (-19.0 %)`), or a dash when the entry lacks it.
+fn movement(e: &EntryComparison, metric: &str) -> String {
+    e.metrics
+        .iter()
+        .find(|m| m.metric == metric)
+        .map_or("—".into(), |m| {
+            format!(
+                "{} → {}{}",
+                short(m.a),
+                short(m.b),
+                m.delta_pct
+                    .map(|p| format!(" ({:+.1} %)", p * 100.0))
+                    .unwrap_or_default()
+            )
+        })
 }
 
 /// A figure in few digits: 1,234.5 or 0.123.

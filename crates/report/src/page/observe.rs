@@ -6,71 +6,13 @@
 use super::PageInput;
 use crate::study_text::{ms, offered};
 use crate::{bytes, thousands_f};
-use perfbase_analysis::study::ScenarioStudy;
+use perfbase_analysis::comparison::RankRow;
+use perfbase_analysis::study::{Ranking, ScenarioStudy};
+use perfbase_monitor::TargetReport;
 
 /// Every observation, in page order; one line saying so when none stands out.
 pub(super) fn observations(input: &PageInput<'_>) -> Vec<String> {
-    let mut out = Vec::new();
-    for k in &input.study.rankings {
-        let (Some(first), Some(last)) = (k.rows.first(), k.rows.last()) else {
-            continue;
-        };
-        if k.rows.len() < 2 {
-            continue;
-        }
-        if k.by == "throughput" {
-            if last.rps > 0.0 {
-                let ratio = first.rps / last.rps;
-                out.push(if close(ratio) {
-                    format!(
-                        "{}: {} and {} serve about the same throughput ({}/s and {}/s)",
-                        k.name,
-                        first.label,
-                        last.label,
-                        thousands_f(first.rps),
-                        thousands_f(last.rps)
-                    )
-                } else {
-                    format!(
-                        "{}: {} serves {ratio:.1}× the throughput of {} ({}/s vs {}/s)",
-                        k.name,
-                        first.label,
-                        last.label,
-                        thousands_f(first.rps),
-                        thousands_f(last.rps)
-                    )
-                });
-            }
-        } else {
-            let pick = |r: &perfbase_analysis::comparison::RankRow| match k.by.as_str() {
-                "p50" => r.p50_ms,
-                "p99" => r.p99_ms,
-                _ => r.mean_ms,
-            };
-            let ratio = pick(last) / pick(first);
-            if pick(first) > 0.0 && !close(ratio) {
-                out.push(format!(
-                    "{}: {} takes {ratio:.1}× the {} latency of {} ({} ms vs {} ms)",
-                    k.name,
-                    last.label,
-                    k.by,
-                    first.label,
-                    ms(pick(last)),
-                    ms(pick(first))
-                ));
-            } else if pick(first) > 0.0 {
-                out.push(format!(
-                    "{}: {} and {} have about the same {} latency ({} ms and {} ms)",
-                    k.name,
-                    first.label,
-                    last.label,
-                    k.by,
-                    ms(pick(first)),
-                    ms(pick(last))
-                ));
-            }
-        }
-    }
+    let mut out: Vec<String> = input.study.rankings.iter().filter_map(ranking).collect();
     for s in &input.study.scenarios {
         scenario(&mut out, s);
     }
@@ -81,36 +23,118 @@ pub(super) fn observations(input: &PageInput<'_>) -> Vec<String> {
         ));
     }
     if let Some(m) = &input.result.monitor {
-        for t in m.targets.iter().filter(|t| t.kind != "self") {
-            let idle = t.phases.iter().find(|p| p.name == "idle");
-            let busiest = t
-                .phases
+        out.extend(
+            m.targets
                 .iter()
-                .filter(|p| p.name != "idle")
-                .max_by(|a, b| a.cpu_pct.mean.total_cmp(&b.cpu_pct.mean));
-            let rss_max = t
-                .phases
-                .iter()
-                .filter(|p| p.name != "idle")
-                .map(|p| p.rss_bytes.max)
-                .fold(f64::NAN, f64::max);
-            if let (Some(i), Some(b)) = (idle, busiest) {
-                out.push(format!(
-                    "{}: CPU {:.1} % idle, up to {:.1} % of a core in {}; RSS {} idle, {} at most under load",
-                    t.label,
-                    i.cpu_pct.mean,
-                    b.cpu_pct.mean,
-                    b.name,
-                    bytes(i.rss_bytes.mean.max(0.0) as u64),
-                    bytes(rss_max.max(0.0) as u64)
-                ));
-            }
-        }
+                .filter(|t| t.kind != "self")
+                .filter_map(cost),
+        );
     }
     if out.is_empty() {
         out.push("No observation stands out: every scenario ran without failures.".into());
     }
     out
+}
+
+/// How far apart a ranking's first and last entries are; nothing for fewer than two, or
+/// when the figure to divide by is not positive.
+fn ranking(k: &Ranking) -> Option<String> {
+    let (first, last) = (k.rows.first()?, k.rows.last()?);
+    if k.rows.len() < 2 {
+        return None;
+    }
+    if k.by == "throughput" {
+        throughput_gap(k, first, last)
+    } else {
+        latency_gap(k, first, last)
+    }
+}
+
+fn throughput_gap(k: &Ranking, first: &RankRow, last: &RankRow) -> Option<String> {
+    // Nothing served (or no figure) at the far end: no ratio to speak of.
+    let served = last.rps > 0.0;
+    let ratio = first.rps / last.rps;
+    served.then(|| {
+        if close(ratio) {
+            format!(
+                "{}: {} and {} serve about the same throughput ({}/s and {}/s)",
+                k.name,
+                first.label,
+                last.label,
+                thousands_f(first.rps),
+                thousands_f(last.rps)
+            )
+        } else {
+            format!(
+                "{}: {} serves {ratio:.1}× the throughput of {} ({}/s vs {}/s)",
+                k.name,
+                first.label,
+                last.label,
+                thousands_f(first.rps),
+                thousands_f(last.rps)
+            )
+        }
+    })
+}
+
+/// The gap in the latency the ranking is by: p50, p99 or (otherwise) the mean.
+fn latency_gap(k: &Ranking, first: &RankRow, last: &RankRow) -> Option<String> {
+    let pick = |r: &RankRow| match k.by.as_str() {
+        "p50" => r.p50_ms,
+        "p99" => r.p99_ms,
+        _ => r.mean_ms,
+    };
+    let measured = pick(first) > 0.0;
+    let ratio = pick(last) / pick(first);
+    measured.then(|| {
+        if close(ratio) {
+            format!(
+                "{}: {} and {} have about the same {} latency ({} ms and {} ms)",
+                k.name,
+                first.label,
+                last.label,
+                k.by,
+                ms(pick(first)),
+                ms(pick(last))
+            )
+        } else {
+            format!(
+                "{}: {} takes {ratio:.1}× the {} latency of {} ({} ms vs {} ms)",
+                k.name,
+                last.label,
+                k.by,
+                first.label,
+                ms(pick(last)),
+                ms(pick(first))
+            )
+        }
+    })
+}
+
+/// What a service cost: its idle CPU and memory against its busiest phase's CPU and its
+/// peak memory under load. Nothing without an idle baseline or a phase under load.
+fn cost(t: &TargetReport) -> Option<String> {
+    let idle = t.phases.iter().find(|p| p.name == "idle")?;
+    let busiest = t
+        .phases
+        .iter()
+        .filter(|p| p.name != "idle")
+        .max_by(|a, b| a.cpu_pct.mean.total_cmp(&b.cpu_pct.mean))?;
+    let rss_max = t
+        .phases
+        .iter()
+        .filter(|p| p.name != "idle")
+        .map(|p| p.rss_bytes.max)
+        .fold(f64::NAN, f64::max);
+    Some(format!(
+        "{}: CPU {:.1} % idle, up to {:.1} % of a core in {}; RSS {} idle, {} at most under load",
+        t.label,
+        idle.cpu_pct.mean,
+        busiest.cpu_pct.mean,
+        busiest.name,
+        bytes(idle.rss_bytes.mean.max(0.0) as u64),
+        bytes(rss_max.max(0.0) as u64)
+    ))
 }
 
 /// Within 5 %: "about the same".

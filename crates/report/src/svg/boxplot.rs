@@ -67,8 +67,25 @@ impl BoxPlot {
     /// The plot as one `<svg class="chart" data-chart="boxplot">` element.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let h = HEIGHT;
-        open_svg(&mut out, "boxplot", &self.title, h);
+        open_svg(&mut out, "boxplot", &self.title, HEIGHT);
+        let area = self.area();
+        area.grid(&mut out);
+        let slots = self.slots(area.pw);
+        let mut x = area.left;
+        for (gi, g) in self.groups.iter().enumerate() {
+            if gi > 0 {
+                x = area.separator(&mut out, x, &slots);
+            }
+            x = area.group(&mut out, g, x, &slots);
+        }
+        axis_lines(&mut out, area.left, area.top, area.pw, area.ph);
+        area.axis_labels(&mut out, &self.x_label);
+        out.push_str("</svg>");
+        out
+    }
+
+    /// The plot area, its y axis reaching from the least positive value drawn to the greatest.
+    fn area(&self) -> Area {
         let all = || self.groups.iter().flat_map(|g| g.boxes.iter());
         let lo = all()
             .flat_map(|b| b.outliers.iter().copied().chain([b.min]))
@@ -77,13 +94,54 @@ impl BoxPlot {
         let hi = all()
             .flat_map(|b| b.outliers.iter().copied().chain([b.max]))
             .fold(0.0, f64::max);
-        let y = Axis::latency(self.y_label.clone(), lo, hi);
         let (top, left, right, bottom) = (44.0, 72.0, 28.0, 62.0);
-        let pw = WIDTH - left - right;
-        let ph = h - top - bottom;
-        let py = |v: f64| top + ph * (1.0 - y.frac(v));
-        for (v, label) in y.ticks() {
-            let yy = py(*v);
+        Area {
+            y: Axis::latency(self.y_label.clone(), lo, hi),
+            top,
+            left,
+            pw: WIDTH - left - right,
+            ph: HEIGHT - top - bottom,
+        }
+    }
+
+    /// Slots: one per box, plus half a slot between groups, sharing the plot's width.
+    fn slots(&self, pw: f64) -> Slots {
+        let n_boxes: usize = self.groups.iter().map(|g| g.boxes.len()).sum();
+        let gaps = self.groups.len().saturating_sub(1) as f64 * 0.5;
+        let slot = pw / (n_boxes as f64 + gaps).max(1.0);
+        Slots {
+            slot,
+            box_width: (slot * 0.55).min(44.0),
+        }
+    }
+}
+
+/// Where the boxes are drawn: the plot area within the view box, and the y axis that maps
+/// milliseconds onto it.
+struct Area {
+    y: Axis,
+    top: f64,
+    left: f64,
+    pw: f64,
+    ph: f64,
+}
+
+/// The width each box has to itself, and the width of the box drawn in it.
+struct Slots {
+    slot: f64,
+    box_width: f64,
+}
+
+impl Area {
+    fn y_of(&self, v: f64) -> f64 {
+        self.top + self.ph * (1.0 - self.y.frac(v))
+    }
+
+    /// A grid line and a label at each tick of the y axis.
+    fn grid(&self, out: &mut String) {
+        let (left, pw) = (self.left, self.pw);
+        for (v, label) in self.y.ticks() {
+            let yy = self.y_of(*v);
             let _ = write!(
                 out,
                 r#"<line class="grid" x1="{left:.1}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
@@ -93,88 +151,103 @@ impl BoxPlot {
                 escape(label)
             );
         }
-        // Slots: one per box, plus half a slot between groups.
-        let n_boxes: usize = self.groups.iter().map(|g| g.boxes.len()).sum();
-        let gaps = self.groups.len().saturating_sub(1) as f64 * 0.5;
-        let slot = pw / (n_boxes as f64 + gaps).max(1.0);
-        let bw = (slot * 0.55).min(44.0);
-        let mut x = left;
-        for (gi, g) in self.groups.iter().enumerate() {
-            if gi > 0 {
-                let sep = x + slot * 0.25;
-                let _ = write!(
-                    out,
-                    r#"<line class="grid" x1="{sep:.1}" y1="{top:.1}" x2="{sep:.1}" y2="{:.1}"/>"#,
-                    top + ph + 34.0
-                );
-                x += slot * 0.5;
-            }
-            let g_start = x;
-            for b in &g.boxes {
-                let cx = x + slot / 2.0;
-                let (y_min, y_25, y_50, y_75, y_max) =
-                    (py(b.min), py(b.p25), py(b.p50), py(b.p75), py(b.max));
-                let tip = format!(
-                    "{} {}: min {} · p25 {} · median {} · p75 {} · max {} ms",
-                    g.label,
-                    b.label,
-                    crate::study_text::ms(b.min),
-                    crate::study_text::ms(b.p25),
-                    crate::study_text::ms(b.p50),
-                    crate::study_text::ms(b.p75),
-                    crate::study_text::ms(b.max)
-                );
-                let _ = write!(
-                    out,
-                    r##"<g><title>{}</title><line x1="{cx:.1}" y1="{y_max:.1}" x2="{cx:.1}" y2="{y_min:.1}" stroke="#57606a" stroke-width="1.2"/><line x1="{:.1}" y1="{y_max:.1}" x2="{:.1}" y2="{y_max:.1}" stroke="#57606a" stroke-width="1.2"/><line x1="{:.1}" y1="{y_min:.1}" x2="{:.1}" y2="{y_min:.1}" stroke="#57606a" stroke-width="1.2"/><rect x="{:.1}" y="{y_75:.1}" width="{bw:.1}" height="{:.1}" fill="#dbe9ff" stroke="#1f6feb" stroke-width="1.5"/><line x1="{:.1}" y1="{y_50:.1}" x2="{:.1}" y2="{y_50:.1}" stroke="#0b3d91" stroke-width="3"/></g>"##,
-                    escape(&tip),
-                    cx - bw / 4.0,
-                    cx + bw / 4.0,
-                    cx - bw / 4.0,
-                    cx + bw / 4.0,
-                    cx - bw / 2.0,
-                    (y_25 - y_75).max(1.0),
-                    cx - bw / 2.0,
-                    cx + bw / 2.0,
-                );
-                for o in &b.outliers {
-                    let _ = write!(
-                        out,
-                        r##"<circle class="outlier" cx="{cx:.1}" cy="{:.1}" r="3.5" fill="none" stroke="#cf222e" stroke-width="1.3"><title>{} {}: outlier {} ms</title></circle>"##,
-                        py(*o),
-                        escape(&g.label),
-                        escape(&b.label),
-                        crate::study_text::ms(*o)
-                    );
-                }
-                let _ = write!(
-                    out,
-                    r#"<text class="tick" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                    top + ph + 16.0,
-                    escape(&b.label)
-                );
-                x += slot;
-            }
+    }
+
+    /// The line between two groups, in the half slot that parts them; returns where the next
+    /// group starts.
+    fn separator(&self, out: &mut String, x: f64, slots: &Slots) -> f64 {
+        let (top, ph) = (self.top, self.ph);
+        let sep = x + slots.slot * 0.25;
+        let _ = write!(
+            out,
+            r#"<line class="grid" x1="{sep:.1}" y1="{top:.1}" x2="{sep:.1}" y2="{:.1}"/>"#,
+            top + ph + 34.0
+        );
+        x + slots.slot * 0.5
+    }
+
+    /// A group's boxes from `x` on, with the group's label centred under them; returns where
+    /// the group ends.
+    fn group(&self, out: &mut String, g: &BoxGroup, x: f64, slots: &Slots) -> f64 {
+        let g_start = x;
+        let mut x = x;
+        for b in &g.boxes {
+            self.one_box(out, &g.label, b, x + slots.slot / 2.0, slots.box_width);
+            x += slots.slot;
+        }
+        let _ = write!(
+            out,
+            r#"<text class="group" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            (g_start + x) / 2.0,
+            self.top + self.ph + 32.0,
+            escape(&g.label)
+        );
+        x
+    }
+
+    /// One box centred on `cx`: whiskers, box, median bar and a tooltip with the figures, then
+    /// its outliers and its label.
+    fn one_box(&self, out: &mut String, group: &str, b: &BoxStat, cx: f64, bw: f64) {
+        let (y_min, y_25, y_50, y_75, y_max) = (
+            self.y_of(b.min),
+            self.y_of(b.p25),
+            self.y_of(b.p50),
+            self.y_of(b.p75),
+            self.y_of(b.max),
+        );
+        let tip = format!(
+            "{} {}: min {} · p25 {} · median {} · p75 {} · max {} ms",
+            group,
+            b.label,
+            crate::study_text::ms(b.min),
+            crate::study_text::ms(b.p25),
+            crate::study_text::ms(b.p50),
+            crate::study_text::ms(b.p75),
+            crate::study_text::ms(b.max)
+        );
+        let _ = write!(
+            out,
+            r##"<g><title>{}</title><line x1="{cx:.1}" y1="{y_max:.1}" x2="{cx:.1}" y2="{y_min:.1}" stroke="#57606a" stroke-width="1.2"/><line x1="{:.1}" y1="{y_max:.1}" x2="{:.1}" y2="{y_max:.1}" stroke="#57606a" stroke-width="1.2"/><line x1="{:.1}" y1="{y_min:.1}" x2="{:.1}" y2="{y_min:.1}" stroke="#57606a" stroke-width="1.2"/><rect x="{:.1}" y="{y_75:.1}" width="{bw:.1}" height="{:.1}" fill="#dbe9ff" stroke="#1f6feb" stroke-width="1.5"/><line x1="{:.1}" y1="{y_50:.1}" x2="{:.1}" y2="{y_50:.1}" stroke="#0b3d91" stroke-width="3"/></g>"##,
+            escape(&tip),
+            cx - bw / 4.0,
+            cx + bw / 4.0,
+            cx - bw / 4.0,
+            cx + bw / 4.0,
+            cx - bw / 2.0,
+            (y_25 - y_75).max(1.0),
+            cx - bw / 2.0,
+            cx + bw / 2.0,
+        );
+        for o in &b.outliers {
             let _ = write!(
                 out,
-                r#"<text class="group" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                (g_start + x) / 2.0,
-                top + ph + 32.0,
-                escape(&g.label)
+                r##"<circle class="outlier" cx="{cx:.1}" cy="{:.1}" r="3.5" fill="none" stroke="#cf222e" stroke-width="1.3"><title>{} {}: outlier {} ms</title></circle>"##,
+                self.y_of(*o),
+                escape(group),
+                escape(&b.label),
+                crate::study_text::ms(*o)
             );
         }
-        axis_lines(&mut out, left, top, pw, ph);
+        let _ = write!(
+            out,
+            r#"<text class="tick" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            self.top + self.ph + 16.0,
+            escape(&b.label)
+        );
+    }
+
+    /// The x axis's label under the groups, and the y axis's along its side.
+    fn axis_labels(&self, out: &mut String, x_label: &str) {
+        let (top, left, pw, ph) = (self.top, self.left, self.pw, self.ph);
         let _ = write!(
             out,
             r#"<text class="label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text class="label" transform="translate(20 {:.1}) rotate(-90)" text-anchor="middle">{}{}</text>"#,
             left + pw / 2.0,
             top + ph + 52.0,
-            escape(&self.x_label),
+            escape(x_label),
             top + ph / 2.0,
-            escape(&y.label),
-            if y.is_log() { " (log scale)" } else { "" }
+            escape(&self.y.label),
+            if self.y.is_log() { " (log scale)" } else { "" }
         );
-        out.push_str("</svg>");
-        out
     }
 }
