@@ -8,18 +8,7 @@
 
 // A build with some protocols left out (cargo features) leaves unused the helpers they share;
 // the default build, with every protocol, still reports dead code.
-#![cfg_attr(
-    not(all(
-        feature = "sql",
-        feature = "redis",
-        feature = "amqp",
-        feature = "nats",
-        feature = "mqtt",
-        feature = "mongo",
-        feature = "vault"
-    )),
-    allow(dead_code)
-)]
+#![cfg_attr(not(feature = "every-protocol"), allow(dead_code))]
 
 #[macro_use]
 pub mod out;

@@ -183,18 +183,7 @@ fn suite_operations(
 
 /// The backend of a workload on a database, Redis or broker target, and what reports call it.
 // A build without some protocols reads none of their fields.
-#[cfg_attr(
-    not(all(
-        feature = "sql",
-        feature = "redis",
-        feature = "amqp",
-        feature = "nats",
-        feature = "mqtt",
-        feature = "mongo",
-        feature = "vault"
-    )),
-    allow(unused_variables)
-)]
+#[cfg_attr(not(feature = "every-protocol"), allow(unused_variables))]
 fn backend_of(
     cx: &Ctx<'_>,
     field: &str,
