@@ -79,7 +79,7 @@ impl<O: Observer> Observer for Labelled<'_, O> {
 /// generator warning always.
 pub fn render(report: &MonitorReport, with_targets: bool) -> String {
     if with_targets {
-        perfbase_monitor::render_table(report)
+        perfbase_report::monitor::render_table(report)
     } else {
         report
             .warnings

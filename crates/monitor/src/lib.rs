@@ -6,12 +6,12 @@
 //!
 //! This crate must not depend on the engine, the drivers or the reports: the CLI starts a
 //! [`Monitor`] beside the load, marks phases, and hands the [`MonitorReport`] to whatever
-//! renders it ([`render_table`] and [`render_markdown`] are here for that). The report's data
+//! renders it (perfbase-report's `monitor` module draws its tables). The report's data
 //! types are defined in perfbase-core's `monitor` module (the result's `monitor` section) and
 //! re-exported here; perfbase-core is the only perfbase crate this one depends on.
 //!
 //! ```no_run
-//! use perfbase_monitor::{Monitor, MonitorConfig, render_table};
+//! use perfbase_monitor::{Monitor, MonitorConfig};
 //! use std::time::Duration;
 //!
 //! let cfg = MonitorConfig {
@@ -24,7 +24,7 @@
 //! monitor.phase("measure");
 //! // ... run the load ...
 //! let report = monitor.stop();
-//! println!("{}", render_table(&report));
+//! println!("{report:?}");
 //! # Ok::<(), perfbase_monitor::MonitorError>(())
 //! ```
 //!
@@ -34,7 +34,6 @@
 
 mod cgroup;
 mod procfs;
-mod render;
 mod report;
 mod sampler;
 mod selector;
@@ -46,7 +45,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 pub use cgroup::{is_v2_root, v2_path_of, CGROUP_ROOT};
-pub use render::{render_markdown, render_table};
 pub use report::{
     MonitorReport, PhaseStats, Sample, Stat, TargetReport, DEFAULT_PHASE, SATURATION_SHARE,
     SELF_LABEL,

@@ -12,8 +12,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use perfbase_monitor::{
-    render_markdown, render_table, Monitor, MonitorConfig, MonitorError, MonitorReport, Selector,
-    TargetReport, SELF_LABEL,
+    Monitor, MonitorConfig, MonitorError, MonitorReport, Selector, TargetReport, SELF_LABEL,
 };
 
 static CPU: Mutex<()> = Mutex::new(());
@@ -78,6 +77,33 @@ fn timeline_mean(t: &TargetReport, f: impl Fn(&perfbase_monitor::Sample) -> f64)
 
 const MB: f64 = 1_000_000.0;
 
+/// The report in brief, for failure messages: a line per target × phase. (Its tables are
+/// perfbase-report's, which this crate must not depend on; they are tested there.)
+fn brief(r: &MonitorReport) -> String {
+    let mut out = String::new();
+    for t in &r.targets {
+        for p in &t.phases {
+            out.push_str(&format!(
+                "{} (exited at {:?}) {}: {} samples, CPU % {:.1} ({:.1}–{:.1}), RSS {:.1} MB, \
+                 {} processes\n",
+                t.label,
+                t.exited_at_s,
+                p.name,
+                p.samples,
+                p.cpu_pct.mean,
+                p.cpu_pct.min,
+                p.cpu_pct.max,
+                p.rss_bytes.mean / MB,
+                p.processes.mean
+            ));
+        }
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
 /// CPU bands hold on a machine with the cores free; other work on a shared machine (builds) can
 /// take them for a moment, so a band is given up to three tries. Anything structural fails at
 /// once.
@@ -114,7 +140,7 @@ fn busy_and_idle_once() -> Result<(), String> {
     m.phase("second");
     sleep(Duration::from_millis(1250));
     let r = m.stop();
-    let table = render_table(&r);
+    let table = brief(&r);
     println!("{table}");
 
     let b = target(&r, &format!("pid:{}", busy.pid()));
@@ -152,8 +178,6 @@ fn busy_and_idle_once() -> Result<(), String> {
         );
     }
     assert!(r.generator().is_some());
-    assert!(table.contains(&format!("pid:{}", busy.pid())));
-    assert!(render_markdown(&r).contains("| first |"));
     let idle_cpu = timeline_mean(i, |s| s.cpu_pct);
     assert!(idle_cpu < 5.0, "idle child at {idle_cpu} %\n{table}");
     let busy_cpu = timeline_mean(b, |s| s.cpu_pct);
@@ -212,7 +236,7 @@ fn children_once() -> Result<(), String> {
     m.phase("load");
     sleep(Duration::from_millis(2000));
     let r = m.stop();
-    let table = render_table(&r);
+    let table = brief(&r);
     println!("{table}");
     let t = target(&r, &format!("pid:{}", tree.pid()));
     let p = t.phase("load").expect("load phase");
@@ -245,7 +269,7 @@ fn short_lived_once() -> Result<(), String> {
     m.phase("load");
     sleep(Duration::from_millis(1500));
     let r = m.stop();
-    let table = render_table(&r);
+    let table = brief(&r);
     println!("{table}");
     let p = target(&r, &format!("pid:{}", tree.pid()))
         .phase("load")
@@ -284,7 +308,6 @@ fn a_process_that_exits_is_marked_not_fatal() {
     assert!((0.6..=1.2).contains(&at), "exited at {at}");
     assert!(t.timeline.iter().all(|s| s.t_s < at));
     assert!(!t.timeline.is_empty());
-    assert!(render_table(&r).contains(&format!("{label} (exited at")));
     assert!(r.warnings.iter().any(|w| w.contains("exited at")));
     assert!(r.generator().is_some_and(|g| g.exited_at_s.is_none()));
 }
@@ -466,7 +489,7 @@ fn cgroup_v2_group_of_our_own() {
             sleep(Duration::from_millis(1500));
             let r = m.stop();
             drop(kid);
-            let table = render_table(&r);
+            let table = brief(&r);
             let t = target(&r, &sel.to_string());
             assert_eq!(t.kind, "cgroup");
             let p = t.phase("busy").expect("busy phase");
@@ -527,7 +550,6 @@ fn cgroup_v1_memory_hierarchy_fallback() {
     let p = &t.phases[0];
     assert!(p.memory_current_bytes.is_some_and(|s| s.min > 0.0), "{p:?}");
     assert!(p.rss_bytes.min > 0.0 && p.processes.min >= 1.0);
-    assert!(render_table(&r).contains("cgroup mem MiB"));
 }
 
 /// The postmaster's pid: `exported`, unless an earlier test stopped and restarted the server
@@ -568,7 +590,7 @@ fn postgres_server() {
     m.phase("idle");
     sleep(Duration::from_millis(2000));
     let r = m.stop();
-    println!("{}", render_table(&r));
+    println!("{}", brief(&r));
     let t = target(&r, &sel.to_string());
     let p = t.phase("idle").expect("idle phase");
     assert!(p.rss_bytes.mean > 5.0 * MB, "{p:?}");

@@ -11,6 +11,7 @@ mod html_versus;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod monitor;
 pub mod page;
 pub mod run_tables;
 pub mod study_tables;

@@ -34,7 +34,7 @@ fn environment(out: &mut String, r: &RunResult) {
 fn monitor(out: &mut String, r: &RunResult) {
     if let Some(m) = &r.monitor {
         let _ = writeln!(out, "\n## Resources: CPU and memory, idle and under load\n");
-        out.push_str(&perfbase_monitor::render_markdown(m));
+        out.push_str(&crate::monitor::render_markdown(m));
     }
 }
 

@@ -1,10 +1,12 @@
-//! The one table model of the markup reports: a run's report (Markdown and HTML) and the
-//! baselines page. What a table holds is decided once, by whoever builds it; `markdown` and
-//! `html` only say how it looks. A cell says what it is (a word, a figure, code, a verdict), never
-//! which markup shows it.
+//! The one table model of every report: a run's report (Markdown and HTML), the baselines
+//! page and the terminal (plain text, see `text`). What a table holds is decided once, by
+//! whoever builds it; `markdown`, `html` and `text` only say how it looks. A cell says what it
+//! is (a word, a figure, code, a verdict), never which markup shows it.
 
 use crate::svg::escape;
 use std::fmt::Write;
+
+pub mod text;
 
 /// A table: its column heads and rows of cells.
 #[derive(Debug, Clone, PartialEq)]

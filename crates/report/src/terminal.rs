@@ -2,12 +2,17 @@
 //! errors and latency percentiles where they expect them.
 
 use crate::study_text::{counts, findings, offered};
+use crate::table::text::{Column, Layout};
+use crate::table::{Cell, Table};
 use crate::{bytes, status_text, thousands, thousands_f};
 use perfbase_analysis::study::{Ranking, ScenarioStudy, Study};
 use perfbase_core::result::{
     Endpoint, ErrorSampleOut, LatencyMs, LoadConfig, Measurement, Model, OpenModelStats, RunResult,
 };
 use std::fmt::Write;
+
+/// The width of the label column that starts a run summary's lines (`Requests`, `Endpoints`).
+const LABEL: usize = 13;
 
 fn ms(v: f64) -> String {
     if v.is_nan() {
@@ -48,43 +53,50 @@ fn latency_block(out: &mut String, title: &str, l: &LatencyMs) {
     );
 }
 
-/// One line per endpoint of a mix: requests, success, percentiles and status counts.
+/// One line per endpoint of a mix: requests, success, percentiles and status counts, under the
+/// `Endpoints` label in the run summary's label column.
 fn endpoints_block(out: &mut String, endpoints: &[Endpoint]) {
     if endpoints.is_empty() {
         return;
     }
-    let width = endpoints
+    let rows = endpoints
         .iter()
-        .map(|e| e.name.chars().count())
-        .max()
-        .unwrap_or(0)
-        .clamp(8, 40);
-    let _ = writeln!(
-        out,
-        "  {:<13} {:<width$} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8}  status",
-        "Endpoints", "", "requests", "success", "p50 ms", "p95 ms", "p99 ms", "max ms"
-    );
-    for e in endpoints {
-        let name: String = if e.name.chars().count() > width {
-            let mut cut: String = e.name.chars().take(width - 1).collect();
-            cut.push('…');
-            cut
-        } else {
-            e.name.clone()
-        };
-        let _ = writeln!(
-            out,
-            "  {:<13} {name:<width$} {:>10} {:>7.2}% {:>8} {:>8} {:>8} {:>8}  {}",
-            "",
-            thousands(e.requests),
-            e.success_ratio * 100.0,
-            ms(e.latency_ms.p50),
-            ms(e.latency_ms.p95),
-            ms(e.latency_ms.p99),
-            ms(e.latency_ms.max),
-            status_text(&e.status)
-        );
-    }
+        .map(|e| {
+            vec![
+                Cell::from(""),
+                Cell::code(e.name.as_str()),
+                thousands(e.requests).into(),
+                format!("{:.2}%", e.success_ratio * 100.0).into(),
+                ms(e.latency_ms.p50).into(),
+                ms(e.latency_ms.p95).into(),
+                ms(e.latency_ms.p99).into(),
+                ms(e.latency_ms.max).into(),
+                status_text(&e.status).into(),
+            ]
+        })
+        .collect();
+    let head = [
+        "Endpoints",
+        "",
+        "requests",
+        "success",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+        "status",
+    ];
+    let mut columns = vec![
+        Column::fixed(LABEL),
+        // A long path is cut, not allowed to push every figure off to the right.
+        Column::fit().at_least(8).cut_with_ellipsis(40),
+        Column::fixed(10),
+    ];
+    columns.extend([Column::fixed(8); 5]);
+    columns.push(Column::fixed(0).gap("  "));
+    Table::new(&head, rows, 2)
+        .words_in(&[8])
+        .text(&Layout::new("  ", columns), false, out);
 }
 
 /// The consumer side of a stream run: messages consumed, their rate, what was left, and the
@@ -412,30 +424,19 @@ fn in_red_if(failed: bool, color: bool, line: String) -> String {
     }
 }
 
-/// One row per scenario and check, each with its own figures and verdict.
+/// One row per scenario and check, each with its own figures and verdict: the markup reports'
+/// summary table, a failed row red.
 fn summary_table(out: &mut String, r: &RunResult, study: &Study, color: bool) {
-    let rows = crate::study_text::summary_rows(r, study);
-    let width = rows
-        .iter()
-        .map(|(cells, _)| cells[0].chars().count())
-        .max()
-        .unwrap_or(8)
-        .clamp(8, 40);
-    let line = |cells: &[String]| {
-        let name: String = cells[0].chars().take(width).collect();
-        format!(
-            "  {name:<width$} {:<18} {:>5} {:>10} {:>12} {:>12} {:>12} {:>12}  {}",
-            cells[1], cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8]
-        )
-    };
-    let heads: Vec<String> = crate::study_text::SUMMARY_HEADS
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
-    let _ = writeln!(out, "\n{}", line(&heads));
-    for (cells, failed) in &rows {
-        let _ = writeln!(out, "{}", in_red_if(*failed, color, line(cells)));
-    }
+    let mut columns = vec![
+        Column::fit().at_least(8).cut(40),
+        Column::fixed(18),
+        Column::fixed(5),
+        Column::fixed(10),
+    ];
+    columns.extend([Column::fixed(12); 4]);
+    columns.push(Column::fixed(0).gap("  "));
+    out.push('\n');
+    crate::study_tables::summary(r, study).text(&Layout::new("  ", columns), color, out);
 }
 
 /// A scenario: its title, its sweep table, each step's endpoints and its findings.
@@ -471,79 +472,115 @@ fn scenario_block(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &St
 }
 
 /// A row per step: offered and achieved load, success, latency, the share under each bucket,
-/// and marks for the knee, the operating point and invalid steps.
+/// and marks for the knee, the operating point and invalid steps. Not the markup reports' sweep
+/// table: the terminal's is narrower (`<50ms`, `99.50%`) and marks a step after its row.
 fn sweep_table(out: &mut String, s: &ScenarioStudy) {
     // The share of requests under each latency bucket, as in the Markdown sweep table.
-    let buckets: String = s
+    let buckets: Vec<String> = s
         .steps
         .first()
         .map(|row| {
             row.under_ms
                 .iter()
-                .map(|(b, _)| format!(" {:>7}", format!("<{b}ms")))
+                .map(|(b, _)| format!("<{b}ms"))
                 .collect()
         })
         .unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "  {:<16} {:>10} {:>11} {:>8} {}{buckets}",
-        "step",
-        "offered",
-        "achieved/s",
-        "success",
-        crate::study_text::LATENCY_HEADS
-            .map(|h| format!("{h:>8}"))
-            .join(" ")
-    );
-    for (i, row) in s.steps.iter().enumerate() {
-        let invalid = if row.invalid.is_some() {
-            " (invalid)"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "  {:<16} {:>10} {:>11} {:>7.2}% {}{}{}{invalid}",
-            row.name.chars().take(16).collect::<String>(),
-            offered(&row.offered),
-            thousands_f(row.achieved_rps),
-            row.success_ratio * 100.0,
-            crate::study_text::latency_cells(row)
-                .map(|c| format!("{c:>8}"))
-                .join(" "),
-            row.under_ms
-                .iter()
-                .map(|(_, share)| format!(" {:>6.1}%", share * 100.0))
-                .collect::<String>(),
-            step_mark(s, i)
-        );
-    }
+    let mut head = vec!["step", "offered", "achieved/s", "success"];
+    head.extend(crate::study_text::LATENCY_HEADS);
+    head.extend(buckets.iter().map(String::as_str));
+    head.push("");
+    let rows = s
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let mut cells: Vec<Cell> = vec![
+                row.name.as_str().into(),
+                offered(&row.offered).into(),
+                thousands_f(row.achieved_rps).into(),
+                format!("{:.2}%", row.success_ratio * 100.0).into(),
+            ];
+            cells.extend(crate::study_text::latency_cells(row).map(Cell::from));
+            cells.extend(
+                row.under_ms
+                    .iter()
+                    .map(|(_, share)| Cell::from(format!("{:.1}%", share * 100.0))),
+            );
+            let invalid = row.invalid.as_ref().map(|_| "(invalid)");
+            let marks: Vec<&str> = step_mark(s, i).into_iter().chain(invalid).collect();
+            cells.push(marks.join(" ").into());
+            cells
+        })
+        .collect();
+    let mut columns = vec![
+        Column::fixed(16).cut(16),
+        Column::fixed(10),
+        Column::fixed(11),
+        Column::fixed(8),
+    ];
+    columns.extend([Column::fixed(8); 7]);
+    columns.extend(buckets.iter().map(|_| Column::fixed(7)));
+    // The marks close the row; a row without one ends at its last figure.
+    columns.push(Column::fixed(0));
+    let layout = Layout::new("  ", columns).trimmed();
+    let last = head.len() - 1;
+    Table::new(&head, rows, 1)
+        .words_in(&[last])
+        .text(&layout, false, out);
 }
 
 /// The arrow after a step that is the knee or the operating point (the knee wins).
-fn step_mark(s: &ScenarioStudy, i: usize) -> &'static str {
+fn step_mark(s: &ScenarioStudy, i: usize) -> Option<&'static str> {
     match (&s.knee, &s.operating_point) {
-        (Some(k), _) if k.first_bad == Some(i) => " ← knee",
-        (_, Some(p)) if p.index == i => " ← operating point",
-        _ => "",
+        (Some(k), _) if k.first_bad == Some(i) => Some("← knee"),
+        (_, Some(p)) if p.index == i => Some("← operating point"),
+        _ => None,
     }
 }
 
-/// A ranking: a line per scenario, best first.
+/// A ranking: a line per scenario, best first, without a header: each figure carries its
+/// unit, in columns of their own so the figures still line up.
 fn ranking_block(out: &mut String, k: &Ranking) {
     let _ = writeln!(out, "\nranking {} (by {})", k.name, k.by);
-    for row in &k.rows {
-        let _ = writeln!(
-            out,
-            "  {:>2}. {:<28} {:>12}/s  mean {:>8} ms  p99 {:>8} ms  {:>7.2}% ok",
-            row.rank,
-            row.label.chars().take(28).collect::<String>(),
-            thousands_f(row.rps),
-            crate::study_text::ms(row.mean_ms),
-            crate::study_text::ms(row.p99_ms),
-            row.success_ratio * 100.0
-        );
-    }
+    let rows = k
+        .rows
+        .iter()
+        .map(|row| {
+            vec![
+                format!("{}.", row.rank).into(),
+                row.label.as_str().into(),
+                format!("{}/s", thousands_f(row.rps)).into(),
+                "mean".into(),
+                crate::study_text::ms(row.mean_ms).into(),
+                "ms".into(),
+                "p99".into(),
+                crate::study_text::ms(row.p99_ms).into(),
+                "ms".into(),
+                format!("{:.2}%", row.success_ratio * 100.0).into(),
+                "ok".into(),
+            ]
+        })
+        .collect();
+    let columns = vec![
+        Column::fixed(3),
+        Column::fixed(28).cut(28),
+        Column::fixed(14),
+        Column::fixed(4).gap("  "),
+        Column::fixed(8),
+        Column::fixed(2),
+        Column::fixed(3).gap("  "),
+        Column::fixed(8),
+        Column::fixed(2),
+        Column::fixed(8).gap("  "),
+        Column::fixed(0),
+    ];
+    let head = [
+        "rank", "scenario", "req/s", "", "mean", "", "", "p99", "", "success", "",
+    ];
+    Table::new(&head, rows, 0)
+        .words_in(&[1, 3, 5, 6, 8, 10])
+        .text(&Layout::new("  ", columns).without_header(), false, out);
 }
 
 /// The error samples to print: one of each class first (so every kind of fault shows), then

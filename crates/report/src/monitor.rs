@@ -1,6 +1,10 @@
-//! Plain-text and Markdown tables of a [`MonitorReport`]: one row per target × phase.
+//! The monitor's tables, one row per target × phase, drawn by the table model: plain text for
+//! the terminal, Markdown for the report. Here rather than in perfbase-monitor, which samples
+//! and keeps its data types only, so every table perfbase prints goes through `crate::table`.
 
-use crate::report::{MonitorReport, PhaseStats, Stat, TargetReport};
+use crate::table::text::Layout;
+use crate::table::{Cell, Table};
+use perfbase_monitor::{MonitorReport, PhaseStats, Stat, TargetReport};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -75,21 +79,22 @@ fn phase_cells(p: &PhaseStats, with_memory_current: bool) -> Vec<String> {
     cells
 }
 
-/// Rows of cells (target label on each target's first row only when `repeat_label` is false).
-fn rows(report: &MonitorReport, repeat_label: bool) -> (Vec<String>, Vec<Vec<String>>) {
+/// The table (target label on each target's first row only unless `repeat_label`, which a
+/// Markdown reader sorting or skimming rows needs).
+fn table(report: &MonitorReport, repeat_label: bool) -> Table {
     let with_mem = report
         .targets
         .iter()
         .flat_map(|t| &t.phases)
         .any(|p| p.memory_current_bytes.is_some());
     let head = header(with_mem);
-    let mut out = Vec::new();
+    let mut rows: Vec<Vec<Cell>> = Vec::new();
     for t in &report.targets {
         let label = target_label(t);
         if t.phases.is_empty() {
             let mut row = vec![label, "-".to_string(), "0".to_string()];
             row.resize(head.len(), "-".to_string());
-            out.push(row);
+            rows.push(row.into_iter().map(Cell::from).collect());
             continue;
         }
         for (i, p) in t.phases.iter().enumerate() {
@@ -100,10 +105,12 @@ fn rows(report: &MonitorReport, repeat_label: bool) -> (Vec<String>, Vec<Vec<Str
             };
             let mut row = vec![first];
             row.extend(phase_cells(p, with_mem));
-            out.push(row);
+            rows.push(row.into_iter().map(Cell::from).collect());
         }
     }
-    (head, out)
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    // Text columns (target, phase) left, figures right.
+    Table::new(&head, rows, 2)
 }
 
 fn title(report: &MonitorReport) -> String {
@@ -124,41 +131,10 @@ fn trim_float(v: f64) -> String {
 /// max), VSZ MiB, threads, fds, context switches per second and process count; an exited
 /// target is marked "exited at 3.2 s"; warnings follow the table.
 pub fn render_table(report: &MonitorReport) -> String {
-    let (head, rows) = rows(report, false);
-    let widths: Vec<usize> = (0..head.len())
-        .map(|c| {
-            std::iter::once(&head)
-                .chain(rows.iter())
-                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(c, s)| {
-                let w = widths.get(c).copied().unwrap_or(0);
-                let pad = w.saturating_sub(s.chars().count());
-                // Text columns (target, phase) left, figures right.
-                if c < 2 {
-                    format!("{s}{}", " ".repeat(pad))
-                } else {
-                    format!("{}{s}", " ".repeat(pad))
-                }
-            })
-            .collect();
-        parts.join("  ").trim_end().to_string()
-    };
+    let table = table(report, false);
     let mut out = title(report);
     out.push('\n');
-    out.push_str(&line(&head));
-    out.push('\n');
-    for r in &rows {
-        out.push_str(&line(r));
-        out.push('\n');
-    }
+    table.text(&Layout::fitted(table.head.len()), false, &mut out);
     for w in &report.warnings {
         out.push_str("warning: ");
         out.push_str(w);
@@ -167,30 +143,14 @@ pub fn render_table(report: &MonitorReport) -> String {
     out
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
 /// The same table in Markdown, warnings as a list below it.
 pub fn render_markdown(report: &MonitorReport) -> String {
-    let (head, rows) = rows(report, true);
     let mut out = format!("{}\n\n", title(report));
-    let cells = |r: &[String]| {
-        let c: Vec<String> = r.iter().map(|s| md_escape(s)).collect();
-        format!("| {} |\n", c.join(" | "))
-    };
-    out.push_str(&cells(&head));
-    let align: Vec<String> = (0..head.len())
-        .map(|c| if c < 2 { "---" } else { "---:" }.to_string())
-        .collect();
-    out.push_str(&format!("|{}|\n", align.join("|")));
-    for r in &rows {
-        out.push_str(&cells(r));
-    }
+    table(report, true).markdown(&mut out);
     if !report.warnings.is_empty() {
         out.push('\n');
         for w in &report.warnings {
-            out.push_str(&format!("- **warning:** {}\n", md_escape(w)));
+            out.push_str(&format!("- **warning:** {}\n", w.replace('|', "\\|")));
         }
     }
     out
@@ -199,7 +159,7 @@ pub fn render_markdown(report: &MonitorReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{PhaseStats, Stat, TargetReport};
+    use perfbase_monitor::{PhaseStats, Stat, TargetReport};
 
     fn st(min: f64, mean: f64, max: f64) -> Stat {
         Stat { min, mean, max }
@@ -285,5 +245,33 @@ mod tests {
         assert!(m.contains("- **warning:** something to know"));
         let rows = m.lines().filter(|l| l.starts_with("| ")).count();
         assert_eq!(rows, 1 + 4);
+    }
+
+    /// The exact text, pinned from the renderers as they stood before the table model drew it.
+    #[test]
+    fn pinned_text() {
+        let table = concat!(
+            "Resources: CPU % of one core (2 cores available), sampled every 1 s\n",
+            "target                           phase    samples  CPU % mean (min–max)  RSS MiB mean (max)  VSZ MiB  threads   fds  ctx sw/s  procs  cgroup mem MiB mean (max)\n",
+            "name:postgres (exited at 3.2 s)  idle           5         1.5 (0.5–2.5)       245.0 (250.0)    420.0        7  12.5        35      6                          -\n",
+            "                                 measure        5      20.0 (19.0–21.0)       245.0 (250.0)    420.0        7  12.5        35      6                          -\n",
+            "cmd:a|b                          idle           5        0.2 (-0.8–1.2)       245.0 (250.0)    420.0        7  12.5        35      6                  2.0 (3.0)\n",
+            "perfbase (self)                  -              0                     -                   -        -        -     -         -      -                          -\n",
+            "warning: something to know\n",
+        );
+        assert_eq!(render_table(&report()), table);
+        let markdown = concat!(
+            "Resources: CPU % of one core (2 cores available), sampled every 1 s\n",
+            "\n",
+            "| target | phase | samples | CPU % mean (min–max) | RSS MiB mean (max) | VSZ MiB | threads | fds | ctx sw/s | procs | cgroup mem MiB mean (max) |\n",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "| name:postgres (exited at 3.2 s) | idle | 5 | 1.5 (0.5–2.5) | 245.0 (250.0) | 420.0 | 7 | 12.5 | 35 | 6 | - |\n",
+            "| name:postgres (exited at 3.2 s) | measure | 5 | 20.0 (19.0–21.0) | 245.0 (250.0) | 420.0 | 7 | 12.5 | 35 | 6 | - |\n",
+            "| cmd:a\\|b | idle | 5 | 0.2 (-0.8–1.2) | 245.0 (250.0) | 420.0 | 7 | 12.5 | 35 | 6 | 2.0 (3.0) |\n",
+            "| perfbase (self) | - | 0 | - | - | - | - | - | - | - | - |\n",
+            "\n",
+            "- **warning:** something to know\n",
+        );
+        assert_eq!(render_markdown(&report()), markdown);
     }
 }
