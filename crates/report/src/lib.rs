@@ -16,6 +16,7 @@ pub mod page;
 pub mod run_tables;
 pub mod study_tables;
 pub mod study_text;
+pub mod suite;
 mod svg;
 pub mod table;
 pub mod terminal;
