@@ -54,11 +54,12 @@ fn rabbitmq_stopped_mid_run_is_counted_and_the_run_recovers_when_it_is_back() {
     };
     let _g = serial();
     let dir = tmp();
-    // 30 s: a RabbitMQ node can take a few seconds to stop and, beside the rest of the suite
-    // on two cores, up to ~21 s to start again; the run must still be going when it is back.
+    // 45 s: a RabbitMQ node can take a few seconds to stop and, beside the rest of the suite
+    // on two cores, its stop and start took up to 31.6 s (rabbitmqctl's own VM waits for a
+    // core under the load); the run must still be going when it is back.
     let started = std::time::Instant::now();
     let run = Background::start(
-        &["amqp", &url, "-c", "2", "-d", "30s", "--timeout", "1s"],
+        &["amqp", &url, "-c", "2", "-d", "45s", "--timeout", "1s"],
         dir.path(),
     );
     std::thread::sleep(Duration::from_millis(1000));
@@ -87,9 +88,9 @@ fn rabbitmq_stopped_mid_run_is_counted_and_the_run_recovers_when_it_is_back() {
     };
     assert!(ok_in(0.0, 1.0) > 0, "{}", v["timeline"]);
     let back = up_at.as_secs_f64().ceil() + 1.0;
-    assert!(back < 29.0, "RabbitMQ took until {up_at:?} to start again");
+    assert!(back < 44.0, "RabbitMQ took until {up_at:?} to start again");
     assert!(
-        ok_in(back, 30.0) > 0,
+        ok_in(back, 45.0) > 0,
         "back at {up_at:?}: {}",
         v["timeline"]
     );
