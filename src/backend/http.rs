@@ -1,6 +1,6 @@
 //! HTTP/1.1 and HTTP/2 workloads: a URL, a targets file or a plan's weighted mix of templates.
 
-use super::protocol::{drive, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
+use super::protocol::{Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::AppError;
 use perfbase_core::redact;
@@ -68,8 +68,7 @@ impl Protocol for HttpTarget {
     }
 
     fn run(&self, args: RunArgs<'_>) -> Result<Ran, AppError> {
-        let driver = self.driver().map_err(|e| args.bad("", e))?;
-        drive(driver, args)
+        args.drive(self.driver())
     }
 
     /// The method, keep-alive, version, targets and headers (redacted).

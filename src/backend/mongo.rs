@@ -2,7 +2,7 @@
 //! the suite) over a keyspace of documents, with the collections `--init` makes.
 
 use super::closing::misses_line;
-use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::{bad_input, AppError};
 use perfbase_core::result::RunResult;
@@ -72,8 +72,7 @@ impl Protocol for MongoTarget {
         if self.init {
             self.init().map_err(|e| args.bad("--init: ", e))?;
         }
-        let driver = self.driver().map_err(|e| args.bad("", e))?;
-        drive(driver, args)
+        args.drive(self.driver())
     }
 
     fn settings(&self) -> BTreeMap<String, Value> {

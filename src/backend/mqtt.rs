@@ -1,7 +1,7 @@
 //! MQTT workloads: publishing to the session's own topic at QoS 0 or 1 and awaiting the
 //! message back, end to end through the broker.
 
-use super::protocol::{drive, BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use crate::exit::AppError;
 use perfbase_drivers::mqtt::{MqttDriver, MqttOptions};
 use serde_json::Value;
@@ -40,8 +40,7 @@ impl Protocol for MqttTarget {
     }
 
     fn run(&self, args: RunArgs<'_>) -> Result<Ran, AppError> {
-        let driver = MqttDriver::new(&self.url, self.options).map_err(|e| args.bad("", e))?;
-        drive(driver, args)
+        args.drive(MqttDriver::new(&self.url, self.options))
     }
 
     fn settings(&self) -> BTreeMap<String, Value> {

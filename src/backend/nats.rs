@@ -3,7 +3,7 @@
 
 use super::options::{name_of, NatsModeName};
 use super::protocol::{
-    ask_version, drive, BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT,
+    ask_version, BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT,
 };
 use crate::exit::AppError;
 use perfbase_drivers::nats::{self, NatsDriver, NatsOptions};
@@ -43,8 +43,7 @@ impl Protocol for NatsTarget {
     }
 
     fn run(&self, args: RunArgs<'_>) -> Result<Ran, AppError> {
-        let driver = NatsDriver::new(&self.url, self.options).map_err(|e| args.bad("", e))?;
-        drive(driver, args)
+        args.drive(NatsDriver::new(&self.url, self.options))
     }
 
     fn settings(&self) -> BTreeMap<String, Value> {

@@ -80,6 +80,17 @@ impl RunArgs<'_> {
     pub fn bad(&self, what: &str, e: impl std::fmt::Display) -> AppError {
         bad_input(format!("{}{what}{e}", self.context))
     }
+
+    /// The run with the protocol's `driver`, or its build error as this workload's.
+    pub fn drive<D: Driver + Extras, E: std::fmt::Display>(
+        self,
+        driver: Result<D, E>,
+    ) -> Result<Ran, AppError> {
+        match driver {
+            Ok(driver) => drive(driver, self),
+            Err(e) => Err(self.bad("", e)),
+        }
+    }
 }
 
 /// What a run of the engine with a backend's driver gave.
@@ -104,7 +115,7 @@ pub trait Extras {
 
 /// Runs the engine with `driver` (built by the protocol, a build error already said), and
 /// cleans up whether or not the engine ran: the driver may have made server state.
-pub fn drive<D: Driver + Extras>(driver: D, args: RunArgs<'_>) -> Result<Ran, AppError> {
+fn drive<D: Driver + Extras>(driver: D, args: RunArgs<'_>) -> Result<Ran, AppError> {
     let driver = Arc::new(driver);
     driver.before()?;
     let outcomes = perfbase_engine::run(

@@ -2,7 +2,7 @@
 //! its prefill, the slot map a cluster needs first, and replies per node afterwards.
 
 use super::closing::misses_line;
-use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
@@ -75,8 +75,7 @@ impl Protocol for RedisTarget {
         if self.prefill {
             self.prefill().map_err(|e| args.bad("prefill: ", e))?;
         }
-        let driver = self.driver().map_err(|e| args.bad("", e))?;
-        drive(driver, args)
+        args.drive(self.driver())
     }
 
     fn settings(&self) -> BTreeMap<String, Value> {

@@ -1,7 +1,7 @@
 //! A Vault (or OpenBao) workload over HTTP: where its token comes from, its driver, its
 //! `--init`, what it needs from the server before the load.
 
-use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::{bad_input, AppError};
 use perfbase_drivers::http::HttpOptions;
@@ -109,8 +109,7 @@ impl Protocol for VaultTarget {
         if self.init {
             self.init().map_err(|e| args.bad("--init: ", e))?;
         }
-        let driver = self.driver().map_err(|e| args.bad("", e))?;
-        drive(driver, args)
+        args.drive(self.driver())
     }
 
     fn server_url(&self) -> String {

@@ -4,7 +4,7 @@
 mod stream;
 
 use super::options::{name_of, AckName, AmqpModeName};
-use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::Side;
 use crate::exit::AppError;
 use perfbase_core::result::RunResult;
@@ -74,10 +74,7 @@ impl Protocol for AmqpTarget {
             Some(side) => Some(stream::start(self, side, &args.interrupt)?),
             None => None,
         };
-        let ran = match self.driver() {
-            Ok(driver) => drive(driver, args),
-            Err(e) => Err(args.bad("", e)),
-        };
+        let ran = args.drive(self.driver());
         match (group, ran) {
             (Some(group), Ok(ran)) => Ok(stream::finish(group, ran)),
             (Some(group), failed) => {

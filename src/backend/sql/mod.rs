@@ -5,7 +5,7 @@
 mod pgbench;
 
 use super::options::Dialect;
-use super::protocol::{ask_version, drive, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
@@ -91,8 +91,8 @@ impl Protocol for SqlTarget {
         let workload = table_scale(self)?;
         let scale = workload.tpcb_scale();
         let mut ran = match self.dialect {
-            Dialect::Postgres => drive(self.pg(workload).map_err(|e| args.bad("", e))?, args),
-            Dialect::Mysql => drive(self.my(workload).map_err(|e| args.bad("", e))?, args),
+            Dialect::Postgres => args.drive(self.pg(workload)),
+            Dialect::Mysql => args.drive(self.my(workload)),
         }?;
         if let Some(scale) = scale {
             ran.extras.insert("scale".into(), scale.into());
