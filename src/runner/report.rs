@@ -20,13 +20,15 @@ pub(super) fn present(
     match &o.output {
         Output::Study { dir } => {
             let report = dir.join("report.md");
-            let pgbench: String = closing_blocks(plan, state, result)
+            // Each protocol's closing figures (pgbench's block, a stream's consumers, a cluster's
+            // replies per node), after the tables.
+            let closing: String = closing_blocks(plan, state, result)
                 .into_iter()
                 .map(|(_, b)| b)
                 .collect();
             let mut markdown = perfbase_report::markdown::render(result, study);
-            if !pgbench.is_empty() {
-                markdown.push_str(&format!("\n## Closing figures\n\n```\n{pgbench}```\n"));
+            if !closing.is_empty() {
+                markdown.push_str(&format!("\n## Closing figures\n\n```\n{closing}```\n"));
             }
             perfbase_report::json::write_text_atomic(&report, &markdown)
                 .with_context(|| format!("cannot write {}", report.display()))?;
@@ -34,8 +36,8 @@ pub(super) fn present(
                 "{}",
                 perfbase_report::terminal::render_study(result, study, o.color)
             );
-            if !pgbench.is_empty() {
-                out!("\n{pgbench}");
+            if !closing.is_empty() {
+                out!("\n{closing}");
             }
             outln!(
                 "\nresults: {}  report: {}",
