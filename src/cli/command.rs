@@ -121,6 +121,9 @@ impl LoadArgs {
             warmup: self.warmup,
             cooldown: None,
             repetitions: 1,
+            precision: None,
+            max_repetitions: 1,
+            max_time: None,
             thresholds: Vec::new(),
             section: None,
         }
@@ -185,6 +188,7 @@ impl LoadArgs {
             rankings: Vec::new(),
             versus: Vec::new(),
             page: None,
+            seed: 0,
         }
     }
 

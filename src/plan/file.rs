@@ -82,6 +82,12 @@ pub(crate) struct Meta {
     pub threads: Option<S<i64>>,
     pub timeout: Option<S<String>>,
     pub pacing_granularity: Option<S<String>>,
+    /// Every scenario's `precision`, `max_repetitions` and `max_time` unless it sets its own.
+    pub precision: Option<S<String>>,
+    pub max_repetitions: Option<S<i64>>,
+    pub max_time: Option<S<String>>,
+    /// The seed of interleaved scenarios' block orders (default 0).
+    pub seed: Option<S<i64>>,
     pub buckets: Option<Vec<S<String>>>,
     #[serde(default)]
     pub thresholds: Vec<S<String>>,
@@ -284,6 +290,10 @@ pub(crate) struct ScenarioDef {
     pub warmup: Option<S<String>>,
     pub cooldown: Option<S<String>>,
     pub repetitions: Option<S<i64>>,
+    /// Repeat until the key figures' 95 % intervals are within this share: `"5%"`.
+    pub precision: Option<S<String>>,
+    pub max_repetitions: Option<S<i64>>,
+    pub max_time: Option<S<String>>,
     pub max_inflight: Option<S<i64>>,
     #[serde(default)]
     pub thresholds: Vec<S<String>>,

@@ -36,6 +36,7 @@ mod file;
 mod meta;
 mod model;
 mod publish;
+mod repeat;
 mod scenarios;
 mod targets;
 mod url_vars;
@@ -142,6 +143,10 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         rankings,
         versus,
         page,
+        seed: match &meta.seed {
+            Some(seed) => cx.count(seed, "plan.seed", i64::MAX as u64, "a seed may be")?,
+            None => 0,
+        },
     })
 }
 

@@ -68,6 +68,8 @@ pub struct Plan {
     pub versus: Vec<VersusSpec>,
     /// `[page]`: a dated baselines page after the run.
     pub page: Option<PageSpec>,
+    /// `[plan] seed`: the orders of interleaved scenarios' blocks are drawn from it.
+    pub seed: u64,
 }
 
 /// A ranking of scenarios by one figure.
@@ -173,7 +175,15 @@ pub struct Scenario {
     pub steps: Vec<Step>,
     pub warmup: Option<Duration>,
     pub cooldown: Option<Duration>,
+    /// How many times each step runs; with `precision`, the fewest.
     pub repetitions: u32,
+    /// `precision = "5%"` (as 0.05): repeat each step until the 95 % intervals of its
+    /// throughput, mean and p99 latency are within this share of the figure.
+    pub precision: Option<f64>,
+    /// With `precision`: the most repetitions a step may take, and the most time the
+    /// scenario's measured runs may take together, before its figures are marked instead.
+    pub max_repetitions: u32,
+    pub max_time: Option<Duration>,
     pub thresholds: Vec<Threshold>,
     /// The page section it is shown in, when the plan names one.
     pub section: Option<String>,

@@ -1,7 +1,7 @@
 //! `[[scenarios]]`: constant loads, stages, rate and concurrency ladders, with their
 //! warm-up, cool-down, repetitions and thresholds, scaled by `[plan] scale`.
 
-use super::context::{Ctx, MAX_REPETITIONS, MAX_REQUESTS};
+use super::context::{Ctx, MAX_REQUESTS};
 use super::file::{self, NumOrText, OneOrMany, PlanFile, S};
 use super::model::*;
 use perfbase_analysis::sweep::Offered;
@@ -20,6 +20,7 @@ pub(super) fn scenarios(
     workloads: &BTreeMap<String, Workload>,
     scale: f64,
 ) -> Result<Vec<Scenario>, PlanError> {
+    let defaults = super::repeat::defaults(cx, raw)?;
     let mut scenarios = Vec::new();
     let mut names = std::collections::HashSet::new();
     for (i, sd) in raw.scenarios.iter().enumerate() {
@@ -41,6 +42,7 @@ pub(super) fn scenarios(
             sd,
             (workload.clone(), &w.suite, inflight),
             scale,
+            &defaults,
         )?;
         if workloads[&workload].backend.streams() && s.warmup.is_some() {
             return Err(cx.err(
@@ -146,6 +148,7 @@ fn scenario(
     sd: &file::ScenarioDef,
     (workload, suite, default_inflight): (String, &[String], u64),
     scale: f64,
+    defaults: &super::repeat::Defaults,
 ) -> Result<Scenario, PlanError> {
     let shapes =
         sd.rate.is_some() as u8 + sd.concurrency.is_some() as u8 + sd.stages.is_some() as u8;
@@ -166,6 +169,7 @@ fn scenario(
         (Kind::Stages, stage_steps(cx, field, stages, b, scale)?)
     };
     check_steps(cx, field, sd, kind, &steps, scale)?;
+    let repeat = super::repeat::scenario(cx, field, sd, defaults)?;
     let (kind, steps) = if suite.is_empty() {
         (kind, steps)
     } else {
@@ -189,15 +193,10 @@ fn scenario(
             .as_ref()
             .map(|w| cx.positive_duration(w, &format!("{field}.cooldown")))
             .transpose()?,
-        repetitions: sd
-            .repetitions
-            .as_ref()
-            .map(|r| {
-                let f = format!("{field}.repetitions");
-                cx.count(r, &f, MAX_REPETITIONS, "repetitions a scenario may have")
-            })
-            .transpose()?
-            .map_or(1, |r| r as u32),
+        repetitions: repeat.repetitions,
+        precision: repeat.precision,
+        max_repetitions: repeat.max_repetitions,
+        max_time: repeat.max_time,
         thresholds: sd
             .thresholds
             .iter()

@@ -152,6 +152,7 @@ pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> 
         knee,
         operating_point,
         repetition_stats: repetition,
+        precision_target: s.precision,
         thresholds,
     }
 }
@@ -264,5 +265,7 @@ pub(super) fn assemble(
         passed,
         rankings: plan.rankings.iter().map(|r| ranking(r, phases)).collect(),
         versus: plan.versus.iter().map(|v| versus(v, phases)).collect(),
+        interleaved: Vec::new(),
+        noise: None,
     }
 }

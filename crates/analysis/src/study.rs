@@ -26,5 +26,6 @@ pub fn repetition_stats(step: &str, runs: &[&Measurement]) -> Option<RepetitionS
         p90_ms: of(&|m| m.latency_ms.p90)?,
         p99_ms: of(&|m| m.latency_ms.p99)?,
         max_ms: of(&|m| m.latency_ms.max)?,
+        warmup_dropped_s: Vec::new(),
     })
 }

@@ -31,6 +31,66 @@ pub struct Study {
     /// The plan's `[[versus]]`: two scenarios' repeated runs, A against B, per step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versus: Vec<Versus>,
+    /// Scenarios whose repetitions ran interleaved (compared ones: a versus, a ranking), and
+    /// in which order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interleaved: Vec<Interleaving>,
+    /// How quiet the machine was: the noise floor and the CPU others took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
+}
+
+/// Scenarios run in randomised blocks, one repetition of each per block, so drift over the
+/// run and the order they run in fall on every side alike (Mytkowicz et al., ASPLOS 2009).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interleaving {
+    /// The scenarios, as the plan names them.
+    pub scenarios: Vec<String>,
+    /// The seed the orders were drawn from (the plan's `seed`, or 0).
+    pub seed: u64,
+    /// Each block's order, by position in `scenarios`: `[[1, 0], [0, 1], …]` is BA, AB, ….
+    pub blocks: Vec<Vec<usize>>,
+}
+
+impl Interleaving {
+    /// The order as letters, A for the first scenario: `BA AB AB BA`.
+    pub fn letters(&self) -> String {
+        let letter = |i: usize| char::from(b'A' + (i % 26) as u8);
+        let blocks: Vec<String> = self
+            .blocks
+            .iter()
+            .map(|b| b.iter().map(|&i| letter(i)).collect())
+            .collect();
+        blocks.join(" ")
+    }
+}
+
+/// The machine's noise during a run: how much a steady calibration load varied from run to
+/// run, and the CPU that was not the load's or the services'.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    /// The calibration scenario's throughput over its runs (a short closed loop against
+    /// perfbase's own reference service, before the plan's load); none when it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_rps: Option<Summary>,
+    /// Time the hypervisor gave other guests, in % of all CPU time over the run (/proc/stat).
+    #[serde(with = "crate::nan::f64")]
+    pub steal_pct: f64,
+    /// CPU that neither perfbase nor a watched service used, in % of one core, over the run.
+    #[serde(with = "crate::nan::f64")]
+    pub others_cpu_pct: f64,
+    /// Where the load generator or the machine, not the service, was the limit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<String>,
+}
+
+impl Noise {
+    /// The calibration's run-to-run variation (coefficient of variation, %), when it ran.
+    pub fn floor_pct(&self) -> Option<f64> {
+        self.calibration_rps
+            .filter(|s| s.n >= 2 && s.mean > 0.0)
+            .map(|s| s.stdev / s.mean * 100.0)
+    }
 }
 
 /// Two scenarios (two targets, platforms or builds) compared over their repetitions, as the
@@ -127,6 +187,11 @@ pub struct ScenarioStudy {
     pub operating_point: Option<OperatingPoint>,
     /// With more than one repetition: statistics of each step's per-run figures.
     pub repetition_stats: Vec<RepetitionStats>,
+    /// The plan's `precision` for this scenario (0.05 for 5 %): each step repeated until the
+    /// 95 % intervals of its throughput, mean and p99 latency were within this share of the
+    /// figure, or its `max_repetitions` or `max_time` ran out (then its figures are marked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_target: Option<f64>,
     pub thresholds: Vec<PhaseVerdict>,
     pub passed: bool,
 }
@@ -301,6 +366,26 @@ pub struct RepetitionStats {
     pub p90_ms: Summary,
     pub p99_ms: Summary,
     pub max_ms: Summary,
+    /// Seconds of each run's start dropped as warm-up before its figures were taken (steady
+    /// state found by MSER-5 on the run's timeline); 0 when nothing was dropped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmup_dropped_s: Vec<f64>,
+}
+
+impl RepetitionStats {
+    /// The worst precision of the key figures (throughput, mean and p99 latency), as
+    /// [`Summary::precision`]; None when any of them has no interval.
+    pub fn precision(&self) -> Option<f64> {
+        let shares = [&self.rps, &self.mean_ms, &self.p99_ms].map(Summary::precision);
+        shares
+            .iter()
+            .try_fold(0.0f64, |worst, s| s.map(|s| worst.max(s)))
+    }
+
+    /// Whether the key figures met `target` (a share: 0.05 for 5 %).
+    pub fn met(&self, target: f64) -> bool {
+        self.precision().is_some_and(|p| p <= target)
+    }
 }
 
 /// Summary of a sample of values (e.g. one metric over repeated runs), as perfbase-analysis's
@@ -322,9 +407,35 @@ pub struct Summary {
     pub min: f64,
     #[serde(with = "crate::nan::f64")]
     pub max: f64,
-    /// 95 % confidence interval of the mean: mean ± t₀.₉₇₅,ₙ₋₁ · s / √n; (mean, mean) when n < 2.
+    /// A 95 % interval for the median run's figure (the typical run), distribution-free: order
+    /// statistics with Hettmansperger–Sheather interpolation, so it never leaves the range of
+    /// the values and never holds an impossible one. (NaN, NaN) with fewer than
+    /// [`MIN_RUNS_FOR_INTERVAL`] values, too few for any such interval. (Results saved before
+    /// this held a t-interval of the mean, and no `median`.)
     #[serde(with = "crate::nan::pair")]
     pub ci95: (f64, f64),
+    /// The median of the values.
+    #[serde(default = "crate::nan::missing", with = "crate::nan::f64")]
+    pub median: f64,
+    /// What share of samples such an interval covers the truth in: 0.95, or 0.9375 with 5 values
+    /// (their range: no narrower interval reaches 95 %). NaN without an interval.
+    #[serde(default = "crate::nan::missing", with = "crate::nan::f64")]
+    pub coverage: f64,
+}
+
+/// The fewest values a 95 % interval of the median is given for: with 5, the range of the
+/// values covers the median in 1 − 2/2⁵ = 93.75 % of samples; with 4, at most 87.5 %.
+pub const MIN_RUNS_FOR_INTERVAL: usize = 5;
+
+impl Summary {
+    /// The interval's wider side as a share of the median (0.05 = ±5 %): how precisely the
+    /// runs pin the typical run's figure down. None without an interval or with a median of 0.
+    pub fn precision(&self) -> Option<f64> {
+        let (lo, hi) = self.ci95;
+        let m = self.median;
+        let share = (hi - m).max(m - lo) / m.abs();
+        (lo.is_finite() && hi.is_finite() && m != 0.0 && share.is_finite()).then_some(share)
+    }
 }
 
 /// The outcome of checking one threshold against one measurement.
@@ -392,6 +503,8 @@ mod tests {
             min: mean - 1.0,
             max: mean + 1.0,
             ci95: (mean - 0.75, mean + 0.75),
+            median: mean,
+            coverage: 0.95,
         }
     }
 
@@ -425,6 +538,7 @@ mod tests {
             knee: None,
             operating_point: None,
             repetition_stats: vec![],
+            precision_target: None,
             thresholds: vec![],
             passed: false,
         }
@@ -459,6 +573,7 @@ mod tests {
                 p90_ms: summary(2.0),
                 p99_ms: summary(4.5),
                 max_ms: summary(10.0),
+                warmup_dropped_s: Vec::new(),
             }],
             thresholds: vec![PhaseVerdict {
                 phase: "rate=100/s".into(),
@@ -486,6 +601,8 @@ mod tests {
             passed: false,
             rankings: Vec::new(),
             versus: Vec::new(),
+            interleaved: Vec::new(),
+            noise: None,
         }
     }
 
@@ -497,18 +614,44 @@ mod tests {
     fn finite_study_json_is_unchanged() {
         let s = study();
         // Since then, steps also carry mean and min, between success and p50.
-        let now = FINITE_JSON.replace(
+        let mut now = FINITE_JSON.replace(
             r#""success_ratio":1.0,"p50_ms""#,
             r#""success_ratio":1.0,"mean_ms":1.5,"min_ms":0.5,"p50_ms""#,
         );
+        // And summaries their median and the interval's coverage, after the interval.
+        let mut from = 0;
+        while let Some(at) = now[from..].find(r#""ci95":["#) {
+            let start = from + at + r#""ci95":["#.len();
+            let end = start + now[start..].find(']').expect("closed");
+            let (lo, hi) = now[start..end].split_once(',').expect("pair");
+            let mid = (lo.parse::<f64>().unwrap() + hi.parse::<f64>().unwrap()) / 2.0;
+            let extra = format!(r#","median":{mid:?},"coverage":0.95"#);
+            now.insert_str(end + 1, &extra);
+            from = end + 1 + extra.len();
+        }
         assert_eq!(serde_json::to_string(&s).expect("serialises"), now);
         let back: Study = serde_json::from_str(&now).expect("reads");
         assert_eq!(back, s);
-        // A study saved before them reads back with those two unknown, the rest the same.
+        // A study saved before them reads back with those unknown, the rest the same.
         let mut old: Study = serde_json::from_str(FINITE_JSON).expect("reads");
         for row in &mut old.scenarios[0].steps {
             assert!(row.mean_ms.is_nan() && row.min_ms.is_nan());
             (row.mean_ms, row.min_ms) = (1.5, 0.5);
+        }
+        for r in &mut old.scenarios[0].repetition_stats {
+            for sm in [
+                &mut r.rps,
+                &mut r.success_ratio,
+                &mut r.min_ms,
+                &mut r.mean_ms,
+                &mut r.p50_ms,
+                &mut r.p90_ms,
+                &mut r.p99_ms,
+                &mut r.max_ms,
+            ] {
+                assert!(sm.median.is_nan() && sm.coverage.is_nan());
+                (sm.median, sm.coverage) = ((sm.ci95.0 + sm.ci95.1) / 2.0, 0.95);
+            }
         }
         assert_eq!(old, s);
     }
@@ -530,6 +673,8 @@ mod tests {
             min: f64::NAN,
             max: f64::NAN,
             ci95: (f64::NAN, f64::NAN),
+            median: f64::NAN,
+            coverage: f64::NAN,
         };
         ladder.thresholds[0].verdict.actual = f64::NAN;
         ladder.thresholds[0].verdict.passed = false;

@@ -87,6 +87,7 @@ fn concurrency_ladder_draws_linear_scaling() {
             knee: Some(knee),
             operating_point: None,
             repetition_stats: Vec::new(),
+            precision_target: None,
             thresholds: Vec::new(),
             passed: true,
         }],
@@ -94,6 +95,8 @@ fn concurrency_ladder_draws_linear_scaling() {
         passed: true,
         rankings: Vec::new(),
         versus: Vec::new(),
+        interleaved: Vec::new(),
+        noise: None,
     };
     let r = run(measurement(100, 5, 2), Vec::new(), Some(study));
     let html = render(&[r]);

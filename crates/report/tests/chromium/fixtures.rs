@@ -231,6 +231,7 @@ pub fn plan_run() -> RunResult {
         knee: Some(knee),
         operating_point: op,
         repetition_stats: Vec::new(),
+        precision_target: None,
         thresholds: Vec::new(),
         passed: true,
     };
@@ -288,6 +289,7 @@ pub fn plan_run() -> RunResult {
         knee: None,
         operating_point: None,
         repetition_stats: repetition_stats("rate=200/s", &refs).into_iter().collect(),
+        precision_target: None,
         passed: verdicts.iter().all(|v| v.verdict.passed),
         thresholds: verdicts,
     };
@@ -315,6 +317,8 @@ pub fn plan_run() -> RunResult {
         scenarios: vec![ladder, steady],
         checks,
         passed,
+        interleaved: Vec::new(),
+        noise: None,
         rankings: Vec::new(),
         versus: Vec::new(),
     };

@@ -116,6 +116,8 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             passed: true,
             rankings: Vec::new(),
             versus: Vec::new(),
+            interleaved: Vec::new(),
+            noise: None,
         }),
         monitor: None,
         env: Env {
