@@ -56,6 +56,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, AppError> {
         workers: args.workers,
         lookup_cpu: args.lookup_cpu,
         lookup_delay: args.lookup_delay,
+        lookup_drift: args.lookup_drift,
         corpus_size: args.corpus_size,
         health_concurrent: args.health_concurrent,
         rate_limit: (args.rate_limit > 0).then_some(perfbase_reference::RateLimit {

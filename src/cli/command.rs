@@ -189,6 +189,7 @@ impl LoadArgs {
             versus: Vec::new(),
             page: None,
             seed: 0,
+            interleave: false,
         }
     }
 

@@ -42,6 +42,11 @@ pub struct ServeArgs {
     #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = parse::duration)]
     pub lookup_delay: Duration,
 
+    /// A slow drift: /lookup's latency grows by this much for every second the service has
+    /// run (e.g. 20us: +1.2 ms after a minute), to see drift fool a comparison run in sequence
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = parse::duration)]
+    pub lookup_drift: Duration,
+
     /// Keys in the /lookup corpus (key-0 … key-N-1)
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub corpus_size: u64,

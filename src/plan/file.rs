@@ -88,6 +88,8 @@ pub(crate) struct Meta {
     pub max_time: Option<S<String>>,
     /// The seed of interleaved scenarios' block orders (default 0).
     pub seed: Option<S<i64>>,
+    /// Compared scenarios run interleaved (default true); false runs each in turn.
+    pub interleave: Option<bool>,
     pub buckets: Option<Vec<S<String>>>,
     #[serde(default)]
     pub thresholds: Vec<S<String>>,

@@ -147,6 +147,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             Some(seed) => cx.count(seed, "plan.seed", i64::MAX as u64, "a seed may be")?,
             None => 0,
         },
+        interleave: meta.interleave.unwrap_or(true),
     })
 }
 

@@ -70,6 +70,8 @@ pub struct Plan {
     pub page: Option<PageSpec>,
     /// `[plan] seed`: the orders of interleaved scenarios' blocks are drawn from it.
     pub seed: u64,
+    /// `[plan] interleave` (default true): compared scenarios run in randomised blocks.
+    pub interleave: bool,
 }
 
 /// A ranking of scenarios by one figure.

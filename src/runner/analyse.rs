@@ -82,6 +82,8 @@ pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> 
     let mut merged_steps = Vec::new();
     let mut repetition = Vec::new();
     let mut phases: Vec<(usize, String, Measurement)> = Vec::new();
+    // A precision target decides the count as the run goes: the most any step took.
+    let mut runs_taken = 0;
     for (step, runs) in s.steps.iter().zip(steps) {
         let Some(runs) = runs else { continue };
         rows.push(step_row(
@@ -90,7 +92,8 @@ pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> 
             &runs.merged,
             &plan.buckets_ms,
         ));
-        if s.repetitions > 1 {
+        runs_taken = runs_taken.max(runs.runs.len() as u32);
+        if runs.runs.len() > 1 {
             let refs: Vec<&Measurement> = runs.runs.iter().map(|(_, _, m)| m).collect();
             repetition.extend(repetition_stats(&step.name, &refs));
         }
@@ -146,7 +149,7 @@ pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> 
         kind: s.kind.name().into(),
         workload: s.workload.clone(),
         target: w.label.clone(),
-        repetitions: s.repetitions,
+        repetitions: runs_taken.max(1),
         passed: thresholds.iter().all(|t| t.verdict.passed),
         steps: rows,
         knee,
@@ -169,7 +172,9 @@ pub(super) fn ranking(
             .iter()
             .filter(|p| p.scenario.as_deref() == Some(name.as_str()) && p.step.is_some())
             .collect();
+        // Each step once, in step order: its repetitions are merged below.
         let mut steps: Vec<u32> = mine.iter().filter_map(|p| p.step).collect();
+        steps.sort_unstable();
         steps.dedup();
         for step in &steps {
             let parts: Vec<&Measurement> = mine
@@ -229,10 +234,26 @@ pub(super) fn versus(
         steps
     };
     let (a, b) = (runs(&v.a), runs(&v.b));
-    let steps = a
+    // Steps of the same name face each other (a cluster's five commands against the same
+    // five of a single node's thirteen); scenarios with no step name in common, by position.
+    let named = a.iter().any(|(_, n, _)| b.iter().any(|(_, m, _)| m == n));
+    type Runs = Vec<[f64; 4]>;
+    let pairs: Vec<(String, Runs, Runs)> = if named {
+        a.into_iter()
+            .filter_map(|(_, name, ra)| {
+                let rb = b.iter().find(|(_, m, _)| *m == name)?.2.clone();
+                Some((name, ra, rb))
+            })
+            .collect()
+    } else {
+        a.into_iter()
+            .zip(b)
+            .map(|((_, name, ra), (_, _, rb))| (name, ra, rb))
+            .collect()
+    };
+    let steps = pairs
         .into_iter()
-        .zip(b)
-        .filter_map(|((_, name, ra), (_, _, rb))| {
+        .filter_map(|(name, ra, rb)| {
             perfbase_analysis::versus::versus_step(&name, &v.b_label, ra, rb)
         })
         .collect();

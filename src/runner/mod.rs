@@ -5,6 +5,7 @@
 //! thresholds, checks) is added, the result stored and the reports written.
 
 mod analyse;
+mod interleave;
 mod jsonl;
 pub mod rejudge;
 mod report;
@@ -130,14 +131,26 @@ pub fn run(
     interrupt: Arc<AtomicBool>,
 ) -> Result<(Exit, RunResult), AppError> {
     let (mut state, before) = prepare(plan, o, &interrupt)?;
-    let mut scenarios = Vec::new();
-    for (k, s) in plan.scenarios.iter().enumerate() {
+    let mut studied: Vec<(usize, ScenarioStudy)> = Vec::new();
+    let mut interleaved = Vec::new();
+    for group in interleave::groups(plan) {
         if state.interrupted {
             break;
         }
-        let studied = scenario::run_scenario((k, s), o, &mut state, &before.monitor, &interrupt);
-        scenarios.push(studied?);
+        if let [k] = group[..] {
+            let s = &plan.scenarios[k];
+            let study = scenario::run_scenario((k, s), o, &mut state, &before.monitor, &interrupt);
+            studied.push((k, study?));
+        } else {
+            let (studies, order) =
+                interleave::run_group(&group, o, &mut state, &before.monitor, &interrupt)?;
+            studied.extend(studies);
+            interleaved.push(order);
+        }
     }
+    // The findings in plan order, whatever order the groups ran in.
+    studied.sort_by_key(|(k, _)| *k);
+    let scenarios: Vec<ScenarioStudy> = studied.into_iter().map(|(_, s)| s).collect();
     let mut checks = Vec::new();
     for c in &plan.checks {
         if state.interrupted {
@@ -147,7 +160,7 @@ pub fn run(
             scenario::run_check(plan, c, o, &mut state, &before.monitor, interrupt.clone());
         checks.extend(judged?);
     }
-    finish(o, state, before, (scenarios, checks))
+    finish(o, state, before, (scenarios, checks, interleaved))
 }
 
 /// What a run starts before its first load and needs at its end.
@@ -219,12 +232,17 @@ fn finish(
     o: &StudyOptions,
     mut state: Progressive<'_>,
     before: Before,
-    (scenarios, checks): (Vec<ScenarioStudy>, Vec<CheckVerdict>),
+    (scenarios, checks, interleaved): (
+        Vec<ScenarioStudy>,
+        Vec<CheckVerdict>,
+        Vec<perfbase_core::study::Interleaving>,
+    ),
 ) -> Result<(Exit, RunResult), AppError> {
     let plan = state.plan;
     state.monitor = Some(crate::monitoring::finish(before.monitor));
     state.sinks.finish();
-    let study = analyse::assemble(plan, scenarios, checks, &state.phases);
+    let mut study = analyse::assemble(plan, scenarios, checks, &state.phases);
+    study.interleaved = interleaved;
     let result = state.save(Some(&study))?;
     let run_id = crate::store::save(&o.store, &o.kind, &result, &plan.labels);
     report::present(plan, o, &state, &result, &study)?;

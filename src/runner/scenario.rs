@@ -70,9 +70,149 @@ impl Observer for Saver<'_, '_> {
     }
 }
 
-/// Runs scenario `k` of the plan: each engine run of its phases with its workload's backend
-/// (set up once: a suite's later repetitions run on what its first one made), saving as it
-/// goes; returns its findings, and keeps its side figures in `state.sides`.
+/// One scenario as it runs: a repetition at a time (each step once, in order), so that a
+/// precision target can decide when to stop and interleaved scenarios can take turns. The
+/// workload's set-up runs once, on the first repetition; later ones run on what it made.
+pub(super) struct ScenarioRun<'p> {
+    k: usize,
+    s: &'p Scenario,
+    /// Every phase run so far, and where each measured one sits.
+    slots: Vec<Option<Slot>>,
+    outcomes: Vec<PhaseOutcome>,
+    side: Side,
+    set_up: std::collections::HashSet<String>,
+    /// Repetitions run so far.
+    pub(super) done: u32,
+    /// Measured time so far, for `max_time`.
+    measured: Duration,
+}
+
+impl<'p> ScenarioRun<'p> {
+    pub(super) fn new(k: usize, s: &'p Scenario) -> Self {
+        ScenarioRun {
+            k,
+            s,
+            slots: Vec::new(),
+            outcomes: Vec::new(),
+            side: Side::default(),
+            set_up: Default::default(),
+            done: 0,
+            measured: Duration::ZERO,
+        }
+    }
+
+    /// Runs the next repetition (the warm-up first, before the first one), saving each
+    /// measured phase as it ends.
+    pub(super) fn repetition(
+        &mut self,
+        o: &StudyOptions,
+        state: &mut Progressive<'_>,
+        monitor: &perfbase_monitor::Monitor,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<(), AppError> {
+        let (plan, s) = (state.plan, self.s);
+        let plain = !matches!(o.output, super::Output::Study { .. });
+        self.done += 1;
+        let (specs, slots, workloads) = phases(s, plain, self.done);
+        let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
+        let cfg = engine(plan, threads, &state.clock, o);
+        let streams = plan.workloads[&s.workload].backend.streams();
+        let offset = self.slots.len();
+        self.slots.extend(slots.iter().copied());
+        for run in runs_of(&workloads, &specs, streams) {
+            if state.interrupted {
+                break;
+            }
+            let name = &workloads[run.start];
+            let backend = &plan.workloads[name].backend;
+            let backend = if self.set_up.insert(name.clone()) {
+                backend.clone()
+            } else {
+                backend.clone().without_setup()
+            };
+            let mut observer = Labelled {
+                monitor,
+                inner: Saver::new(state, (self.k, s.name.clone()), slots[run.clone()].to_vec()),
+            };
+            let ran = backend.run(
+                &context(plan, name),
+                &cfg,
+                &specs[run.clone()],
+                interrupt.clone(),
+                &mut observer,
+            )?;
+            if let Some(e) = observer.inner.error.take() {
+                return Err(e.into());
+            }
+            // Each engine run counts its phases from 0; the scenario's slots count them all.
+            for mut out in ran.outcomes {
+                out.index += offset + run.start;
+                if out.spec.record {
+                    self.measured += out.elapsed;
+                }
+                self.outcomes.push(out);
+            }
+            for (k, v) in ran.extras {
+                super::result::add_extra(
+                    self.side.extras.entry(k).or_insert(serde_json::Value::Null),
+                    v,
+                );
+            }
+            // A stream's consumers, over every run of the scenario (merged exactly).
+            self.side.consumed = match (self.side.consumed.take(), ran.consumed) {
+                (Some(a), Some(b)) => Some(perfbase_core::result::merge_measurements(&[&a, &b])),
+                (a, b) => a.or(b),
+            };
+        }
+        Ok(())
+    }
+
+    /// Whether another repetition is wanted: fewer than the scenario's `repetitions` so far,
+    /// or, with a precision target, a step whose intervals are still wider than it, while
+    /// `max_repetitions` and `max_time` allow.
+    pub(super) fn wants_more(&self, interrupted: bool) -> bool {
+        let s = self.s;
+        if interrupted || self.done >= s.max_repetitions {
+            return false;
+        }
+        if self.done < s.repetitions {
+            return true;
+        }
+        let Some(target) = s.precision else {
+            return false;
+        };
+        if s.max_time.is_some_and(|t| self.measured >= t) {
+            return false;
+        }
+        (0..s.steps.len()).any(|k| {
+            let runs: Vec<perfbase_core::result::Measurement> =
+                self.measured_of(k).map(|o| o.measurement()).collect();
+            let refs: Vec<&perfbase_core::result::Measurement> = runs.iter().collect();
+            !perfbase_analysis::study::repetition_stats(&s.steps[k].name, &refs)
+                .is_some_and(|r| r.met(target))
+        })
+    }
+
+    fn measured_of(&self, step: usize) -> impl Iterator<Item = &PhaseOutcome> {
+        self.outcomes.iter().filter(move |o| {
+            self.slots
+                .get(o.index)
+                .copied()
+                .flatten()
+                .is_some_and(|sl| sl.step == step)
+        })
+    }
+
+    /// The scenario's findings; its side figures go to `state.sides`.
+    pub(super) fn finish(self, state: &mut Progressive<'_>) -> ScenarioStudy {
+        let study = analyse::analyse(state.plan, self.s, &self.outcomes, &self.slots);
+        state.sides.insert(self.k, self.side);
+        study
+    }
+}
+
+/// Runs scenario `k` of the plan on its own: repetitions until [`ScenarioRun::wants_more`]
+/// says enough.
 pub(super) fn run_scenario(
     (k, s): (usize, &Scenario),
     o: &StudyOptions,
@@ -80,71 +220,25 @@ pub(super) fn run_scenario(
     monitor: &perfbase_monitor::Monitor,
     interrupt: &Arc<AtomicBool>,
 ) -> Result<ScenarioStudy, AppError> {
-    let plan = state.plan;
-    let plain = !matches!(o.output, super::Output::Study { .. });
-    let (specs, slots, workloads) = phases(s, plain);
-    let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
-    let cfg = engine(plan, threads, &state.clock, o);
-    let mut outcomes = Vec::new();
-    let mut side = Side::default();
-    let mut set_up = std::collections::HashSet::new();
-    let streams = plan.workloads[&s.workload].backend.streams();
-    for run in runs_of(&workloads, &specs, streams) {
-        if state.interrupted {
-            break;
-        }
-        let name = &workloads[run.start];
-        let backend = &plan.workloads[name].backend;
-        let backend = if set_up.insert(name) {
-            backend.clone()
-        } else {
-            backend.clone().without_setup()
-        };
-        let mut observer = Labelled {
-            monitor,
-            inner: Saver::new(state, (k, s.name.clone()), slots[run.clone()].to_vec()),
-        };
-        let ran = backend.run(
-            &context(plan, name),
-            &cfg,
-            &specs[run.clone()],
-            interrupt.clone(),
-            &mut observer,
-        )?;
-        if let Some(e) = observer.inner.error.take() {
-            return Err(e.into());
-        }
-        // Each engine run counts its phases from 0; the scenario's slots count them all.
-        outcomes.extend(ran.outcomes.into_iter().map(|mut o| {
-            o.index += run.start;
-            o
-        }));
-        for (k, v) in ran.extras {
-            super::result::add_extra(side.extras.entry(k).or_insert(serde_json::Value::Null), v);
-        }
-        // A stream's consumers, over every run of the scenario (merged exactly).
-        side.consumed = match (side.consumed.take(), ran.consumed) {
-            (Some(a), Some(b)) => Some(perfbase_core::result::merge_measurements(&[&a, &b])),
-            (a, b) => a.or(b),
-        };
+    let mut run = ScenarioRun::new(k, s);
+    while run.wants_more(state.interrupted) {
+        run.repetition(o, state, monitor, interrupt)?;
     }
-    let study = analyse::analyse(plan, s, &outcomes, &slots);
-    state.sides.insert(k, side);
-    Ok(study)
+    Ok(run.finish(state))
 }
 
-/// The engine's phases of scenario `s`, where each measured one sits, and the workload each
-/// runs. A command's phases keep the names its users know (`warmup`, `measure`, the
-/// operation); a plan's name the scenario and step. A suite's steps run on their own
-/// workloads, in order within each repetition (so a repetition's deletes remove the rows its
-/// inserts made, as one `perfbase pg -w suite` run does).
-fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<String>) {
+/// The engine's phases of repetition `rep` of scenario `s`, where each measured one sits, and
+/// the workload each runs. A command's phases keep the names its users know (`warmup`,
+/// `measure`, the operation); a plan's name the scenario and step. A suite's steps run on
+/// their own workloads, in order (so a repetition's deletes remove the rows its inserts
+/// made, as one `perfbase pg -w suite` run does). The warm-up comes before the first
+/// repetition; a cool-down before every other phase.
+fn phases(s: &Scenario, plain: bool, rep: u32) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<String>) {
     let mut specs = Vec::new();
     let mut slots = Vec::new();
-    let order = (1..=s.repetitions).flat_map(|rep| (0..s.steps.len()).map(move |k| (rep, k)));
     let workload_of = |k: usize| s.steps[k].workload.clone().unwrap_or(s.workload.clone());
     let mut workloads = Vec::new();
-    if let Some(w) = s.warmup {
+    if let (Some(w), 1) = (s.warmup, rep) {
         specs.push(PhaseSpec {
             name: if plain {
                 "warmup".into()
@@ -159,9 +253,8 @@ fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<
         slots.push(None);
         workloads.push(workload_of(0));
     }
-    for (rep, k) in order {
-        let step = &s.steps[k];
-        if let (Some(c), false) = (s.cooldown, specs.is_empty()) {
+    for (k, step) in s.steps.iter().enumerate() {
+        if let (Some(c), false) = (s.cooldown, specs.is_empty() && rep == 1) {
             specs.push(PhaseSpec {
                 name: format!("{} cool-down", s.name),
                 load: Load::Idle,
@@ -172,9 +265,10 @@ fn phases(s: &Scenario, plain: bool) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<
             slots.push(None);
             workloads.push(workload_of(k));
         }
+        // With a precision target the count is open: name every run by its repetition.
         let name = if plain {
             step.name.clone()
-        } else if s.repetitions > 1 {
+        } else if s.max_repetitions > 1 {
             format!("{} {} #{rep}", s.name, step.name)
         } else if s.steps.len() > 1 {
             format!("{} {}", s.name, step.name)

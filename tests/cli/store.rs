@@ -138,10 +138,13 @@ fn runs_are_stored_read_back_compared_and_gated() {
         "{shown}"
     );
 
-    // A run compared with itself is within noise.
+    // A run compared with itself moves nothing: one run a side cannot resolve a difference.
     let (code, out, _) = pb(dir.path(), &["compare", &fast, &fast]);
     assert_eq!(code, 0);
-    assert!(out.contains("### run: **within noise**"), "{out}");
+    assert!(
+        out.contains("### run: **not resolved with one run a side ("),
+        "{out}"
+    );
 
     // /delay/10 vs /delay/30: B is slower by about 20 ms at p50. The runs are named by the
     // one label whose values differ, or by the label asked for; min is compared too.

@@ -49,6 +49,33 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     Some(Welch { t, df, p_value })
 }
 
+/// A p-value as a report prints it: "p < 0.001" below 0.001 (smaller figures are beyond what
+/// a handful of runs and the t approximation can vouch for, and "p = 0.000" reads as
+/// certainty), otherwise "p = 0.043", "p = 0.11", "p = 0.5" — two significant digits, trailing
+/// zeros dropped; "p unknown" for NaN (no test could be made).
+pub fn p_text(p: f64) -> String {
+    if !p.is_finite() {
+        return "p unknown".into();
+    }
+    if p < 0.001 {
+        return "p < 0.001".into();
+    }
+    // Decimals for two significant digits: 0.043 needs 3, 0.11 needs 2, 0.5 needs 2 (0.50).
+    let decimals = (1 - p.log10().floor() as i32).max(0) as usize;
+    let text = format!("{p:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("p = {text}")
+}
+
+/// A signed percentage as reports print it, "+10.0 %" or "−42.9 %", with a true minus sign.
+pub(crate) fn pct_text(pct: f64) -> String {
+    format!("{pct:+.1} %").replacen('-', "\u{2212}", 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +125,28 @@ mod tests {
         let b = [10.2, 10.8, 9.1, 10.4, 9.6];
         let w = welch(&a, &b).unwrap();
         assert!(w.p_value > 0.5, "{w:?}");
+    }
+
+    #[test]
+    fn p_values_are_worded_to_two_significant_digits() {
+        for (p, want) in [
+            (0.0, "p < 0.001"),
+            (0.000_595, "p < 0.001"),
+            (0.000_999_9, "p < 0.001"),
+            (0.001, "p = 0.001"),
+            (0.001_23, "p = 0.0012"),
+            (0.012_3, "p = 0.012"),
+            (0.043, "p = 0.043"),
+            (0.049_96, "p = 0.05"),
+            (0.11, "p = 0.11"),
+            (0.114_9, "p = 0.11"),
+            (0.5, "p = 0.5"),
+            (0.999, "p = 1"),
+            (1.0, "p = 1"),
+            (f64::NAN, "p unknown"),
+        ] {
+            assert_eq!(p_text(p), want, "{p}");
+        }
     }
 
     proptest! {

@@ -1,5 +1,6 @@
 //! A-vs-B comparisons of results, with verdicts in the words people already use ("B is
-//! faster", "within noise"), and rankings of several targets.
+//! faster", "B is slower"), or saying that the runs did not resolve a difference ("not
+//! resolved with 5 runs (−4.2 %, p = 0.11)"), and rankings of several targets.
 //!
 //! **When is a difference real?** With at least two runs on both sides (a plan's
 //! repetitions), a metric differs when Welch's t-test on the per-run values gives
@@ -9,7 +10,7 @@
 //! baseline check further ignores significant changes smaller than the tolerance, so a CI
 //! gate does not fail on a real but negligible shift.
 
-use crate::compare::welch;
+use crate::compare::{p_text, pct_text, welch};
 use perfbase_core::result::{Endpoint, Measurement};
 use serde::{Deserialize, Serialize};
 
@@ -77,10 +78,37 @@ pub struct EntryComparison {
     pub runs_a: usize,
     pub runs_b: usize,
     pub metrics: Vec<MetricComparison>,
-    /// "B is faster", "B is slower", "mixed" or "within noise".
+    /// "B is faster", "B is slower", "mixed", "not resolved with 4 runs (p99 +3.1 %,
+    /// p = 0.21)" or "cannot be compared: …". Words for people: [`EntryComparison::moved`]
+    /// and [`EntryComparison::comparable`] tell them apart for programs.
     pub verdict: String,
     /// B is worse beyond the tolerance on a latency, throughput or error metric.
     pub regression: bool,
+}
+
+/// The metrics an entry's verdict and regression are judged on.
+fn key_metric(m: &MetricComparison) -> bool {
+    matches!(
+        m.metric.as_str(),
+        "rps" | "mean_ms" | "p50_ms" | "p95_ms" | "p99_ms" | "error_rate"
+    )
+}
+
+impl EntryComparison {
+    /// A key metric (throughput, mean, p50, p95, p99 latency or error rate) moved by the
+    /// comparison's rule: the verdict is "B is faster", "B is slower" or "mixed". False for an
+    /// entry the runs did not resolve, and for one that could not be compared.
+    pub fn moved(&self) -> bool {
+        self.metrics
+            .iter()
+            .any(|m| key_metric(m) && (m.better || m.worse))
+    }
+
+    /// Both sides completed operations, so the entry has metrics to compare; false for a
+    /// "cannot be compared: …" verdict.
+    pub fn comparable(&self) -> bool {
+        !self.metrics.is_empty()
+    }
 }
 
 /// A whole comparison.
@@ -128,18 +156,60 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-fn wording(metric: &str, better: bool, worse: bool) -> String {
+/// "with 4 runs", "with 4 and 6 runs", "with one run a side", "with one run of A": what the
+/// two sides had to resolve a difference with.
+fn runs_text(na: usize, nb: usize) -> String {
+    match (na, nb) {
+        (1, 1) => "with one run a side".into(),
+        (1, _) => "with one run of A".into(),
+        (_, 1) => "with one run of B".into(),
+        _ if na == nb => format!("with {na} runs"),
+        _ => format!("with {na} and {nb} runs"),
+    }
+}
+
+/// A move as the verdicts give it: "+3.1 %" against A, or in points for a metric that is 0 in
+/// A (an error rate from none).
+fn move_text(delta: f64, delta_pct: Option<f64>) -> String {
+    match delta_pct {
+        Some(p) => pct_text(p * 100.0),
+        None => format!("{} pp", pct_text(delta * 100.0).trim_end_matches(" %")),
+    }
+}
+
+/// One metric's verdict: which way B moved, with the p-value when a test was made; or that the
+/// runs did not resolve it, with the move and the p-value.
+fn wording(
+    metric: &str,
+    better: bool,
+    worse: bool,
+    (na, nb): (usize, usize),
+    delta: f64,
+    delta_pct: Option<f64>,
+    p_value: Option<f64>,
+) -> String {
     let (good, bad) = match metric {
         "rps" => ("B has higher throughput", "B has lower throughput"),
         "error_rate" => ("B has fewer errors", "B has more errors"),
         _ => ("B is faster", "B is slower"),
     };
-    if better {
-        good.into()
+    let moved = if better {
+        good
     } else if worse {
-        bad.into()
+        bad
     } else {
-        "within noise".into()
+        let p = p_value
+            .map(|p| format!(", {}", p_text(p)))
+            .unwrap_or_default();
+        return format!(
+            "not resolved {} ({}{p})",
+            runs_text(na, nb),
+            move_text(delta, delta_pct)
+        );
+    };
+    match p_value {
+        Some(p) => format!("{moved} ({})", p_text(p)),
+        None => moved.into(),
     }
 }
 
@@ -191,15 +261,18 @@ pub fn compare_entry(
             significant,
             better,
             worse,
-            verdict: wording(metric, better, worse),
+            verdict: wording(
+                metric,
+                better,
+                worse,
+                (a.len(), b.len()),
+                delta,
+                delta_pct,
+                p_value,
+            ),
         });
     }
-    let key = |m: &&MetricComparison| {
-        matches!(
-            m.metric.as_str(),
-            "rps" | "mean_ms" | "p50_ms" | "p95_ms" | "p99_ms" | "error_rate"
-        )
-    };
+    let key = |m: &&MetricComparison| key_metric(m);
     let better = metrics.iter().filter(key).any(|m| m.better);
     let worse = metrics.iter().filter(key).any(|m| m.worse);
     let regression = metrics.iter().filter(key).any(|m| {
@@ -210,18 +283,53 @@ pub fn compare_entry(
         m.worse && beyond
     });
     let verdict = match (better, worse) {
-        (true, false) => "B is faster",
-        (false, true) => "B is slower",
-        (true, true) => "mixed",
-        (false, false) => "within noise",
+        (true, false) => "B is faster".to_string(),
+        (false, true) => "B is slower".to_string(),
+        (true, true) => "mixed".to_string(),
+        (false, false) => unresolved(&metrics, a.len(), b.len()),
     };
     EntryComparison {
         name: name.to_string(),
         runs_a: a.len(),
         runs_b: b.len(),
         metrics,
-        verdict: verdict.into(),
+        verdict,
         regression,
+    }
+}
+
+/// An entry no key metric of which moved: "not resolved with 4 runs", with the key metric
+/// that came closest — the smallest p-value where a test was made, else the largest move —
+/// so the reader sees how far from resolved it was ("(p99 +3.1 %, p = 0.21)").
+fn unresolved(metrics: &[MetricComparison], na: usize, nb: usize) -> String {
+    let keys = metrics
+        .iter()
+        .filter(|m| key_metric(m) && m.delta.is_finite());
+    let closest = if na >= 2 && nb >= 2 {
+        keys.filter(|m| m.p_value.is_some_and(|p| p.is_finite()))
+            .min_by(|x, y| x.p_value.unwrap().total_cmp(&y.p_value.unwrap()))
+    } else {
+        keys.filter(|m| m.delta_pct.is_some_and(|p| p.is_finite()))
+            // The first of equal moves, in METRICS order (throughput first).
+            .min_by(|x, y| {
+                let size = |m: &MetricComparison| m.delta_pct.unwrap_or(0.0).abs();
+                size(y).total_cmp(&size(x))
+            })
+    };
+    let runs = runs_text(na, nb);
+    match closest {
+        Some(m) => {
+            let name = m.metric.strip_suffix("_ms").unwrap_or(&m.metric);
+            let p = m
+                .p_value
+                .map(|p| format!(", {}", p_text(p)))
+                .unwrap_or_default();
+            format!(
+                "not resolved {runs} ({name} {}{p})",
+                move_text(m.delta, m.delta_pct)
+            )
+        }
+        None => format!("not resolved {runs}"),
     }
 }
 
@@ -600,12 +708,28 @@ mod tests {
     }
 
     #[test]
-    fn a_run_against_itself_is_within_noise() {
+    fn a_run_against_itself_is_not_resolved() {
         let m = run(10.0, 100, 0);
         let e = compare_entry("run", &[&m], &[&m], 0.05, 0.05);
-        assert_eq!(e.verdict, "within noise");
-        assert!(!e.regression);
-        assert!(e.metrics.iter().all(|m| m.verdict == "within noise"));
+        assert_eq!(e.verdict, "not resolved with one run a side (rps +0.0 %)");
+        assert!(!e.regression && !e.moved() && e.comparable());
+        let p50 = e.metrics.iter().find(|m| m.metric == "p50_ms").unwrap();
+        assert_eq!(p50.verdict, "not resolved with one run a side (+0.0 %)");
+        // An error rate of 0 on both sides moves in points, not percent.
+        let err = e.metrics.iter().find(|m| m.metric == "error_rate").unwrap();
+        assert_eq!(err.verdict, "not resolved with one run a side (+0.0 pp)");
+        assert!(e
+            .metrics
+            .iter()
+            .all(|m| !m.verdict.contains("within noise")));
+    }
+
+    #[test]
+    fn an_entry_that_cannot_be_compared_neither_moved_nor_is_comparable() {
+        let a = run(10.0, 100, 0);
+        let empty = run(10.0, 0, 0);
+        let e = compare_entry("run", &[&a], &[&empty], 0.05, 0.05);
+        assert!(!e.moved() && !e.comparable() && e.regression, "{e:?}");
     }
 
     #[test]
@@ -638,8 +762,22 @@ mod tests {
             (a.iter().collect(), b.iter().collect());
         let e = compare_entry("s", &ra, &rb, 0.05, 0.05);
         let p50 = e.metrics.iter().find(|m| m.metric == "p50_ms").unwrap();
-        assert!(p50.p_value.unwrap() > 0.05, "{p50:?}");
-        assert_eq!(e.verdict, "within noise");
+        let p = p50.p_value.unwrap();
+        assert!(p > 0.05, "{p50:?}");
+        assert!(!e.moved());
+        assert_eq!(
+            p50.verdict,
+            format!(
+                "not resolved with 4 runs ({}, {})",
+                pct_text(p50.delta_pct.unwrap() * 100.0),
+                p_text(p)
+            )
+        );
+        assert!(
+            e.verdict.starts_with("not resolved with 4 runs (") && e.verdict.contains(", p = "),
+            "{}",
+            e.verdict
+        );
         // Clearly separated runs: significant.
         let c: Vec<Measurement> = [13.0, 13.2, 12.9, 13.1]
             .iter()
@@ -648,6 +786,9 @@ mod tests {
         let rc: Vec<&Measurement> = c.iter().collect();
         let e = compare_entry("s", &ra, &rc, 0.05, 0.05);
         assert_eq!(e.verdict, "B is slower");
+        assert!(e.moved());
+        let p50 = e.metrics.iter().find(|m| m.metric == "p50_ms").unwrap();
+        assert_eq!(p50.verdict, "B is slower (p < 0.001)");
         assert!(
             e.metrics
                 .iter()

@@ -132,11 +132,17 @@ pub struct VersusStat {
     /// (mean B − mean A) / mean A, in percent; none when A's is 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta_pct: Option<f64>,
-    /// Welch's two-sided p-value, with two runs or more on each side.
+    /// Welch's two-sided p-value, with two runs or more on each side: on the logarithm of
+    /// the per-run figures when all are positive (a test of their ratio), else on the figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_value: Option<f64>,
-    /// "OpenBao 2.7 is 12.3 % faster", "… slower", or "… within noise (+1.2 %)".
+    /// "OpenBao 2.7 is 12.3 % faster (p < 0.001)", "… slower (p = 0.012)", or
+    /// "not resolved with 5 runs (−42.9 %, p = 0.11)" (B's label is the column's or line's).
     pub sentence: String,
+    /// The runs resolved the difference (the sentence says "faster" or "slower"), so readers
+    /// need not parse the sentence. False in results saved before it existed.
+    #[serde(default)]
+    pub resolved: bool,
 }
 
 /// Scenarios of one plan ranked by one figure.

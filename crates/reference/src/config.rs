@@ -17,6 +17,9 @@ pub struct Config {
     pub lookup_cpu: Duration,
     /// Extra latency (async sleep) per `/lookup` request, default 0.
     pub lookup_delay: Duration,
+    /// A slow drift: `/lookup` sleeps this much longer for every second the service has run
+    /// (default 0). Made to test that interleaved comparisons are not fooled by drift.
+    pub lookup_drift: Duration,
     /// Capacity cap: at most this many `/lookup` and `/work` requests are served at once; the
     /// rest wait in FIFO order for a permit. `None` = unlimited (default). `Some(0)` is
     /// rejected with [`io::ErrorKind::InvalidInput`].
@@ -54,6 +57,7 @@ impl Default for Config {
             corpus_size: 10_000,
             lookup_cpu: Duration::ZERO,
             lookup_delay: Duration::ZERO,
+            lookup_drift: Duration::ZERO,
             workers: None,
             work_time: Duration::from_millis(10),
             health_checks: 4,

@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) stats: Stats,
     workers: Option<Semaphore>,
     limiter: Option<RateLimiter>,
+    /// When the service started: `lookup_drift` grows from here.
+    started: std::time::Instant,
 }
 
 impl Shared {
@@ -35,6 +37,7 @@ impl Shared {
             limiter: config.rate_limit.map(RateLimiter::new),
             config,
             stats,
+            started: std::time::Instant::now(),
         })
     }
 
@@ -81,8 +84,12 @@ pub(crate) async fn lookup(shared: &Shared, key: &str) -> Response<RefBody> {
     let config = &shared.config;
     let _permit = shared.permit().await;
     burn_cpu(config.lookup_cpu);
-    if !config.lookup_delay.is_zero() {
-        tokio::time::sleep(config.lookup_delay).await;
+    let drift = config
+        .lookup_drift
+        .mul_f64(shared.started.elapsed().as_secs_f64());
+    let delay = config.lookup_delay + drift;
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
     }
     match corpus_index(key, config.corpus_size) {
         Some(i) => json(

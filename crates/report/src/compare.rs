@@ -66,7 +66,13 @@ pub fn render(c: &Comparison) -> String {
                 value(&m.metric, m.a),
                 value(&m.metric, m.b),
                 delta(&m.metric, m.delta, m.delta_pct),
-                m.p_value.map_or("-".into(), |p| format!("{p:.4}")),
+                m.p_value.map_or("-".into(), |p| {
+                    // The column is headed "p": "0.11", "< 0.001".
+                    let text = perfbase_analysis::compare::p_text(p);
+                    text.trim_start_matches("p ")
+                        .trim_start_matches("= ")
+                        .to_string()
+                }),
                 m.verdict
             );
         }

@@ -12,7 +12,8 @@ pub(crate) fn section(out: &mut String, v: &Versus, h_sec: &str, h_sub: &str) {
     let _ = writeln!(
         out,
         "<p>Each statistic's mean and variance over each side's runs; {} against {} in percent, \
-         called real by Welch's t-test at p &lt; 0.05 (one run a side: a move beyond 5 %).</p>",
+         resolved by Welch's t-test on the logarithm of the runs' figures at p &lt; 0.05 (with \
+         one run on a side, nothing is resolved).</p>",
         escape(&v.b_label),
         escape(&v.a_label)
     );
@@ -37,7 +38,11 @@ pub(crate) fn section(out: &mut String, v: &Versus, h_sec: &str, h_sub: &str) {
                 crate::study_text::ms(st.b.mean),
                 crate::study_text::variance(st.b.variance),
                 st.delta_pct.map_or("—".into(), |d| format!("{d:+.1} %")),
-                st.p_value.map_or("—".into(), |p| format!("{p:.3}")),
+                st.p_value.map_or("—".into(), |p| {
+                    // The column is headed "p": "0.11", "&lt; 0.001".
+                    let text = perfbase_analysis::compare::p_text(p);
+                    escape(text.trim_start_matches("p ").trim_start_matches("= "))
+                }),
                 escape(&st.sentence)
             );
         }

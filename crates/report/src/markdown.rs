@@ -139,7 +139,7 @@ pub fn render(r: &RunResult, study: &Study) -> String {
         let _ = writeln!(out, "## A vs B: {}\n", v.name);
         let _ = writeln!(
             out,
-            "Each statistic's mean and variance over each side's runs; B ({}) against A ({}) in percent, called real by Welch's t-test at p < 0.05.\n",
+            "Each statistic's mean and variance over each side's runs; B ({}) against A ({}) in percent, resolved by Welch's t-test on the logarithm of the runs' figures at p < 0.05 (with one run on a side, nothing is resolved).\n",
             v.b_label, v.a_label
         );
         for step in &v.steps {

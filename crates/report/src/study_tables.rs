@@ -108,8 +108,8 @@ pub fn sweep(s: &ScenarioStudy) -> Table {
 /// A repetition statistic: its name, its summary and how to print its values.
 type StatRow<'a> = (&'a str, &'a Summary, &'a dyn Fn(f64) -> String);
 
-/// Each step's statistics over the repetitions: mean, sample variance, standard deviation, 95 %
-/// confidence interval of the mean, min and max.
+/// Each step's statistics over the repetitions: mean, sample variance, standard deviation, the
+/// median run and its 95 % interval (or that there were too few runs for one), min and max.
 pub fn repetitions(s: &ScenarioStudy) -> Table {
     let per_s = |v: f64| format!("{v:.1}");
     let pct = |v: f64| format!("{:.2} %", v * 100.0);
@@ -132,7 +132,14 @@ pub fn repetitions(s: &ScenarioStudy) -> Table {
                 f(sm.mean).into(),
                 format!("{:.4}", sm.variance).into(),
                 format!("{:.4}", sm.stdev).into(),
-                format!("{} – {}", f(sm.ci95.0), f(sm.ci95.1)).into(),
+                // Results saved before the median have none (NaN): a dash, not "NaN".
+                if sm.median.is_nan() {
+                    "—".to_string()
+                } else {
+                    f(sm.median)
+                }
+                .into(),
+                crate::study_text::interval(sm, f).into(),
                 f(sm.min).into(),
                 f(sm.max).into(),
             ]);
@@ -145,7 +152,8 @@ pub fn repetitions(s: &ScenarioStudy) -> Table {
             "mean",
             "variance",
             "stdev",
-            "95 % CI",
+            "median",
+            "95 % interval of the median",
             "min",
             "max",
         ],

@@ -1,7 +1,7 @@
 //! Words and numbers shared by the terminal and Markdown renderings of a study.
 
 use perfbase_analysis::knee::Knee;
-use perfbase_analysis::study::{CheckVerdict, ScenarioStudy, Study};
+use perfbase_analysis::study::{CheckVerdict, RepetitionStats, ScenarioStudy, Study};
 use perfbase_analysis::sweep::{Offered, StepRow};
 use perfbase_core::result::{Measurement, RunResult};
 
@@ -32,6 +32,28 @@ pub fn latency_cells(row: &StepRow) -> [String; 7] {
         row.max_ms,
     ]
     .map(ms)
+}
+
+/// A summary's 95 % interval of the median run, its values printed by `f`: "9.10 – 11.2", with
+/// the coverage when it is not 95 % ("1.00 – 5.00 (93.8 %)": 5 runs, their range), or that
+/// there were too few runs for one ("— (3 runs: too few for an interval)") rather than a
+/// made-up one.
+pub fn interval(sm: &perfbase_analysis::stats::Summary, f: &dyn Fn(f64) -> String) -> String {
+    let (lo, hi) = sm.ci95;
+    if lo.is_nan() || hi.is_nan() {
+        let runs = if sm.n == 1 { "run" } else { "runs" };
+        return format!("— ({} {runs}: too few for an interval)", sm.n);
+    }
+    // Results saved before the median's interval have no median: theirs is the mean's
+    // t-interval, and is named so.
+    let coverage = if sm.median.is_nan() {
+        " (of the mean)".to_string()
+    } else if sm.coverage.is_finite() && (sm.coverage - 0.95).abs() > 1e-9 {
+        format!(" ({:.1} %)", sm.coverage * 100.0)
+    } else {
+        String::new()
+    };
+    format!("{} – {}{coverage}", f(lo), f(hi))
 }
 
 /// Latency in ms with sensible precision.
@@ -85,17 +107,24 @@ pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
     if s.kind.ends_with("ladder") && !study.slo.is_empty() {
         out.push(operating_point(s, study));
     }
-    if let Some(r) = s.repetition_stats.iter().find(|_| s.repetitions > 1) {
+    // Every step its own line: a suite's operations vary each in their own way.
+    for r in s.repetition_stats.iter().filter(|_| s.repetitions > 1) {
         out.push(format!(
-            "stability over {} runs ({}): rps mean {:.1} (sd {:.2}); p99 mean {} ms, variance {:.3}, 95 % CI {}–{} ms",
+            "stability over {} runs ({}): rps mean {:.1} (sd {:.2}); p99 mean {} ms, variance {:.3}{}, 95 % interval {}; {}",
             r.runs,
             r.step,
             r.rps.mean,
             r.rps.stdev,
             ms(r.p99_ms.mean),
             r.p99_ms.variance,
-            ms(r.p99_ms.ci95.0),
-            ms(r.p99_ms.ci95.1)
+            // Results saved before the median have none to give.
+            if r.p99_ms.median.is_nan() {
+                String::new()
+            } else {
+                format!(", median {} ms", ms(r.p99_ms.median))
+            },
+            interval(&r.p99_ms, &|v| format!("{} ms", ms(v))),
+            precision(r, s.precision_target)
         ));
     }
     out.extend(thresholds(s));
@@ -314,17 +343,68 @@ pub fn versus_lines(
         side(&v.b_label, s.runs_b.len(), |st| &st.b),
     ];
     for st in &s.stats {
-        // Without a p-value (one run a side, or no spread on either) the 5 % rule decided.
-        let p = st.p_value.map_or_else(
-            || "; no spread to test: the 5 % rule".to_string(),
-            |p| format!("; Welch p = {p:.3}"),
-        );
+        // The sentence carries the p-value, or says the runs did not resolve the difference.
         lines.push(format!(
-            "{}: {} (against {}{p})",
+            "{}, against {}: {}",
             stat_title(&st.stat),
-            st.sentence,
-            v.a_label
+            v.a_label,
+            st.sentence
         ));
     }
     lines
+}
+
+/// How precisely a step's runs pin its key figures (throughput, mean and p99 latency) down:
+/// the widest interval's wider side over its median, against the scenario's target —
+/// `±3.1 % (target ±5 %: met)`, `⚠ ±18.0 % (target ±5 %: missed)` — or why there is none.
+pub fn precision(r: &RepetitionStats, target: Option<f64>) -> String {
+    let Some(p) = r.precision() else {
+        let runs = r.runs;
+        let missed = if target.is_some() { "⚠ " } else { "" };
+        return format!("{missed}precision unknown ({runs} runs: too few for an interval)");
+    };
+    match target {
+        Some(t) if p <= t => format!("precision ±{:.1} % (target ±{}: met)", p * 100.0, pct(t)),
+        Some(t) => format!(
+            "⚠ precision ±{:.1} % (target ±{}: missed)",
+            p * 100.0,
+            pct(t)
+        ),
+        None => format!("precision ±{:.1} %", p * 100.0),
+    }
+}
+
+/// A share as a percentage without needless decimals: 5 %, 2.5 %.
+fn pct(share: f64) -> String {
+    format!("{} %", perfbase_core::study::fmt_amount(share * 100.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfbase_analysis::stats::describe;
+
+    #[test]
+    fn intervals_name_their_coverage_or_say_there_are_too_few_runs() {
+        let with_ms = |v: f64| format!("{} ms", ms(v));
+        let three = describe(&[1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(
+            interval(&three, &with_ms),
+            "— (3 runs: too few for an interval)"
+        );
+        let one = describe(&[1.0]).unwrap();
+        assert_eq!(interval(&one, &ms), "— (1 run: too few for an interval)");
+        // Five runs: their range, which covers the median in 93.75 % of samples.
+        let five = describe(&[5.0, 1.0, 4.0, 2.0, 3.0]).unwrap();
+        assert_eq!(interval(&five, &with_ms), "1.00 ms – 5.00 ms (93.8 %)");
+        // At 95 % the coverage goes without saying.
+        let eight = describe(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert_eq!(interval(&eight, &ms), "3.87 – 7.13");
+        // A result saved before the median's interval: its mean's interval, named so.
+        let mut old = eight;
+        old.median = f64::NAN;
+        old.coverage = f64::NAN;
+        old.ci95 = (4.0, 6.0);
+        assert_eq!(interval(&old, &ms), "4.00 – 6.00 (of the mean)");
+    }
 }

@@ -6,7 +6,8 @@
 //! - `checks_and_thresholds`: a plan's checks and thresholds, and the exit code they give;
 //! - `http_targets`: a plan's HTTP side: per-endpoint mixes, HTTP/2, secrets, target paths;
 //! - `phases`: each phase saved as it ends, and monitor samples labelled by phase;
-//! - `plan_files`: malformed plans, the example plans, the demo, CLI overrides.
+//! - `plan_files`: malformed plans, the example plans, the demo, CLI overrides;
+//! - `trust`: interleaved comparisons under drift, and precision targets.
 
 use crate::common::*;
 use serde_json::Value;
@@ -17,6 +18,7 @@ mod http_targets;
 mod ladders;
 mod phases;
 mod plan_files;
+mod trust;
 
 /// Writes `plan` (with `{URL}` replaced) and runs it; returns the run and the result JSON.
 fn run_plan(plan: &str, url: &str, dir: &Path, extra: &[&str]) -> Run {
