@@ -27,6 +27,7 @@ pub mod k8s;
 pub mod limits;
 pub mod merge;
 pub mod monitoring;
+mod noise;
 pub mod plan;
 mod progress;
 pub mod publish;

@@ -126,6 +126,7 @@ impl LoadArgs {
             max_time: None,
             thresholds: Vec::new(),
             section: None,
+            api: None,
         }
     }
 

@@ -40,12 +40,24 @@ pub fn describe(plan: &Plan) -> String {
     for s in &plan.scenarios {
         let _ = writeln!(
             out,
-            "scenario {}: {} on {}, {} step(s) × {} repetition(s)",
+            "scenario {}: {} on {}, {} step(s) × {} repetition(s){}",
             s.name,
             s.kind.name(),
             plan.workloads[&s.workload].label,
             s.steps.len(),
-            s.repetitions
+            s.repetitions,
+            match s.precision {
+                Some(p) => format!(
+                    " or more, until within ±{} % (at most {}{})",
+                    perfbase_core::study::fmt_amount(p * 100.0),
+                    s.max_repetitions,
+                    s.max_time.map_or(String::new(), |t| format!(
+                        " or {} measured",
+                        perfbase_core::units::format_duration(t)
+                    ))
+                ),
+                None => String::new(),
+            }
         );
         if let Some(w) = s.warmup {
             let _ = writeln!(

@@ -301,6 +301,11 @@ pub(crate) struct ScenarioDef {
     pub thresholds: Vec<S<String>>,
     /// The page section it is shown in (default: its service kind, e.g. `PostgreSQL`).
     pub section: Option<S<String>>,
+    /// A page's API tables: the implementation whose table it is a row of, the row's endpoint
+    /// (default: the scenario's name) and what the Notes column says.
+    pub implementation: Option<S<String>>,
+    pub endpoint: Option<S<String>>,
+    pub note: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

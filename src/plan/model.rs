@@ -189,6 +189,8 @@ pub struct Scenario {
     pub thresholds: Vec<Threshold>,
     /// The page section it is shown in, when the plan names one.
     pub section: Option<String>,
+    /// A row of a page's API table: (implementation, endpoint, note).
+    pub api: Option<(String, String, String)>,
 }
 
 /// An exact expectation: `requests` sequential requests (over `connections`) give exactly

@@ -203,7 +203,34 @@ fn scenario(
             .map(|t| cx.threshold(t, &format!("{field}.thresholds")))
             .collect::<Result<Vec<_>, _>>()?,
         section: sd.section.as_ref().map(|s| s.get_ref().trim().to_string()),
+        api: api_row(cx, field, sd)?,
     })
+}
+
+/// The scenario's row in a page's API table, when it names its implementation; `endpoint`
+/// and `note` mean nothing without one.
+fn api_row(
+    cx: &Ctx<'_>,
+    field: &str,
+    sd: &file::ScenarioDef,
+) -> Result<Option<(String, String, String)>, PlanError> {
+    let text = |s: &Option<S<String>>| s.as_ref().map(|s| s.get_ref().trim().to_string());
+    match &sd.implementation {
+        Some(i) => Ok(Some((
+            i.get_ref().trim().to_string(),
+            text(&sd.endpoint).unwrap_or_else(|| sd.name.get_ref().clone()),
+            text(&sd.note).unwrap_or_default(),
+        ))),
+        None => match sd.endpoint.as_ref().or(sd.note.as_ref()) {
+            Some(at) => Err(cx.err(
+                at,
+                format!("{field}.implementation"),
+                "endpoint and note place the scenario in a page's API table: name its \
+                 implementation too (e.g. implementation = \"A\")",
+            )),
+            None => Ok(None),
+        },
+    }
 }
 
 /// A scenario over a suite workload: one step per operation (`NAME/operation`), each at the

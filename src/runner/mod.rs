@@ -168,6 +168,8 @@ struct Before {
     monitor: perfbase_monitor::Monitor,
     /// A page's services, with the versions they reported before the load.
     services: Option<Vec<perfbase_report::page::Service>>,
+    /// A page's noise floor and the machine's CPU counters at the start.
+    noise: Option<crate::noise::Before>,
 }
 
 /// Everything before the first load: the output folder, every driver built (a bad workload
@@ -223,7 +225,16 @@ fn prepare<'a>(
     if let Some(at) = o.start_at {
         wait_until(at, interrupt);
     }
-    Ok((state, Before { monitor, services }))
+    // Last before the load, so the counters cover it and nothing else.
+    let noise = plan.page.as_ref().map(|_| crate::noise::before());
+    Ok((
+        state,
+        Before {
+            monitor,
+            services,
+            noise,
+        },
+    ))
 }
 
 /// Everything after the last load: the monitor and sinks stopped, the study assembled, the
@@ -243,6 +254,10 @@ fn finish(
     state.sinks.finish();
     let mut study = analyse::assemble(plan, scenarios, checks, &state.phases);
     study.interleaved = interleaved;
+    study.noise = before
+        .noise
+        .as_ref()
+        .map(|n| crate::noise::after(n, state.monitor.as_ref()));
     let result = state.save(Some(&study))?;
     let run_id = crate::store::save(&o.store, &o.kind, &result, &plan.labels);
     report::present(plan, o, &state, &result, &study)?;
