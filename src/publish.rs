@@ -83,6 +83,20 @@ pub fn write(p: PageRun<'_>) -> Result<(PathBuf, PathBuf), AppError> {
         services: p.services,
         closing: p.closing,
         changelog,
+        api: p
+            .plan
+            .scenarios
+            .iter()
+            .filter_map(|s| {
+                let (implementation, endpoint, note) = s.api.clone()?;
+                Some(perfbase_report::page::ApiRow {
+                    scenario: s.name.clone(),
+                    implementation,
+                    endpoint,
+                    note,
+                })
+            })
+            .collect(),
     };
     let page = perfbase_report::page::build(&input);
     let md = p.dir.join(format!("{}-{stamp}.md", p.spec.stem));

@@ -8,7 +8,8 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The plan as shipped, at a small scale: counts and durations cut so that both runs take
-/// about a minute, two repetitions (still a Welch test), and `--scale 0.5` on concurrency.
+/// about a minute, five runs a step (the fewest a precision target takes, so every interval
+/// is the runs' range), and `--scale 0.5` on concurrency.
 fn small_plan() -> String {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -18,13 +19,14 @@ fn small_plan() -> String {
     let mut out = String::new();
     for line in text.lines() {
         let shrunk = match line.split('#').next().unwrap_or("").trim() {
-            "requests = 60000" => "requests = 3000",
+            "requests = 20000" => "requests = 1000",
             "requests = 2000" => "requests = 100",
-            "requests = 200" => "requests = 10",
-            "requests = 3000" => "requests = 300",
-            "repetitions = 3" => "repetitions = 2",
-            "duration = \"5s\"" | "duration = \"2s\"" => "duration = \"500ms\"",
-            "duration = \"1s\"" | "duration = \"500ms\"" => "duration = \"250ms\"",
+            "requests = 100" => "requests = 10",
+            "requests = 3000" => "requests = 200",
+            "max_repetitions = 10" => "max_repetitions = 5",
+            "duration = \"2s\"" | "duration = \"1s\"" | "duration = \"500ms\"" => {
+                "duration = \"100ms\""
+            }
             "idle = \"2s\"" => "idle = \"500ms\"",
             _ => line,
         };
@@ -32,6 +34,24 @@ fn small_plan() -> String {
         out.push('\n');
     }
     out
+}
+
+/// The rows of every table under a `### PREFIX…` heading: (first cell, whole line).
+fn rows_under<'m>(md: &'m str, prefix: &str) -> Vec<Vec<&'m str>> {
+    let mut tables = Vec::new();
+    for part in md.split("\n### ").skip(1) {
+        if !part.starts_with(prefix) {
+            continue;
+        }
+        let rows: Vec<&str> = part
+            .lines()
+            .take_while(|l| !l.starts_with("## "))
+            .filter(|l| l.starts_with("| ") && !l.starts_with("|---"))
+            .skip(1)
+            .collect();
+        tables.push(rows);
+    }
+    tables
 }
 
 fn page_of(dir: &Path, ext: &str) -> String {
@@ -55,6 +75,8 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
         "PERFBASE_REDIS_CLUSTER_URL",
         "PERFBASE_MONGODB_URL",
         "PERFBASE_AMQP_URL",
+        "PERFBASE_VAULT_URL",
+        "PERFBASE_VAULT_TOKEN",
     ];
     if vars.iter().any(|v| service(v).is_none()) {
         return;
@@ -79,6 +101,7 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
         ("redis", "PERFBASE_REDIS_PID"),
         ("mongodb", "PERFBASE_MONGODB_PID"),
         ("rabbitmq", "PERFBASE_RABBITMQ_PID"),
+        ("vault", "PERFBASE_VAULT_PID"),
     ]
     .into_iter()
     .map(|(service, var)| (var, service_var(service, var)))
@@ -144,25 +167,57 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
         assert!(md.contains(version), "{version} missing:\n{md}");
     }
     assert!(!md.contains(":perfbase@") && md.contains("[redacted]"));
-    // The tables: a suite per database, pgbench's block, a cluster's nodes, rankings.
+    // The tables: one per API implementation with the seed's columns, a suite per database,
+    // pgbench's block, a cluster's nodes, Vault's operations, consume rows by ack mode.
     for text in [
+        "| Endpoint | p50 | p95 | p99 | Max | ± | Notes |",
+        "### A vs B per endpoint",
+        "| GET /health/all |",
         "| select-pk | c=2 |",
         "| find-one | c=2 |",
         "| hset | c=25 |",
         "transaction type: TPC-B (sort of)",
         "replies per node: 127.0.0.1:",
-        "### Ranking: health checks: in turn (A) vs fanned out (B)",
-        "| 1 | B /health/all |",
+        "## Vault",
+        "| kv-read |",
+        "| pki-issue |",
+        "| seal-status |",
+        "AMQP consume 1 KB, no ack",
+        "AMQP consume 1 KB, manual ack",
+        "### Ranking: single-request latency — by p99 latency, lowest first",
         "| postgres (pid:",
         "| redis-server (pid:",
+        "## Bottlenecks",
+        "noise floor",
+        "ran interleaved",
     ] {
         assert!(md.contains(text), "{text:?} missing:\n{md}");
     }
-    // Observations worded from the figures: fanning the checks out is faster.
+    // Each ranking names each scenario once, its runs merged.
+    for rows in rows_under(&md, "Ranking:") {
+        let labels: Vec<&str> = rows.iter().map(|r| r.split('|').nth(2).unwrap()).collect();
+        let unique: std::collections::HashSet<&&str> = labels.iter().collect();
+        assert_eq!(unique.len(), labels.len(), "a repeated row: {rows:?}");
+    }
+    // No interval reaches below zero: every ± is a share of a positive figure.
+    assert!(!md.contains("±-") && !md.contains("±−"), "{md}");
+    // At most 12 observations, each with its significance or its runs.
+    let observations = md
+        .split("## Observations\n")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let bullets = observations.lines().filter(|l| l.starts_with("- ")).count();
     assert!(
-        md.contains("A /health/all takes") && md.contains("the mean latency of B /health/all"),
-        "{md}"
+        (1..=12).contains(&bullets),
+        "{bullets} observations:\n{observations}"
     );
+    assert!(!observations.contains("varied by"), "{observations}");
+    // Charts in the HTML only: bars with whiskers, percentile curves, resources.
+    assert!(html.matches("<svg").count() >= 3, "charts missing");
+    assert!(!md.contains("<svg"));
     // The changelog names the first run as the baseline it compares with, by Welch's test.
     // (The store is new: the runs are 1 and 2.)
     assert!(

@@ -31,6 +31,11 @@ pub enum Block {
     Table(Table),
     /// Preformatted text, kept as is (pgbench's closing block).
     Code(String),
+    /// An inline SVG chart and its caption: HTML only, the Markdown has the table it draws.
+    Figure {
+        svg: String,
+        caption: String,
+    },
 }
 
 impl Page {
@@ -43,6 +48,9 @@ impl Page {
         for s in &self.sections {
             let _ = write!(out, "\n## {}\n", s.title);
             for b in &s.blocks {
+                if matches!(b, Block::Figure { .. }) {
+                    continue; // a chart draws a table the Markdown already has
+                }
                 out.push('\n');
                 match b {
                     Block::Heading(h) => {
@@ -60,6 +68,7 @@ impl Page {
                     Block::Code(c) => {
                         let _ = writeln!(out, "```\n{}\n```", c.trim_end());
                     }
+                    Block::Figure { .. } => {}
                 }
             }
         }
@@ -105,6 +114,7 @@ impl Page {
                     Block::Code(c) => {
                         let _ = writeln!(out, "<pre>{}</pre>", escape(c.trim_end()));
                     }
+                    Block::Figure { svg, caption } => crate::svg::figure(&mut out, svg, caption),
                 }
             }
             out.push_str("</section>\n");
@@ -118,7 +128,14 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;ma
 padding:0 1em;color:#222}h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:2em}\
 table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #ddd;padding:3px 8px;\
 text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}pre{background:#f6f6f6;\
-padding:.6em;overflow:auto}.intro{color:#555}";
+padding:.6em;overflow:auto}.intro{color:#555}td.fail{color:#b42318;font-weight:600}\
+figure{margin:14px 0 22px}figcaption{color:#57606a;font-size:12.5px;margin-top:4px}\
+svg.chart{display:block;width:100%;max-width:980px;height:auto;background:#fff;\
+border:1px solid #d0d7de;border-radius:6px}svg.chart text{fill:#1f2328;font-family:inherit}\
+svg.chart .title{font-size:15px;font-weight:600}svg.chart .legend{font-size:12px}\
+svg.chart .tick{font-size:11px;fill:#57606a}svg.chart .label{font-size:12px;fill:#24292f}\
+svg.chart .mark{font-size:11px;font-weight:600}svg.chart .grid{stroke:#eaeef2;stroke-width:1}\
+svg.chart .axis{stroke:#8c959f;stroke-width:1}";
 
 #[cfg(test)]
 mod tests {

@@ -5,8 +5,15 @@
 //! What a result cannot say (versions, which section a scenario belongs to, the previous
 //! baseline) comes in [`PageInput`]; [`build`] decides the content, [`markup`] renders it.
 
+mod api;
+mod bottleneck;
+mod charts;
 pub mod markup;
 mod observe;
+mod precision;
+mod signif;
+#[cfg(test)]
+mod tests;
 
 use crate::study_text::{findings, latency_cells, offered, LATENCY_HEADS};
 use crate::table::{Cell, Table};
@@ -44,6 +51,21 @@ pub struct Changelog {
     pub history: Vec<Baseline>,
 }
 
+/// A scenario that measures one API endpoint of one implementation: the page draws these as
+/// the published page does, a table per implementation with a row per endpoint, instead of a
+/// block per scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiRow {
+    /// The scenario, as the plan names it.
+    pub scenario: String,
+    /// The implementation's table it goes in (`A`, `B`, `A, c=100`), tables in first-seen order.
+    pub implementation: String,
+    /// The endpoint as the table shows it (`GET /health`).
+    pub endpoint: String,
+    /// What the Notes column says (`checks 7 services in turn`).
+    pub note: String,
+}
+
 /// Everything the page shows beyond the run's result and study.
 pub struct PageInput<'a> {
     pub title: String,
@@ -60,6 +82,8 @@ pub struct PageInput<'a> {
     /// Cluster's redirects and replies per node.
     pub closing: Vec<(String, String)>,
     pub changelog: Changelog,
+    /// The scenarios that are API endpoints, in the order their tables show them.
+    pub api: Vec<ApiRow>,
 }
 
 /// The page of `input`.
@@ -82,13 +106,33 @@ pub fn build(input: &PageInput<'_>) -> Page {
             kinds.push(kind);
         }
     }
+    // The API tables go in the section of the first API scenario, or in one of their own.
+    let api_kind = input.api.iter().find_map(|a| {
+        input
+            .sections
+            .iter()
+            .find(|(n, _)| *n == a.scenario)
+            .map(|(_, k)| k.as_str())
+    });
+    if api_kind.is_none() && !input.api.is_empty() {
+        let mut api = service_section(input, "API");
+        api.blocks.splice(0..0, api_blocks(input));
+        sections.push(api);
+    }
     for kind in kinds {
-        sections.push(service_section(input, kind));
+        let mut section = service_section(input, kind);
+        if api_kind == Some(kind) {
+            section.blocks.splice(0..0, api_blocks(input));
+        }
+        sections.push(section);
     }
     if !input.study.checks.is_empty() {
         sections.push(checks(input.study));
     }
     if let Some(s) = resources(r) {
+        sections.push(s);
+    }
+    if let Some(s) = bottleneck::section(input) {
         sections.push(s);
     }
     sections.push(Section {
@@ -101,6 +145,34 @@ pub fn build(input: &PageInput<'_>) -> Page {
         intro,
         sections,
     }
+}
+
+/// The API tables and comparisons, and their charts (HTML only).
+fn api_blocks(input: &PageInput<'_>) -> Vec<Block> {
+    let mut blocks = api::blocks(input);
+    if !blocks.is_empty() {
+        blocks.push(Block::Text(precision_legend(input)));
+    }
+    let rows: charts::Rows<'_> = input
+        .api
+        .iter()
+        .filter_map(|a| {
+            let s = input
+                .study
+                .scenarios
+                .iter()
+                .find(|s| s.name == a.scenario)?;
+            let row = s.steps.first()?;
+            Some((format!("{} {}", a.implementation, a.endpoint), s, row))
+        })
+        .collect();
+    blocks.extend(charts::section_charts("API", &rows, charts::Key::P99));
+    blocks
+}
+
+/// A table of cells; the columns in `words` hold words too (notes, verdicts).
+fn table_cells(head: &[&str], rows: Vec<Vec<Cell>>, text_columns: usize, words: &[usize]) -> Block {
+    Block::Table(Table::new(head, rows, text_columns).words_in(words))
 }
 
 fn table(head: &[&str], rows: Vec<Vec<String>>, text_columns: usize) -> Block {
@@ -165,6 +237,7 @@ fn conditions(input: &PageInput<'_>) -> Section {
             m.interval_s
         ));
     }
+    lines.extend(noise_lines(input.study));
     let rows = input
         .study
         .scenarios
@@ -207,9 +280,63 @@ fn conditions(input: &PageInput<'_>) -> Section {
     }
 }
 
+/// How quiet the machine was, how precise the figures came out, and which scenarios ran
+/// interleaved in which order.
+fn noise_lines(study: &Study) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(n) = &study.noise {
+        match (n.floor_pct(), n.calibration_rps) {
+            (Some(f), Some(c)) => lines.push(format!(
+                "noise floor: a steady calibration load varied ±{f:.1} % run to run over {} runs \
+                 (coefficient of variation of its throughput); differences smaller than that \
+                 are within the machine's own noise",
+                c.n
+            )),
+            _ => lines.push("noise floor: no calibration ran, so none is known".into()),
+        }
+        let pct = |v: f64| {
+            if v.is_finite() {
+                format!("{v:.1} %")
+            } else {
+                "not measured".into()
+            }
+        };
+        lines.push(format!(
+            "CPU steal (time the hypervisor gave other guests): {} of all CPU time; other \
+             processes' CPU: {} of one core, over the run",
+            pct(n.steal_pct),
+            pct(n.others_cpu_pct)
+        ));
+    }
+    if let Some((met, all, target)) = precision::met_share(study.scenarios.iter()) {
+        lines.push(format!(
+            "precision target ±{} % (95 % interval of the median run): {met} of {all} rows met \
+             it; the others are marked {}",
+            precision::target_pct(target),
+            precision::MISSED
+        ));
+    }
+    for i in &study.interleaved {
+        let names = match i.scenarios.as_slice() {
+            [a, b] => format!("{a} and {b}"),
+            more => more.join(", "),
+        };
+        lines.push(format!(
+            "{names} ran interleaved in seeded blocks: {}, seed {}",
+            i.letters(),
+            i.seed
+        ));
+    }
+    lines
+}
+
 fn service_section(input: &PageInput<'_>, kind: &str) -> Section {
     let mut blocks = Vec::new();
+    let mut chart_rows: charts::Rows<'_> = Vec::new();
     for (name, _) in input.sections.iter().filter(|(_, k)| k == kind) {
+        if input.api.iter().any(|a| &a.scenario == name) {
+            continue; // in the API tables
+        }
         let Some(s) = input.study.scenarios.iter().find(|s| &s.name == name) else {
             continue; // interrupted before it ran
         };
@@ -219,28 +346,49 @@ fn service_section(input: &PageInput<'_>, kind: &str) -> Section {
         )));
         let mut head = vec!["step", "offered", "achieved/s", "success"];
         head.extend(LATENCY_HEADS);
+        head.push("±");
         let rows = s
             .steps
             .iter()
             .map(|row| {
-                let mut cells = vec![
-                    row.name.clone(),
-                    offered(&row.offered),
-                    thousands_f(row.achieved_rps),
-                    format!("{:.2} %", row.success_ratio * 100.0),
+                let mut cells: Vec<Cell> = vec![
+                    row.name.clone().into(),
+                    offered(&row.offered).into(),
+                    thousands_f(row.achieved_rps).into(),
+                    format!("{:.2} %", row.success_ratio * 100.0).into(),
                 ];
-                cells.extend(latency_cells(row));
+                cells.extend(latency_cells(row).map(Cell::from));
+                cells.push(api::precision_cell(precision::cell(s, &row.name)));
                 cells
             })
             .collect();
-        blocks.push(table(&head, rows, 2));
-        let found = findings(s, input.study);
+        blocks.push(table_cells(&head, rows, 2, &[]));
+        chart_rows.extend(s.steps.iter().map(|row| {
+            let label = if s.steps.len() > 1 {
+                format!("{} {}", s.name, row.name)
+            } else {
+                s.name.clone()
+            };
+            (label, s, row)
+        }));
+        // The ± column says how stable the runs were; the findings keep the rest.
+        let found: Vec<String> = findings(s, input.study)
+            .into_iter()
+            .filter(|f| !f.starts_with("stability over"))
+            .collect();
         if !found.is_empty() {
             blocks.push(Block::List(found));
         }
         for (_, block) in input.closing.iter().filter(|(n, _)| n == name) {
             blocks.push(Block::Code(block.clone()));
         }
+    }
+    let has_api = input
+        .sections
+        .iter()
+        .any(|(n, k)| k == kind && input.api.iter().any(|a| a.scenario == *n));
+    if !blocks.is_empty() && !has_api {
+        blocks.push(Block::Text(precision_legend(input)));
     }
     // A ranking shows in the section of its first scenario.
     let section_of = |scenario: &str| {
@@ -256,13 +404,26 @@ fn service_section(input: &PageInput<'_>, kind: &str) -> Section {
         .iter()
         .filter(|k| k.scenarios.first().and_then(|s| section_of(s)) == Some(kind))
     {
-        blocks.push(Block::Heading(format!("Ranking: {}", ranking.name)));
+        blocks.push(Block::Heading(format!(
+            "Ranking: {} — {}",
+            ranking.name,
+            criterion(&ranking.by)
+        )));
+        // The runner merges repetitions into one row each; a label twice would still rank
+        // one scenario against itself, so only its first (best) row stays.
+        let mut seen: Vec<&str> = Vec::new();
         let rows = ranking
             .rows
             .iter()
-            .map(|r| {
+            .filter(|r| {
+                let fresh = !seen.contains(&r.label.as_str());
+                seen.push(&r.label);
+                fresh
+            })
+            .enumerate()
+            .map(|(i, r)| {
                 vec![
-                    r.rank.to_string(),
+                    (i + 1).to_string(),
                     r.label.clone(),
                     thousands_f(r.rps),
                     crate::study_text::ms(r.mean_ms),
@@ -277,10 +438,44 @@ fn service_section(input: &PageInput<'_>, kind: &str) -> Section {
             2,
         ));
     }
+    blocks.extend(charts::section_charts(
+        kind,
+        &chart_rows,
+        charts::Key::Throughput,
+    ));
     Section {
         title: kind.to_string(),
         blocks,
     }
+}
+
+/// What a ranking orders by, in words.
+fn criterion(by: &str) -> String {
+    match by {
+        "throughput" => "by throughput, highest first (ties by mean latency)".into(),
+        "p50" | "p99" => format!("by {by} latency, lowest first"),
+        _ => "by mean latency, lowest first".into(),
+    }
+}
+
+/// What the ± column means, said once under a section's tables.
+fn precision_legend(input: &PageInput<'_>) -> String {
+    let mut text = "± is the wider side of the 95 % interval of the median run, as a share of it, \
+                    for the worst of throughput, mean and p99 latency; — when fewer than 5 runs \
+                    allow no interval."
+        .to_string();
+    if input
+        .study
+        .scenarios
+        .iter()
+        .any(|s| s.precision_target.is_some())
+    {
+        text.push_str(&format!(
+            " {} marks a row that missed the plan's precision target.",
+            precision::MISSED
+        ));
+    }
+    text
 }
 
 fn checks(study: &Study) -> Section {
@@ -345,29 +540,31 @@ fn resources(r: &RunResult) -> Option<Section> {
             ]
         })
         .collect();
+    let mut blocks = vec![
+        Block::Text(
+            "CPU in % of one core (200 = two cores busy); under load is the mean over every \
+                 measured phase, weighted by samples; peak is the highest sample."
+                .into(),
+        ),
+        table(
+            &[
+                "service",
+                "CPU % idle",
+                "CPU % under load",
+                "CPU % peak",
+                "RSS idle",
+                "RSS peak",
+                "VSZ idle",
+                "VSZ peak",
+            ],
+            rows,
+            1,
+        ),
+    ];
+    blocks.extend(charts::resources(m));
     Some(Section {
         title: "Resources".into(),
-        blocks: vec![
-            Block::Text(
-                "CPU in % of one core (200 = two cores busy); under load is the mean over every \
-                 measured phase, weighted by samples; peak is the highest sample."
-                    .into(),
-            ),
-            table(
-                &[
-                    "service",
-                    "CPU % idle",
-                    "CPU % under load",
-                    "CPU % peak",
-                    "RSS idle",
-                    "RSS peak",
-                    "VSZ idle",
-                    "VSZ peak",
-                ],
-                rows,
-                1,
-            ),
-        ],
+        blocks,
     })
 }
 
@@ -417,7 +614,7 @@ fn against_previous(base: &Baseline, cmp: &Comparison) -> Vec<Block> {
     let (moved, stayed): (Vec<_>, Vec<_>) = cmp
         .entries
         .iter()
-        .partition(|e| e.verdict != "within noise");
+        .partition(|e| e.moved() || !e.comparable());
     if moved.is_empty() {
         blocks.push(Block::Text("Nothing moved beyond noise.".into()));
     } else {
@@ -438,7 +635,7 @@ fn against_previous(base: &Baseline, cmp: &Comparison) -> Vec<Block> {
     if !stayed.is_empty() {
         let names: Vec<&str> = stayed.iter().map(|e| e.name.as_str()).collect();
         blocks.push(Block::Text(format!(
-            "Stayed within noise: {}.",
+            "Not resolved (no significant move): {}.",
             names.join(", ")
         )));
     }

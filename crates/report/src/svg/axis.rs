@@ -257,6 +257,22 @@ impl Axis {
         }
     }
 
+    /// An axis of named positions 0, 1, … (p50, p95, …, max), one labelled tick each, with
+    /// a little room either side so the first and last points do not sit on the frame.
+    pub fn categories(label: impl Into<String>, names: &[&str]) -> Axis {
+        Axis {
+            label: label.into(),
+            min: -0.25,
+            max: names.len().saturating_sub(1) as f64 + 0.25,
+            log: false,
+            ticks: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (i as f64, n.to_string()))
+                .collect(),
+        }
+    }
+
     /// Whether the axis is logarithmic.
     pub fn is_log(&self) -> bool {
         self.log
