@@ -46,18 +46,7 @@ pub fn describe(plan: &Plan) -> String {
             plan.workloads[&s.workload].label,
             s.steps.len(),
             s.repetitions,
-            match s.precision {
-                Some(p) => format!(
-                    " or more, until within ±{} % (at most {}{})",
-                    perfbase_core::study::fmt_amount(p * 100.0),
-                    s.max_repetitions,
-                    s.max_time.map_or(String::new(), |t| format!(
-                        " or {} measured",
-                        perfbase_core::units::format_duration(t)
-                    ))
-                ),
-                None => String::new(),
-            }
+            precision(s)
         );
         if let Some(w) = s.warmup {
             let _ = writeln!(
@@ -108,4 +97,20 @@ pub fn describe(plan: &Plan) -> String {
         perfbase_core::units::format_duration(Duration::from_secs(total.as_secs()))
     );
     out
+}
+
+/// How a precision target extends a scenario's repetitions, or nothing without one.
+fn precision(s: &crate::plan::Scenario) -> String {
+    let Some(p) = s.precision else {
+        return String::new();
+    };
+    format!(
+        " or more, until within ±{} % (at most {}{})",
+        perfbase_core::study::fmt_amount(p * 100.0),
+        s.max_repetitions,
+        s.max_time.map_or(String::new(), |t| format!(
+            " or {} measured",
+            perfbase_core::units::format_duration(t)
+        ))
+    )
 }

@@ -10,7 +10,8 @@
 //! baseline check further ignores significant changes smaller than the tolerance, so a CI
 //! gate does not fail on a real but negligible shift.
 
-use crate::compare::{p_text, pct_text, welch};
+use crate::compare::welch;
+use crate::verdict::{unresolved, wording};
 use perfbase_core::result::{Endpoint, Measurement};
 use serde::{Deserialize, Serialize};
 
@@ -87,7 +88,7 @@ pub struct EntryComparison {
 }
 
 /// The metrics an entry's verdict and regression are judged on.
-fn key_metric(m: &MetricComparison) -> bool {
+pub(crate) fn key_metric(m: &MetricComparison) -> bool {
     matches!(
         m.metric.as_str(),
         "rps" | "mean_ms" | "p50_ms" | "p95_ms" | "p99_ms" | "error_rate"
@@ -154,63 +155,6 @@ impl Comparison {
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
-}
-
-/// "with 4 runs", "with 4 and 6 runs", "with one run a side", "with one run of A": what the
-/// two sides had to resolve a difference with.
-fn runs_text(na: usize, nb: usize) -> String {
-    match (na, nb) {
-        (1, 1) => "with one run a side".into(),
-        (1, _) => "with one run of A".into(),
-        (_, 1) => "with one run of B".into(),
-        _ if na == nb => format!("with {na} runs"),
-        _ => format!("with {na} and {nb} runs"),
-    }
-}
-
-/// A move as the verdicts give it: "+3.1 %" against A, or in points for a metric that is 0 in
-/// A (an error rate from none).
-fn move_text(delta: f64, delta_pct: Option<f64>) -> String {
-    match delta_pct {
-        Some(p) => pct_text(p * 100.0),
-        None => format!("{} pp", pct_text(delta * 100.0).trim_end_matches(" %")),
-    }
-}
-
-/// One metric's verdict: which way B moved, with the p-value when a test was made; or that the
-/// runs did not resolve it, with the move and the p-value.
-fn wording(
-    metric: &str,
-    better: bool,
-    worse: bool,
-    (na, nb): (usize, usize),
-    delta: f64,
-    delta_pct: Option<f64>,
-    p_value: Option<f64>,
-) -> String {
-    let (good, bad) = match metric {
-        "rps" => ("B has higher throughput", "B has lower throughput"),
-        "error_rate" => ("B has fewer errors", "B has more errors"),
-        _ => ("B is faster", "B is slower"),
-    };
-    let moved = if better {
-        good
-    } else if worse {
-        bad
-    } else {
-        let p = p_value
-            .map(|p| format!(", {}", p_text(p)))
-            .unwrap_or_default();
-        return format!(
-            "not resolved {} ({}{p})",
-            runs_text(na, nb),
-            move_text(delta, delta_pct)
-        );
-    };
-    match p_value {
-        Some(p) => format!("{moved} ({})", p_text(p)),
-        None => moved.into(),
-    }
 }
 
 /// Compares one entry: `a` and `b` are the runs of each side (one, or a plan's repetitions).
@@ -298,41 +242,6 @@ pub fn compare_entry(
     }
 }
 
-/// An entry no key metric of which moved: "not resolved with 4 runs", with the key metric
-/// that came closest — the smallest p-value where a test was made, else the largest move —
-/// so the reader sees how far from resolved it was ("(p99 +3.1 %, p = 0.21)").
-fn unresolved(metrics: &[MetricComparison], na: usize, nb: usize) -> String {
-    let keys = metrics
-        .iter()
-        .filter(|m| key_metric(m) && m.delta.is_finite());
-    let closest = if na >= 2 && nb >= 2 {
-        keys.filter(|m| m.p_value.is_some_and(|p| p.is_finite()))
-            .min_by(|x, y| x.p_value.unwrap().total_cmp(&y.p_value.unwrap()))
-    } else {
-        keys.filter(|m| m.delta_pct.is_some_and(|p| p.is_finite()))
-            // The first of equal moves, in METRICS order (throughput first).
-            .min_by(|x, y| {
-                let size = |m: &MetricComparison| m.delta_pct.unwrap_or(0.0).abs();
-                size(y).total_cmp(&size(x))
-            })
-    };
-    let runs = runs_text(na, nb);
-    match closest {
-        Some(m) => {
-            let name = m.metric.strip_suffix("_ms").unwrap_or(&m.metric);
-            let p = m
-                .p_value
-                .map(|p| format!(", {}", p_text(p)))
-                .unwrap_or_default();
-            format!(
-                "not resolved {runs} ({name} {}{p})",
-                move_text(m.delta, m.delta_pct)
-            )
-        }
-        None => format!("not resolved {runs}"),
-    }
-}
-
 /// An entry with a side where nothing completed: it has no latency or throughput to compare
 /// (an empty run's zeros would read as "B is faster"). A new run (B) that completed nothing
 /// is a regression, so a baseline gate fails on it; an empty baseline (A) cannot judge.
@@ -369,83 +278,8 @@ pub fn method(tested: bool, tolerance: f64, alpha: f64) -> String {
     }
 }
 
-pub use perfbase_core::study::RankRow;
-
-/// What a ranking orders by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RankBy {
-    /// Highest throughput first, ties broken by mean latency.
-    Throughput,
-    /// Lowest latency first, ties broken by throughput.
-    P50,
-    P99,
-    Mean,
-}
-
-impl RankBy {
-    pub const NAMES: &'static str = "throughput, p50, p99, mean";
-
-    pub fn from_name(name: &str) -> Option<RankBy> {
-        Some(match name {
-            "throughput" | "rps" => RankBy::Throughput,
-            "p50" => RankBy::P50,
-            "p99" => RankBy::P99,
-            "mean" | "avg" => RankBy::Mean,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RankBy::Throughput => "throughput",
-            RankBy::P50 => "p50",
-            RankBy::P99 => "p99",
-            RankBy::Mean => "mean",
-        }
-    }
-}
-
-/// Ranks targets by throughput (highest first), ties broken by mean latency.
-pub fn rank(entries: &[(String, &Measurement)]) -> Vec<RankRow> {
-    rank_by(entries, RankBy::Throughput)
-}
-
-/// Ranks entries by `by`, best first. An entry that completed nothing (NaN latency) ranks
-/// last whatever the order.
-pub fn rank_by(entries: &[(String, &Measurement)], by: RankBy) -> Vec<RankRow> {
-    let mut rows: Vec<RankRow> = entries
-        .iter()
-        .map(|(label, m)| RankRow {
-            rank: 0,
-            label: label.clone(),
-            rps: m.rps,
-            mean_ms: m.latency_ms.mean,
-            p50_ms: m.latency_ms.p50,
-            p99_ms: m.latency_ms.p99,
-            success_ratio: m.success_ratio,
-        })
-        .collect();
-    let latency = |r: &RankRow| match by {
-        RankBy::P50 => r.p50_ms,
-        RankBy::P99 => r.p99_ms,
-        _ => r.mean_ms,
-    };
-    // NaN sorts last: replace it by +∞ for latency, −∞ for throughput.
-    let low = |v: f64| if v.is_nan() { f64::INFINITY } else { v };
-    let high = |v: f64| if v.is_nan() { f64::NEG_INFINITY } else { v };
-    rows.sort_by(|x, y| match by {
-        RankBy::Throughput => high(y.rps)
-            .total_cmp(&high(x.rps))
-            .then(low(x.mean_ms).total_cmp(&low(y.mean_ms))),
-        _ => low(latency(x))
-            .total_cmp(&low(latency(y)))
-            .then(high(y.rps).total_cmp(&high(x.rps))),
-    });
-    for (i, r) in rows.iter_mut().enumerate() {
-        r.rank = i + 1;
-    }
-    rows
-}
+// Rankings were first defined here; their callers still name them through this module.
+pub use crate::ranking::{rank, rank_by, RankBy, RankRow};
 
 /// The name a phase is compared under: its name without the repetition suffix (` #2`).
 fn entry_name(p: &perfbase_core::result::PhaseResult) -> String {
@@ -643,6 +477,7 @@ pub fn compare_results(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::{p_text, pct_text};
     use perfbase_core::{Outcome, Recorder};
     use std::time::Duration;
 
@@ -808,33 +643,5 @@ mod tests {
         let err = e.metrics.iter().find(|m| m.metric == "error_rate").unwrap();
         assert_eq!(err.verdict, "B has more errors");
         assert!(e.regression);
-    }
-
-    #[test]
-    fn ranking_by_throughput() {
-        let go = run(5.0, 320, 0);
-        let py = run(8.0, 245, 0);
-        let node = run(9.0, 230, 0);
-        let rows = rank(&[
-            ("Python".into(), &py),
-            ("Go".into(), &go),
-            ("Node".into(), &node),
-        ]);
-        let order: Vec<(&str, usize)> = rows.iter().map(|r| (r.label.as_str(), r.rank)).collect();
-        assert_eq!(order, vec![("Go", 1), ("Python", 2), ("Node", 3)]);
-        // By latency the order is the speed of answers, not their count.
-        let empty = run(1.0, 0, 0);
-        let rows = rank_by(
-            &[
-                ("Python".into(), &py),
-                ("nothing".into(), &empty),
-                ("Go".into(), &go),
-                ("Node".into(), &node),
-            ],
-            RankBy::Mean,
-        );
-        let order: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
-        assert_eq!(order[..3], ["Go", "Python", "Node"], "{rows:?}");
-        assert_eq!(order[3], "nothing");
     }
 }

@@ -24,11 +24,13 @@
 pub mod compare;
 pub mod comparison;
 pub mod knee;
+pub mod ranking;
 pub mod slo;
 pub mod stats;
 pub mod study;
 pub mod sweep;
 pub mod threshold;
+mod verdict;
 pub mod versus;
 
 #[cfg(test)]

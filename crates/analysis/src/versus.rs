@@ -11,6 +11,7 @@
 
 use crate::compare::{p_text, pct_text, welch};
 use crate::stats::describe;
+use crate::verdict::runs_text;
 pub use perfbase_core::study::{Versus, VersusStat, VersusStep};
 
 /// The statistics compared, in order.
@@ -34,15 +35,6 @@ fn test(va: &[f64], vb: &[f64]) -> Option<(f64, bool)> {
     Some((w.p_value, w.t < 0.0))
 }
 
-/// "with 5 runs", "with 5 and 7 runs": how many runs a side the test had.
-fn runs_text(na: usize, nb: usize) -> String {
-    if na == nb {
-        format!("with {na} runs")
-    } else {
-        format!("with {na} and {nb} runs")
-    }
-}
-
 /// One step's block: `runs_a` and `runs_b` hold each run's (mean, p99, max, min) in ms.
 pub fn versus_step(
     step: &str,
@@ -59,62 +51,7 @@ pub fn versus_step(
         let delta_pct = (a.mean != 0.0).then(|| (b.mean - a.mean) / a.mean * 100.0);
         let tested = (na >= 2 && nb >= 2).then(|| test(&va, &vb));
         let p_value = tested.flatten().map(|(p, _)| p);
-        let (resolved, sentence) = match (delta_pct, tested) {
-            (None, _) => (
-                false,
-                format!("{b_label}: no difference in percent (A's {stat} is 0)"),
-            ),
-            // Fewer than two runs on a side: no spread to weigh the move against.
-            (Some(d), None) => {
-                let which = match (na < 2, nb < 2) {
-                    (true, true) => "one run a side".to_string(),
-                    (true, false) => "one run of A".to_string(),
-                    _ => format!("one run of {b_label}"),
-                };
-                (
-                    false,
-                    format!("not resolved with {which} ({})", pct_text(d)),
-                )
-            }
-            (Some(d), Some(Some((p, b_higher)))) => {
-                // The test (on the log scale, a ratio of typical runs) and the difference of
-                // means could point different ways on skewed runs; then nothing is resolved.
-                let agree = d != 0.0 && (d > 0.0) == b_higher;
-                if p < ALPHA && agree {
-                    let how = if d < 0.0 { "faster" } else { "slower" };
-                    (
-                        true,
-                        format!("{b_label} is {:.1} % {how} ({})", d.abs(), p_text(p)),
-                    )
-                } else {
-                    (
-                        false,
-                        format!(
-                            "not resolved {} ({}, {})",
-                            runs_text(na, nb),
-                            pct_text(d),
-                            p_text(p)
-                        ),
-                    )
-                }
-            }
-            // Two runs or more a side, all alike on each: the move is the same every time.
-            (Some(d), Some(None)) if d.abs() > TOLERANCE * 100.0 => {
-                let how = if d < 0.0 { "faster" } else { "slower" };
-                (
-                    true,
-                    format!("{b_label} is {:.1} % {how} (every run alike)", d.abs()),
-                )
-            }
-            (Some(d), Some(None)) => (
-                false,
-                format!(
-                    "not resolved {} ({}, every run alike)",
-                    runs_text(na, nb),
-                    pct_text(d)
-                ),
-            ),
-        };
+        let (resolved, sentence) = verdict(stat, b_label, (na, nb), delta_pct, tested);
         stats.push(VersusStat {
             stat: stat.to_string(),
             a,
@@ -131,6 +68,71 @@ pub fn versus_step(
         runs_a,
         runs_b,
     })
+}
+
+/// Whether the runs resolve B's move `delta_pct` in `stat`, and the sentence that says so;
+/// `tested` is Welch's test on the log scale (None: fewer than two runs a side; Some(None):
+/// no spread on either side).
+fn verdict(
+    stat: &str,
+    b_label: &str,
+    (na, nb): (usize, usize),
+    delta_pct: Option<f64>,
+    tested: Option<Option<(f64, bool)>>,
+) -> (bool, String) {
+    match (delta_pct, tested) {
+        (None, _) => (
+            false,
+            format!("{b_label}: no difference in percent (A's {stat} is 0)"),
+        ),
+        // Fewer than two runs on a side: no spread to weigh the move against.
+        (Some(d), None) => (
+            false,
+            format!(
+                "not resolved {} ({})",
+                runs_text(na, nb, b_label),
+                pct_text(d)
+            ),
+        ),
+        (Some(d), Some(Some((p, b_higher)))) => {
+            // The test (on the log scale, a ratio of typical runs) and the difference of
+            // means could point different ways on skewed runs; then nothing is resolved.
+            let agree = d != 0.0 && (d > 0.0) == b_higher;
+            if p < ALPHA && agree {
+                let how = if d < 0.0 { "faster" } else { "slower" };
+                (
+                    true,
+                    format!("{b_label} is {:.1} % {how} ({})", d.abs(), p_text(p)),
+                )
+            } else {
+                (
+                    false,
+                    format!(
+                        "not resolved {} ({}, {})",
+                        runs_text(na, nb, b_label),
+                        pct_text(d),
+                        p_text(p)
+                    ),
+                )
+            }
+        }
+        // Two runs or more a side, all alike on each: the move is the same every time.
+        (Some(d), Some(None)) if d.abs() > TOLERANCE * 100.0 => {
+            let how = if d < 0.0 { "faster" } else { "slower" };
+            (
+                true,
+                format!("{b_label} is {:.1} % {how} (every run alike)", d.abs()),
+            )
+        }
+        (Some(d), Some(None)) => (
+            false,
+            format!(
+                "not resolved {} ({}, every run alike)",
+                runs_text(na, nb, b_label),
+                pct_text(d)
+            ),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! reports all meet here, so it stays free of runtimes and I/O.
 
 pub mod clock;
+pub mod conditions;
 pub mod driver;
 mod histogram;
 pub mod latency;
@@ -26,6 +27,7 @@ pub mod study;
 pub mod timeline;
 pub mod timing;
 pub mod units;
+pub mod versus;
 
 pub use driver::{Driver, Session};
 pub use outcome::{Class, ConnUse, Outcome, Timing};

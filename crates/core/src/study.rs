@@ -12,6 +12,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
+// How the runs were made (interleaving) and how quiet the machine was: in their own file.
+pub use crate::conditions::{Interleaving, Noise};
+// A plan's A vs B: in its own file.
+pub use crate::versus::{Versus, VersusStat, VersusStep};
+
 /// Everything a plan run found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Study {
@@ -38,111 +43,6 @@ pub struct Study {
     /// How quiet the machine was: the noise floor and the CPU others took.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<Noise>,
-}
-
-/// Scenarios run in randomised blocks, one repetition of each per block, so drift over the
-/// run and the order they run in fall on every side alike (Mytkowicz et al., ASPLOS 2009).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Interleaving {
-    /// The scenarios, as the plan names them.
-    pub scenarios: Vec<String>,
-    /// The seed the orders were drawn from (the plan's `seed`, or 0).
-    pub seed: u64,
-    /// Each block's order, by position in `scenarios`: `[[1, 0], [0, 1], …]` is BA, AB, ….
-    pub blocks: Vec<Vec<usize>>,
-}
-
-impl Interleaving {
-    /// The order as letters, A for the first scenario: `BA AB AB BA`.
-    pub fn letters(&self) -> String {
-        let letter = |i: usize| char::from(b'A' + (i % 26) as u8);
-        let blocks: Vec<String> = self
-            .blocks
-            .iter()
-            .map(|b| b.iter().map(|&i| letter(i)).collect())
-            .collect();
-        blocks.join(" ")
-    }
-}
-
-/// The machine's noise during a run: how much a steady calibration load varied from run to
-/// run, and the CPU that was not the load's or the services'.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Noise {
-    /// The calibration scenario's throughput over its runs (a short closed loop against
-    /// perfbase's own reference service, before the plan's load); none when it did not run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibration_rps: Option<Summary>,
-    /// Time the hypervisor gave other guests, in % of all CPU time over the run (/proc/stat).
-    #[serde(with = "crate::nan::f64")]
-    pub steal_pct: f64,
-    /// CPU that neither perfbase nor a watched service used, in % of one core, over the run.
-    #[serde(with = "crate::nan::f64")]
-    pub others_cpu_pct: f64,
-    /// Where the load generator or the machine, not the service, was the limit.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub limits: Vec<String>,
-}
-
-impl Noise {
-    /// The calibration's run-to-run variation (coefficient of variation, %), when it ran.
-    pub fn floor_pct(&self) -> Option<f64> {
-        self.calibration_rps
-            .filter(|s| s.n >= 2 && s.mean > 0.0)
-            .map(|s| s.stdev / s.mean * 100.0)
-    }
-}
-
-/// Two scenarios (two targets, platforms or builds) compared over their repetitions, as the
-/// published "A vs B" studies do: per statistic, each side's mean and variance over the runs,
-/// and B's difference from A in percent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Versus {
-    pub name: String,
-    /// The scenarios, as the plan names them.
-    pub a: String,
-    pub b: String,
-    /// What the sentences call each side ("AKS", "Vault 1.13").
-    pub a_label: String,
-    pub b_label: String,
-    /// One block per step the two scenarios share (a suite's operations), in order.
-    pub steps: Vec<VersusStep>,
-}
-
-/// One step of a [`Versus`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VersusStep {
-    /// The step's name (an operation of a suite), or the scenario's for a single step.
-    pub step: String,
-    /// Mean, p99, max and min latency (ms), in that order.
-    pub stats: Vec<VersusStat>,
-    /// Each run's figures, for box plots: per side, per run, (mean, p99, max, min) in ms.
-    pub runs_a: Vec<[f64; 4]>,
-    pub runs_b: Vec<[f64; 4]>,
-}
-
-/// One statistic of a [`VersusStep`] on both sides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct VersusStat {
-    /// `mean`, `p99`, `max` or `min` (latency, ms).
-    pub stat: String,
-    /// Over A's runs and over B's: mean, variance…
-    pub a: Summary,
-    pub b: Summary,
-    /// (mean B − mean A) / mean A, in percent; none when A's is 0.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delta_pct: Option<f64>,
-    /// Welch's two-sided p-value, with two runs or more on each side: on the logarithm of
-    /// the per-run figures when all are positive (a test of their ratio), else on the figures.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p_value: Option<f64>,
-    /// "OpenBao 2.7 is 12.3 % faster (p < 0.001)", "… slower (p = 0.012)", or
-    /// "not resolved with 5 runs (−42.9 %, p = 0.11)" (B's label is the column's or line's).
-    pub sentence: String,
-    /// The runs resolved the difference (the sentence says "faster" or "slower"), so readers
-    /// need not parse the sentence. False in results saved before it existed.
-    #[serde(default)]
-    pub resolved: bool,
 }
 
 /// Scenarios of one plan ranked by one figure.

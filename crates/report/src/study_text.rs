@@ -93,8 +93,26 @@ pub fn counts(m: &std::collections::BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-/// One line per finding of a scenario: knee, operating point, thresholds.
+/// One line per finding of a scenario: knee, operating point, each step's stability over
+/// its runs, thresholds.
 pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
+    let mut out = shape(s, study);
+    out.extend(stability(s));
+    out.extend(thresholds(s));
+    out
+}
+
+/// The findings without the stability lines, for a report that shows stability in a column
+/// of its own (the baselines page's ±).
+pub fn judgements(s: &ScenarioStudy, study: &Study) -> Vec<String> {
+    let mut out = shape(s, study);
+    out.extend(thresholds(s));
+    out
+}
+
+/// What the steps' figures say about the scenario's shape: knee, invalid steps, operating
+/// point.
+fn shape(s: &ScenarioStudy, study: &Study) -> Vec<String> {
     let mut out: Vec<String> = s.knee.as_ref().map(|k| knee(s, k)).into_iter().collect();
     for row in &s.steps {
         if let Some(why) = &row.invalid {
@@ -107,7 +125,13 @@ pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
     if s.kind.ends_with("ladder") && !study.slo.is_empty() {
         out.push(operating_point(s, study));
     }
-    // Every step its own line: a suite's operations vary each in their own way.
+    out
+}
+
+/// Each step's stability over its runs, a line each: a suite's operations vary each in their
+/// own way.
+fn stability(s: &ScenarioStudy) -> Vec<String> {
+    let mut out = Vec::new();
     for r in s.repetition_stats.iter().filter(|_| s.repetitions > 1) {
         out.push(format!(
             "stability over {} runs ({}): rps mean {:.1} (sd {:.2}); p99 mean {} ms, variance {:.3}{}, 95 % interval {}; {}",
@@ -127,7 +151,6 @@ pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
             precision(r, s.precision_target)
         ));
     }
-    out.extend(thresholds(s));
     out
 }
 

@@ -15,7 +15,7 @@ mod signif;
 #[cfg(test)]
 mod tests;
 
-use crate::study_text::{findings, latency_cells, offered, LATENCY_HEADS};
+use crate::study_text::{judgements, latency_cells, offered, LATENCY_HEADS};
 use crate::table::{Cell, Table};
 use crate::{bytes, thousands, thousands_f};
 use markup::{Block, Page, Section};
@@ -330,6 +330,52 @@ fn noise_lines(study: &Study) -> Vec<String> {
     lines
 }
 
+/// The rankings whose first scenario is in section `kind`: a table each, best first, under a
+/// heading that names what it ranks by.
+fn rankings(input: &PageInput<'_>, kind: &str) -> Vec<Block> {
+    let section_of = |scenario: &str| {
+        input
+            .sections
+            .iter()
+            .find(|(n, _)| n == scenario)
+            .map(|(_, k)| k.as_str())
+    };
+    let mut blocks = Vec::new();
+    for ranking in input
+        .study
+        .rankings
+        .iter()
+        .filter(|k| k.scenarios.first().and_then(|s| section_of(s)) == Some(kind))
+    {
+        blocks.push(Block::Heading(format!(
+            "Ranking: {} — {}",
+            ranking.name,
+            criterion(&ranking.by)
+        )));
+        // One row per scenario step, repetitions merged: the runner ranks them so.
+        let rows = ranking
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.rank.to_string(),
+                    r.label.clone(),
+                    thousands_f(r.rps),
+                    crate::study_text::ms(r.mean_ms),
+                    crate::study_text::ms(r.p99_ms),
+                    format!("{:.2} %", r.success_ratio * 100.0),
+                ]
+            })
+            .collect();
+        blocks.push(table(
+            &["rank", "scenario", "req/s", "mean ms", "p99 ms", "success"],
+            rows,
+            2,
+        ));
+    }
+    blocks
+}
+
 fn service_section(input: &PageInput<'_>, kind: &str) -> Section {
     let mut blocks = Vec::new();
     let mut chart_rows: charts::Rows<'_> = Vec::new();
@@ -371,11 +417,8 @@ fn service_section(input: &PageInput<'_>, kind: &str) -> Section {
             };
             (label, s, row)
         }));
-        // The ± column says how stable the runs were; the findings keep the rest.
-        let found: Vec<String> = findings(s, input.study)
-            .into_iter()
-            .filter(|f| !f.starts_with("stability over"))
-            .collect();
+        // The ± column says how stable the runs were; the judgements say the rest.
+        let found = judgements(s, input.study);
         if !found.is_empty() {
             blocks.push(Block::List(found));
         }
@@ -390,54 +433,7 @@ fn service_section(input: &PageInput<'_>, kind: &str) -> Section {
     if !blocks.is_empty() && !has_api {
         blocks.push(Block::Text(precision_legend(input)));
     }
-    // A ranking shows in the section of its first scenario.
-    let section_of = |scenario: &str| {
-        input
-            .sections
-            .iter()
-            .find(|(n, _)| n == scenario)
-            .map(|(_, k)| k.as_str())
-    };
-    for ranking in input
-        .study
-        .rankings
-        .iter()
-        .filter(|k| k.scenarios.first().and_then(|s| section_of(s)) == Some(kind))
-    {
-        blocks.push(Block::Heading(format!(
-            "Ranking: {} — {}",
-            ranking.name,
-            criterion(&ranking.by)
-        )));
-        // The runner merges repetitions into one row each; a label twice would still rank
-        // one scenario against itself, so only its first (best) row stays.
-        let mut seen: Vec<&str> = Vec::new();
-        let rows = ranking
-            .rows
-            .iter()
-            .filter(|r| {
-                let fresh = !seen.contains(&r.label.as_str());
-                seen.push(&r.label);
-                fresh
-            })
-            .enumerate()
-            .map(|(i, r)| {
-                vec![
-                    (i + 1).to_string(),
-                    r.label.clone(),
-                    thousands_f(r.rps),
-                    crate::study_text::ms(r.mean_ms),
-                    crate::study_text::ms(r.p99_ms),
-                    format!("{:.2} %", r.success_ratio * 100.0),
-                ]
-            })
-            .collect();
-        blocks.push(table(
-            &["rank", "scenario", "req/s", "mean ms", "p99 ms", "success"],
-            rows,
-            2,
-        ));
-    }
+    blocks.extend(rankings(input, kind));
     blocks.extend(charts::section_charts(
         kind,
         &chart_rows,
