@@ -112,7 +112,23 @@ pub fn after(before: &Before, monitor: Option<&MonitorReport>) -> Noise {
                 m.cores
             ));
         }
-        limits.extend(m.warnings.iter().cloned());
+        // The monitor warns once per phase too short to sample; a precision target's many
+        // short runs would bury every other limit under them: one line says how many.
+        let (short, other): (Vec<&String>, Vec<&String>) = m
+            .warnings
+            .iter()
+            .partition(|w| w.contains("has no samples"));
+        limits.extend(other.into_iter().cloned());
+        if !short.is_empty() {
+            limits.push(format!(
+                "{} phase{} ended before the monitor's first sample ({} s apart): no CPU or \
+                 memory figure for {}",
+                short.len(),
+                if short.len() == 1 { "" } else { "s" },
+                m.interval_s,
+                if short.len() == 1 { "it" } else { "them" }
+            ));
+        }
     }
     let cores = crate::limits::cores() as f64;
     if busy_cores >= 0.9 * cores {

@@ -17,7 +17,8 @@ fn loaded(t: &TargetReport) -> impl Iterator<Item = &PhaseStats> {
         .filter(|p| p.name != "idle" && !p.name.ends_with("cool-down"))
 }
 
-/// Phase names with their repetitions folded: `A /health c=1 (runs #1, #3)`.
+/// Phase names with their repetitions folded, at most [`LISTED`] of them:
+/// `PostgreSQL operations scan (9 runs); pgbench TPC-B c=4 (runs #1, #3); … and 4 more`.
 fn folded<'p>(phases: impl Iterator<Item = &'p PhaseStats>) -> String {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for p in phases {
@@ -36,16 +37,26 @@ fn folded<'p>(phases: impl Iterator<Item = &'p PhaseStats>) -> String {
             groups[at].1.push(format!("#{r}"));
         }
     }
-    let parts: Vec<String> = groups
+    let more = groups.len().saturating_sub(LISTED);
+    let mut parts: Vec<String> = groups
         .into_iter()
+        .take(LISTED)
         .map(|(b, reps)| match reps.len() {
             0 => b,
             1 => format!("{b} (run {})", reps[0]),
-            _ => format!("{b} (runs {})", reps.join(", ")),
+            // A few runs by number; more by count, which is what a reader takes in.
+            2..=3 => format!("{b} (runs {})", reps.join(", ")),
+            n => format!("{b} ({n} runs)"),
         })
         .collect();
+    if more > 0 {
+        parts.push(format!("and {more} more"));
+    }
     parts.join("; ")
 }
+
+/// The most steps a line names: a bottleneck is read, not searched.
+const LISTED: usize = 6;
 
 fn peak(phases: &[&PhaseStats]) -> f64 {
     phases.iter().map(|p| p.cpu_pct.mean).fold(0.0, f64::max)
@@ -59,13 +70,7 @@ pub(super) fn lines(input: &PageInput<'_>) -> Vec<String> {
         for t in m.targets.iter().filter(|t| t.kind != "self") {
             let busy: Vec<&PhaseStats> = loaded(t).filter(|p| p.cpu_pct.mean >= BUSY).collect();
             if !busy.is_empty() {
-                out.push(format!(
-                    "{} kept a core busy (up to {:.0} % of one core, mean over the phase) in {}: \
-                     a single-threaded part of it is the likely limit there",
-                    t.label,
-                    peak(&busy),
-                    folded(busy.iter().copied())
-                ));
+                out.push(service_line(&t.label, peak(&busy), &busy));
             }
         }
         // perfbase's own threads: the limit is its worker count, or every core it had.
@@ -99,6 +104,24 @@ pub(super) fn lines(input: &PageInput<'_>) -> Vec<String> {
     out
 }
 
+/// A watched service at a core's limit: one core held (a single-threaded part of it is then
+/// the limit), or several (the service is CPU-bound, and shares the machine with the load).
+fn service_line(label: &str, peak: f64, busy: &[&PhaseStats]) -> String {
+    let at = folded(busy.iter().copied());
+    if peak < 150.0 {
+        format!(
+            "{label} kept a core busy (up to {peak:.0} % of one core, mean over the phase) in \
+             {at}: a single-threaded part of it is the likely limit there"
+        )
+    } else {
+        format!(
+            "{label} was CPU-bound (up to {:.1} cores, mean over the phase) in {at}: on this \
+             machine it competes with the load generator for the cores",
+            peak / 100.0
+        )
+    }
+}
+
 /// The phases where all watched processes together used 90 % of the machine's cores or more.
 fn machine(targets: &[TargetReport]) -> Option<String> {
     let mut names: Vec<&str> = Vec::new();
@@ -125,14 +148,22 @@ fn machine(targets: &[TargetReport]) -> Option<String> {
     if full.is_empty() {
         return None;
     }
-    let phases: Vec<&str> = full.iter().map(|(n, _)| *n).collect();
+    let busy: Vec<&PhaseStats> = full
+        .iter()
+        .filter_map(|(n, _)| {
+            targets
+                .iter()
+                .flat_map(|t| &t.phases)
+                .find(|p| p.name == *n)
+        })
+        .collect();
+    // Samples of short phases can add up past 100 %: the line says "at least 90 %".
     Some(format!(
-        "the machine's cores were all but used up ({:.0} % of all cores at most, services and \
+        "the machine's cores were all but used up (90 % or more of all cores, services and \
          perfbase together) in {} phase{}: {}",
-        full.iter().map(|(_, s)| *s).fold(0.0, f64::max),
-        phases.len(),
-        if phases.len() == 1 { "" } else { "s" },
-        phases.join(", ")
+        full.len(),
+        if full.len() == 1 { "" } else { "s" },
+        folded(busy.into_iter())
     ))
 }
 
