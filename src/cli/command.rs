@@ -191,6 +191,7 @@ impl LoadArgs {
             page: None,
             seed: 0,
             interleave: false,
+            min_run: (Duration::ZERO, 0),
         }
     }
 

@@ -86,6 +86,10 @@ pub(crate) struct Meta {
     pub precision: Option<S<String>>,
     pub max_repetitions: Option<S<i64>>,
     pub max_time: Option<S<String>>,
+    /// With a precision target, the least a duration-bound run measures: this long, and this
+    /// many operations (its later runs are lengthened, up to 4 × the step's duration).
+    pub min_run_time: Option<S<String>>,
+    pub min_run_ops: Option<S<i64>>,
     /// The seed of interleaved scenarios' block orders (default 0).
     pub seed: Option<S<i64>>,
     /// Compared scenarios run interleaved (default true); false runs each in turn.

@@ -48,6 +48,7 @@ use context::Ctx;
 pub use describe::describe;
 use file::PlanFile;
 pub use model::*;
+pub use repeat::MAX_STRETCH;
 use std::path::Path;
 
 /// Reads and validates a plan file. `scale` overrides `[plan] scale`.
@@ -148,6 +149,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
             None => 0,
         },
         interleave: meta.interleave.unwrap_or(true),
+        min_run: repeat::min_run(&cx, &raw)?,
     })
 }
 

@@ -72,6 +72,9 @@ pub struct Plan {
     pub seed: u64,
     /// `[plan] interleave` (default true): compared scenarios run in randomised blocks.
     pub interleave: bool,
+    /// `[plan] min_run_time` and `min_run_ops`: with a precision target, the least a
+    /// duration-bound run measures (later runs of a step lengthened to reach it).
+    pub min_run: (Duration, u64),
 }
 
 /// A ranking of scenarios by one figure.

@@ -13,6 +13,30 @@ use std::time::Duration;
 /// 95 % interval between the 6th and 15th of them.
 pub const DEFAULT_MAX_REPETITIONS: u32 = 20;
 
+/// With a precision target, the least a duration-bound run measures, unless `[plan]
+/// min_run_time` says otherwise: shorter runs' figures swing with every scheduling hiccup.
+pub const DEFAULT_MIN_RUN_TIME: Duration = Duration::from_millis(500);
+/// …and the fewest operations, unless `[plan] min_run_ops` says otherwise: a p99 of 1,000
+/// stands on its 10 slowest, a p99 of 100 on one.
+pub const DEFAULT_MIN_RUN_OPS: u64 = 1000;
+/// A run is lengthened to its minimum at most this many times its step's own duration, so a
+/// step of slow operations (a full scan) does not take the plan's whole budget.
+pub const MAX_STRETCH: u32 = 4;
+
+/// The least a duration-bound run of a precision target measures.
+pub(super) fn min_run(cx: &Ctx<'_>, raw: &PlanFile) -> Result<(Duration, u64), PlanError> {
+    let m = &raw.plan;
+    let time = match &m.min_run_time {
+        Some(t) => cx.positive_duration(t, "plan.min_run_time")?,
+        None => DEFAULT_MIN_RUN_TIME,
+    };
+    let ops = match &m.min_run_ops {
+        Some(n) => cx.positive(n, "plan.min_run_ops")?,
+        None => DEFAULT_MIN_RUN_OPS,
+    };
+    Ok((time, ops))
+}
+
 /// What `[plan]` sets for every scenario.
 pub(super) struct Defaults {
     precision: Option<f64>,

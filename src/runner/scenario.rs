@@ -85,6 +85,9 @@ pub(super) struct ScenarioRun<'p> {
     pub(super) done: u32,
     /// Measured time so far, for `max_time`.
     measured: Duration,
+    /// Per step, the duration its next runs take when a precision target lengthened them to
+    /// the plan's minimum run; None: the step's own.
+    lengths: Vec<Option<Duration>>,
 }
 
 impl<'p> ScenarioRun<'p> {
@@ -98,6 +101,7 @@ impl<'p> ScenarioRun<'p> {
             set_up: Default::default(),
             done: 0,
             measured: Duration::ZERO,
+            lengths: vec![None; s.steps.len()],
         }
     }
 
@@ -113,7 +117,7 @@ impl<'p> ScenarioRun<'p> {
         let (plan, s) = (state.plan, self.s);
         let plain = !matches!(o.output, super::Output::Study { .. });
         self.done += 1;
-        let (specs, slots, workloads) = phases(s, plain, self.done);
+        let (specs, slots, workloads) = phases(s, plain, self.done, &self.lengths);
         let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
         let cfg = engine(plan, threads, &state.clock, o);
         let streams = plan.workloads[&s.workload].backend.streams();
@@ -164,7 +168,39 @@ impl<'p> ScenarioRun<'p> {
                 (a, b) => a.or(b),
             };
         }
+        self.lengthen(plan.min_run);
         Ok(())
+    }
+
+    /// With a precision target, the next runs of a duration-bound step whose last run measured
+    /// less than `min_run` (time, operations) are made long enough to reach it: as the
+    /// operations it completed per second say, never shorter than the step's own duration and
+    /// at most [`MAX_STRETCH`](crate::plan::MAX_STRETCH) times it. Steps bounded by a count
+    /// keep it: a suite's deletes must remove exactly what its inserts added.
+    fn lengthen(&mut self, (min_time, min_ops): (Duration, u64)) {
+        if self.s.precision.is_none() {
+            return;
+        }
+        for (k, step) in self.s.steps.iter().enumerate() {
+            let (Some(own), None) = (step.duration, step.count) else {
+                continue;
+            };
+            let Some(last) = self.measured_of(k).last() else {
+                continue;
+            };
+            let ops = last.recorder.requests();
+            let took = last.elapsed.as_secs_f64();
+            // The time `min_ops` take at the last run's pace (no operation: as long as allowed).
+            let for_ops = if ops > 0 {
+                took * min_ops as f64 / ops as f64
+            } else {
+                f64::INFINITY
+            };
+            let want = min_time.as_secs_f64().max(for_ops);
+            let most = own * crate::plan::MAX_STRETCH;
+            let length = Duration::from_secs_f64(want.min(most.as_secs_f64())).max(own);
+            self.lengths[k] = (length > own).then_some(length);
+        }
     }
 
     /// Whether another repetition is wanted: fewer than the scenario's `repetitions` so far,
@@ -232,8 +268,14 @@ pub(super) fn run_scenario(
 /// `measure`, the operation); a plan's name the scenario and step. A suite's steps run on
 /// their own workloads, in order (so a repetition's deletes remove the rows its inserts
 /// made, as one `perfbase pg -w suite` run does). The warm-up comes before the first
-/// repetition; a cool-down before every other phase.
-fn phases(s: &Scenario, plain: bool, rep: u32) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<String>) {
+/// repetition; a cool-down before every other phase. A step runs for its `lengths` entry
+/// when a precision target lengthened it.
+fn phases(
+    s: &Scenario,
+    plain: bool,
+    rep: u32,
+    lengths: &[Option<Duration>],
+) -> (Vec<PhaseSpec>, Vec<Option<Slot>>, Vec<String>) {
     let mut specs = Vec::new();
     let mut slots = Vec::new();
     let workload_of = |k: usize| s.steps[k].workload.clone().unwrap_or(s.workload.clone());
@@ -278,7 +320,7 @@ fn phases(s: &Scenario, plain: bool, rep: u32) -> (Vec<PhaseSpec>, Vec<Option<Sl
         specs.push(PhaseSpec {
             name,
             load: step.load.clone(),
-            duration: step.duration,
+            duration: lengths.get(k).copied().flatten().or(step.duration),
             count: step.count,
             record: true,
         });

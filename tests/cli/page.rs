@@ -23,7 +23,9 @@ fn small_plan() -> String {
             "requests = 2000" => "requests = 100",
             "requests = 100" => "requests = 10",
             "requests = 3000" => "requests = 200",
-            "max_repetitions = 10" => "max_repetitions = 5",
+            "max_repetitions = 10" => {
+                "max_repetitions = 5\nmin_run_time = \"100ms\"\nmin_run_ops = 1"
+            }
             "duration = \"2s\"" | "duration = \"1s\"" | "duration = \"500ms\"" => {
                 "duration = \"100ms\""
             }

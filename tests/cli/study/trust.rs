@@ -122,6 +122,7 @@ const PRECISION_PLAN: &str = r#"
 [plan]
 precision = "10%"
 max_repetitions = 12
+min_run_ops = 50           # the drifting service's 300 ms runs lengthen a little, the steady one's not
 [targets.svc]
 url = "{URL}"
 [workloads.lookup]
@@ -134,8 +135,9 @@ concurrency = 1
 duration = "DURATION"
 "#;
 
-/// The plan's one scenario as the result has it, and its report.md.
-fn precision_run(config: Config, duration: &str) -> (Value, String) {
+/// The plan's one scenario as the result has it, its report.md, and each run's measured
+/// seconds.
+fn precision_run(config: Config, duration: &str) -> (Value, String, Vec<f64>) {
     let server = perfbase_reference::spawn_with(0, config).unwrap();
     let dir = tmp();
     let r = run_plan(
@@ -146,7 +148,13 @@ fn precision_run(config: Config, duration: &str) -> (Value, String) {
     );
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
     let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
-    (study(&r)["scenarios"][0].clone(), report)
+    let durations = r.json()["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["duration_s"].as_f64().unwrap())
+        .collect();
+    (study(&r)["scenarios"][0].clone(), report, durations)
 }
 
 /// The interval's wider side over the median, as the result's figures give it.
@@ -163,7 +171,7 @@ fn precision_of(summary: &Value) -> f64 {
 fn a_precision_target_stops_a_steady_step_once_met_and_marks_a_drifting_one() {
     let _g = serial();
     // Steady: a fixed 10 ms per lookup, whose jitter (the timer's, the machine's) is small beside it.
-    let (steady, _) = precision_run(
+    let (steady, _, _) = precision_run(
         Config {
             lookup_delay: Duration::from_millis(10),
             ..Config::default()
@@ -179,7 +187,7 @@ fn a_precision_target_stops_a_steady_step_once_met_and_marks_a_drifting_one() {
         assert!(p <= 0.1, "{figure}: ±{:.1} % after {runs} runs", p * 100.0);
     }
     // Drifting: every run is slower than the last, so the runs never agree.
-    let (drifting, report) = precision_run(
+    let (drifting, report, durations) = precision_run(
         Config {
             lookup_drift: Duration::from_millis(5),
             ..Config::default()
@@ -188,6 +196,10 @@ fn a_precision_target_stops_a_steady_step_once_met_and_marks_a_drifting_one() {
     );
     assert_eq!(drifting["repetitions"], 12, "{drifting}");
     let p = precision_of(&drifting["repetition_stats"][0]["mean_ms"]);
+    // Its first run (300 ms) fell short of 50 lookups, so the later ones were lengthened,
+    // never past 4 × the step's duration.
+    let (first, last) = (durations[0], durations[durations.len() - 1]);
+    assert!(first < 0.4 && last > 0.4 && last <= 1.25, "{durations:?}");
     assert!(p > 0.1, "±{:.1} %", p * 100.0);
     // Marked where it is read.
     assert!(report.contains("(target ±10 %: missed)"), "{report}");
