@@ -85,18 +85,23 @@ pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> 
     // A precision target decides the count as the run goes: the most any step took.
     let mut runs_taken = 0;
     for (step, runs) in s.steps.iter().zip(steps) {
-        let Some(runs) = runs else { continue };
+        let Some(mut runs) = runs else { continue };
+        runs_taken = runs_taken.max(runs.runs.len() as u32);
+        if runs.runs.len() > 1 {
+            let refs: Vec<&Measurement> = runs.runs.iter().map(|(_, _, m)| m).collect();
+            let stats = repetition_stats(&step.name, &refs);
+            // A cold start left out of the statistics is left out of the step's row too.
+            if let Some(cold) = stats.as_ref().map(|r| r.warmup_runs).filter(|&c| c > 0) {
+                runs.merged = perfbase_core::result::merge_measurements(&refs[cold..]);
+            }
+            repetition.extend(stats);
+        }
         rows.push(step_row(
             &step.name,
             step.offered,
             &runs.merged,
             &plan.buckets_ms,
         ));
-        runs_taken = runs_taken.max(runs.runs.len() as u32);
-        if runs.runs.len() > 1 {
-            let refs: Vec<&Measurement> = runs.runs.iter().map(|(_, _, m)| m).collect();
-            repetition.extend(repetition_stats(&step.name, &refs));
-        }
         merged_steps.push(runs.merged);
         phases.extend(runs.runs);
     }

@@ -32,6 +32,7 @@ pub mod sweep;
 pub mod threshold;
 mod verdict;
 pub mod versus;
+pub mod warmup;
 
 #[cfg(test)]
 pub(crate) mod fixtures;

@@ -272,10 +272,21 @@ pub struct RepetitionStats {
     pub p90_ms: Summary,
     pub p99_ms: Summary,
     pub max_ms: Summary,
-    /// Seconds of each run's start dropped as warm-up before its figures were taken (steady
-    /// state found by MSER-5 on the run's timeline); 0 when nothing was dropped.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warmup_dropped_s: Vec<f64>,
+    /// The step's first runs left out as warm-up (MSER over the runs in order, each drop
+    /// confirmed outside the kept runs' 99 % prediction interval): how many, and their
+    /// measured seconds. `runs` and every figure here are of the runs kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup_runs: usize,
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub warmup_s: f64,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl RepetitionStats {
@@ -479,7 +490,8 @@ mod tests {
                 p90_ms: summary(2.0),
                 p99_ms: summary(4.5),
                 max_ms: summary(10.0),
-                warmup_dropped_s: Vec::new(),
+                warmup_runs: 0,
+                warmup_s: 0.0,
             }],
             thresholds: vec![PhaseVerdict {
                 phase: "rate=100/s".into(),

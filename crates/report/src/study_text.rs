@@ -150,6 +150,15 @@ fn stability(s: &ScenarioStudy) -> Vec<String> {
             interval(&r.p99_ms, &|v| format!("{} ms", ms(v))),
             precision(r, s.precision_target)
         ));
+        if r.warmup_runs > 0 {
+            out.push(format!(
+                "warm-up ({}): the first {} run{} ({:.2} s) started cold and are left out",
+                r.step,
+                r.warmup_runs,
+                if r.warmup_runs == 1 { "" } else { "s" },
+                r.warmup_s
+            ));
+        }
     }
     out
 }

@@ -287,9 +287,9 @@ fn noise_lines(study: &Study) -> Vec<String> {
     if let Some(n) = &study.noise {
         match (n.floor_pct(), n.calibration_rps) {
             (Some(f), Some(c)) => lines.push(format!(
-                "noise floor: a steady calibration load varied ±{f:.1} % run to run over {} runs \
-                 (coefficient of variation of its throughput); differences smaller than that \
-                 are within the machine's own noise",
+                "noise floor: a fixed piece of CPU work, timed before the load, varied ±{f:.1} % \
+                 run to run over {} runs (coefficient of variation); differences smaller than \
+                 that are within the machine's own noise",
                 c.n
             )),
             _ => lines.push("noise floor: no calibration ran, so none is known".into()),
@@ -314,6 +314,29 @@ fn noise_lines(study: &Study) -> Vec<String> {
              it; the others are marked {}",
             precision::target_pct(target),
             precision::MISSED
+        ));
+    }
+    let cold: Vec<(usize, f64)> = study
+        .scenarios
+        .iter()
+        .flat_map(|s| &s.repetition_stats)
+        .filter(|r| r.warmup_runs > 0)
+        .map(|r| (r.warmup_runs, r.warmup_s))
+        .collect();
+    if !cold.is_empty() {
+        lines.push(format!(
+            "warm-up by measurement: {} step{} started cold; their first {} run{} ({:.1} s) \
+             are left out of their rows (MSER over the runs, each drop outside the kept runs' \
+             99 % prediction interval)",
+            cold.len(),
+            if cold.len() == 1 { "" } else { "s" },
+            cold.iter().map(|c| c.0).sum::<usize>(),
+            if cold.iter().map(|c| c.0).sum::<usize>() == 1 {
+                ""
+            } else {
+                "s"
+            },
+            cold.iter().map(|c| c.1).sum::<f64>()
         ));
     }
     for i in &study.interleaved {

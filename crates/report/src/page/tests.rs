@@ -80,7 +80,8 @@ fn stats(step: &str, r: &Runs) -> RepetitionStats {
         p90_ms: times(1.5),
         p99_ms: times(3.0),
         max_ms: times(8.0),
-        warmup_dropped_s: vec![],
+        warmup_runs: 0,
+        warmup_s: 0.0,
     }
 }
 
