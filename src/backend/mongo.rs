@@ -20,6 +20,10 @@ pub struct MongoTarget {
     pub options: mongo::MongoOptions,
     /// Rebuild the collections before the scenario (`--init`).
     pub init: bool,
+    /// This workload already ran in the study (its set-up made, its collections checked):
+    /// later repetitions skip both, as a repetition's deletes may have emptied the pool the
+    /// check looks at.
+    pub set_up: bool,
 }
 
 impl MongoTarget {
@@ -62,6 +66,7 @@ impl Protocol for MongoTarget {
 
     fn skip_setup(&mut self) {
         self.init = false;
+        self.set_up = true;
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -72,7 +77,12 @@ impl Protocol for MongoTarget {
         if self.init {
             self.init().map_err(|e| args.bad("--init: ", e))?;
         }
-        args.drive(self.driver())
+        let driver = self.driver();
+        if let (Ok(d), false) = (&driver, self.set_up) {
+            // The collection the operation reads holds documents (else: run with --init).
+            block_on_local(d.check())?.map_err(|e| args.bad("", e))?;
+        }
+        args.drive(driver)
     }
 
     fn settings(&self) -> BTreeMap<String, Value> {
@@ -104,11 +114,6 @@ impl Protocol for MongoTarget {
 }
 
 impl Extras for MongoDriver {
-    /// The collection the operation reads holds documents (else: run with --init).
-    fn before(&self) -> Result<(), AppError> {
-        block_on_local(self.check())?.map_err(|e| bad_input(e.to_string()))
-    }
-
     /// Finds, updates and deletes that matched no document.
     fn extras(&self) -> BTreeMap<String, Value> {
         let mut m = BTreeMap::new();

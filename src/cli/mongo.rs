@@ -84,6 +84,7 @@ impl MongoArgs {
                 options: options.clone(),
                 // Once, before the first operation.
                 init: self.init && i == 0,
+                set_up: false,
             })
         });
         let title = (ops.len() > 1).then(|| self.load.suite_title("mongo", &label, ops.len()));

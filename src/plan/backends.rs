@@ -320,6 +320,7 @@ pub(super) fn mongo_workload(
             ..defaults
         },
         init: w.init.as_ref().is_some_and(|p| *p.get_ref()),
+        set_up: false,
     })
 }
 
