@@ -77,6 +77,12 @@ impl Protocol for MongoTarget {
         if self.init {
             self.init().map_err(|e| args.bad("--init: ", e))?;
         }
+        if self.set_up && self.op == mongo::MongoOp::DeleteOne {
+            // A repetition deletes the same keys as the one before it: put them back first,
+            // outside the measured time.
+            block_on_local(mongo::refill_deletes(&self.url, &self.options))?
+                .map_err(|e| args.bad("refilling the deletes: ", e))?;
+        }
         let driver = self.driver();
         if let (Ok(d), false) = (&driver, self.set_up) {
             // The collection the operation reads holds documents (else: run with --init).

@@ -119,6 +119,10 @@ fn the_suite_does_what_it_says_with_exact_counts() {
             count(&url, db, mongo::DELETES, doc! {}).await,
             50 - distinct.len() as u64
         );
+        // A later repetition starts from the whole pool again, so it deletes as this one did.
+        assert_eq!(mongo::refill_deletes(&url, &options()).await.unwrap(), 50);
+        assert_eq!(count(&url, db, mongo::DELETES, doc! {}).await, 50);
+        assert_eq!(run(MongoOp::DeleteOne, 30).await, misses);
     });
 }
 

@@ -75,6 +75,24 @@ pub async fn init(url: &str, options: &MongoOptions) -> Result<InitReport, Mongo
     })
 }
 
+/// Puts back every document of `perfbase_deletes` (0 … keyspace − 1), so a later run of
+/// delete-one deletes documents, as the first did, instead of finding the ones it deleted
+/// gone: each engine run numbers its operations from 0 again. Returns how many it holds.
+pub async fn refill_deletes(url: &str, options: &MongoOptions) -> Result<u64, MongoError> {
+    let database = database_of(url)?;
+    let client = client(url, 1).await.map_err(|e| server("connecting", &e))?;
+    let db = client.database(&database);
+    db.collection::<Document>(DELETES)
+        .drop()
+        .await
+        .map_err(|e| server(&format!("dropping {DELETES}"), &e))?;
+    let pad = "x".repeat(options.doc_size);
+    let keyed = |i: u64| doc! { "_id": key(i), "counter": 0i64, "pad": pad.as_str() };
+    fill(&db, DELETES, options.keyspace, keyed).await?;
+    client.shutdown().await;
+    Ok(options.keyspace)
+}
+
 /// The server's product and version for a report, from `buildInfo` on `admin`: `MongoDB wire
 /// protocol 7.0.14`, or `FerretDB 1.24.2 (MongoDB 7.0.42 wire protocol)` when the reply names
 /// FerretDB, whose `version` is only the MongoDB version it answers as. FerretDB 1.x sends

@@ -37,7 +37,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
 
-pub use init::{init, server_version, InitReport};
+pub use init::{init, refill_deletes, server_version, InitReport};
 
 /// The collections the operations use, in the URL's database (`perfbase` without one).
 pub const DOCS: &str = "perfbase_docs";
