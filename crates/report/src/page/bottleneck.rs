@@ -70,7 +70,10 @@ pub(super) fn lines(input: &PageInput<'_>) -> Vec<String> {
         for t in m.targets.iter().filter(|t| t.kind != "self") {
             let busy: Vec<&PhaseStats> = loaded(t).filter(|p| p.cpu_pct.mean >= BUSY).collect();
             if !busy.is_empty() {
-                out.push(service_line(&t.label, peak(&busy), &busy));
+                // A phase shorter than a few samples can read past the machine's cores (a
+                // process tree's ticks land in one sample): no more than the machine has.
+                let most = f64::from(m.cores.max(1)) * 100.0;
+                out.push(service_line(&t.label, peak(&busy).min(most), &busy));
             }
         }
         // perfbase's own threads: the limit is its worker count, or every core it had.
