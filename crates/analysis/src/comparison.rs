@@ -10,8 +10,9 @@
 //! baseline check further ignores significant changes smaller than the tolerance, so a CI
 //! gate does not fail on a real but negligible shift.
 
+use crate::compare::p_text;
 use crate::compare::welch;
-use crate::verdict::{unresolved, wording};
+use crate::verdict::{move_text, runs_text, wording};
 use perfbase_core::result::{Endpoint, Measurement};
 use serde::{Deserialize, Serialize};
 
@@ -88,7 +89,7 @@ pub struct EntryComparison {
 }
 
 /// The metrics an entry's verdict and regression are judged on.
-pub(crate) fn key_metric(m: &MetricComparison) -> bool {
+fn key_metric(m: &MetricComparison) -> bool {
     matches!(
         m.metric.as_str(),
         "rps" | "mean_ms" | "p50_ms" | "p95_ms" | "p99_ms" | "error_rate"
@@ -239,6 +240,41 @@ pub fn compare_entry(
         metrics,
         verdict,
         regression,
+    }
+}
+
+/// An entry no key metric of which moved: "not resolved with 4 runs", with the key metric
+/// that came closest — the smallest p-value where a test was made, else the largest move —
+/// so the reader sees how far from resolved it was ("(p99 +3.1 %, p = 0.21)").
+fn unresolved(metrics: &[MetricComparison], na: usize, nb: usize) -> String {
+    let keys = metrics
+        .iter()
+        .filter(|m| key_metric(m) && m.delta.is_finite());
+    let closest = if na >= 2 && nb >= 2 {
+        keys.filter(|m| m.p_value.is_some_and(|p| p.is_finite()))
+            .min_by(|x, y| x.p_value.unwrap().total_cmp(&y.p_value.unwrap()))
+    } else {
+        keys.filter(|m| m.delta_pct.is_some_and(|p| p.is_finite()))
+            // The first of equal moves, in METRICS order (throughput first).
+            .min_by(|x, y| {
+                let size = |m: &MetricComparison| m.delta_pct.unwrap_or(0.0).abs();
+                size(y).total_cmp(&size(x))
+            })
+    };
+    let runs = runs_text(na, nb, "B");
+    match closest {
+        Some(m) => {
+            let name = m.metric.strip_suffix("_ms").unwrap_or(&m.metric);
+            let p = m
+                .p_value
+                .map(|p| format!(", {}", p_text(p)))
+                .unwrap_or_default();
+            format!(
+                "not resolved {runs} ({name} {}{p})",
+                move_text(m.delta, m.delta_pct)
+            )
+        }
+        None => format!("not resolved {runs}"),
     }
 }
 

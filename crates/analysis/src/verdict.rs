@@ -3,7 +3,6 @@
 //! changelog, `perfbase compare`) and for a plan's A vs B.
 
 use crate::compare::{p_text, pct_text};
-use crate::comparison::{key_metric, MetricComparison};
 
 /// "with 4 runs", "with 4 and 6 runs", "with one run a side", "with one run of A": what the
 /// two sides had to resolve a difference with.
@@ -59,40 +58,5 @@ pub(crate) fn wording(
     match p_value {
         Some(p) => format!("{moved} ({})", p_text(p)),
         None => moved.into(),
-    }
-}
-
-/// An entry no key metric of which moved: "not resolved with 4 runs", with the key metric
-/// that came closest — the smallest p-value where a test was made, else the largest move —
-/// so the reader sees how far from resolved it was ("(p99 +3.1 %, p = 0.21)").
-pub(crate) fn unresolved(metrics: &[MetricComparison], na: usize, nb: usize) -> String {
-    let keys = metrics
-        .iter()
-        .filter(|m| key_metric(m) && m.delta.is_finite());
-    let closest = if na >= 2 && nb >= 2 {
-        keys.filter(|m| m.p_value.is_some_and(|p| p.is_finite()))
-            .min_by(|x, y| x.p_value.unwrap().total_cmp(&y.p_value.unwrap()))
-    } else {
-        keys.filter(|m| m.delta_pct.is_some_and(|p| p.is_finite()))
-            // The first of equal moves, in METRICS order (throughput first).
-            .min_by(|x, y| {
-                let size = |m: &MetricComparison| m.delta_pct.unwrap_or(0.0).abs();
-                size(y).total_cmp(&size(x))
-            })
-    };
-    let runs = runs_text(na, nb, "B");
-    match closest {
-        Some(m) => {
-            let name = m.metric.strip_suffix("_ms").unwrap_or(&m.metric);
-            let p = m
-                .p_value
-                .map(|p| format!(", {}", p_text(p)))
-                .unwrap_or_default();
-            format!(
-                "not resolved {runs} ({name} {}{p})",
-                move_text(m.delta, m.delta_pct)
-            )
-        }
-        None => format!("not resolved {runs}"),
     }
 }
