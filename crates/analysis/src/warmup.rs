@@ -13,14 +13,20 @@
 //! prediction interval of the runs kept (x̄ ± t₀.₉₉₅ · s · √(1 + 1/m)). A cold first run —
 //! caches, connection pools, a JIT — is dropped; runs that agree from the start keep d = 0.
 
-/// How many leading `values` MSER drops: 0 with fewer than 4 values, where no start can be
-/// told from noise; at most half of them; and none unless dropping them cuts the statistic
-/// by more than rounding.
+/// The fewest runs a drop leaves: as many as a 95 % interval of the median needs.
+const MIN_KEPT: usize = perfbase_core::study::MIN_RUNS_FOR_INTERVAL;
+
+/// How many leading `values` MSER drops: at most half of them, never so many that fewer than
+/// [`MIN_KEPT`] remain, and none unless dropping them cuts the statistic by more than
+/// rounding and every dropped run lies apart from the kept ones.
 pub fn mser_truncation(values: &[f64]) -> usize {
     let n = values.len();
     if n < 4 || values.iter().any(|v| !v.is_finite()) {
         return 0;
     }
+    // The runs kept must still be enough to judge a drop by (and to give an interval): two
+    // kept runs that happen to agree would make any first run look "apart".
+    let most = (n / 2).min(n.saturating_sub(MIN_KEPT));
     let statistic = |d: usize| {
         let kept = &values[d..];
         let m = kept.len() as f64;
@@ -28,7 +34,7 @@ pub fn mser_truncation(values: &[f64]) -> usize {
         kept.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (m * m)
     };
     let whole = statistic(0);
-    let (best, at) = (0..=n / 2)
+    let (best, at) = (0..=most)
         .map(|d| (statistic(d), d))
         .fold((f64::INFINITY, 0), |b, c| if c.0 < b.0 { c } else { b });
     // Equal figures (a statistic of 0 at d = 0) or a gain within rounding: keep every run.
@@ -68,8 +74,10 @@ mod tests {
         // start (the rule only ever cuts a prefix).
         assert_eq!(mser_truncation(&[1.0, 1.0, 1.0, 1.0, 1.0]), 0);
         assert_eq!(mser_truncation(&[1.0, 1.01, 0.99, 1.0, 3.0]), 0);
-        // Too few to tell a start from noise.
+        // Too few to tell a start from noise, or too few left after a drop.
         assert_eq!(mser_truncation(&[5.0, 1.0, 1.0]), 0);
+        assert_eq!(mser_truncation(&[5.0, 5.0, 1.0, 1.0]), 0);
+        assert_eq!(mser_truncation(&[5.0, 1.0, 1.0, 1.0, 1.0]), 0);
         // Never more than half, even for a sequence that keeps falling.
         let falling: Vec<f64> = (0..10).map(|i| 10.0 - i as f64).collect();
         assert!(mser_truncation(&falling) <= 5);
