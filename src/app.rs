@@ -42,6 +42,10 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             crate::serve::demo(a, &store)
         }
         Command::History(a) => {
+            if let Some(crate::cli::HistoryAction::Prune(p)) = a.action {
+                let store = p.store.options();
+                return crate::trend::prune(p, &store);
+            }
             let mut store = a.store.options();
             store.labels = crate::store::parse_labels(&a.labels)?;
             crate::inspect::history(a, &store)
@@ -57,6 +61,10 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Compare(a) => {
             let store = a.store.options();
             crate::inspect::compare(a, &store)
+        }
+        Command::Trend(a) => {
+            let store = a.store.options();
+            crate::trend::trend(*a, &store)
         }
         Command::Report(a) => {
             let store = a.store.options();

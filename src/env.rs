@@ -34,7 +34,41 @@ pub fn capture() -> Env {
         kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
         hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
+        source: source(),
     }
+}
+
+/// The source-control and CI variables a trend labels runs with, when set: the commit under
+/// test and the pipeline that ran it, on the CI systems people use most.
+const SOURCE_VARIABLES: &[&str] = &[
+    "GIT_COMMIT",
+    "GIT_BRANCH",
+    "GITHUB_SHA",
+    "GITHUB_REF_NAME",
+    "GITHUB_RUN_ID",
+    "CI_COMMIT_SHA",
+    "CI_COMMIT_REF_NAME",
+    "CI_PIPELINE_ID",
+    "BUILDKITE_COMMIT",
+    "BUILDKITE_BUILD_NUMBER",
+    "CIRCLE_SHA1",
+    "CIRCLE_BUILD_NUM",
+    "BUILD_NUMBER",
+    "TRAVIS_COMMIT",
+    "BITBUCKET_COMMIT",
+];
+
+fn source() -> std::collections::BTreeMap<String, String> {
+    SOURCE_VARIABLES
+        .iter()
+        .filter_map(|k| {
+            let v = std::env::var(k).ok()?;
+            let v = v.trim();
+            // A value is a label, not a document: keep it short and printable.
+            (!v.is_empty() && v.len() <= 200 && !v.chars().any(char::is_control))
+                .then(|| ((*k).to_string(), v.to_string()))
+        })
+        .collect()
 }
 
 /// RFC 3339 UTC text of a wall-clock time, and UTC stamps for file names (see

@@ -35,3 +35,4 @@ pub mod runner;
 pub mod serve;
 pub mod store;
 pub mod terminal;
+pub mod trend;

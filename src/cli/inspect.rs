@@ -8,6 +8,9 @@ pub const RUN_HELP: &str = "a run id, `latest`, `latest:KEY=VALUE,…`, or a res
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub action: Option<HistoryAction>,
+
     /// How many runs, newest first
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
@@ -18,6 +21,14 @@ pub struct HistoryArgs {
 
     #[command(flatten)]
     pub store: super::StoreArgs,
+}
+
+/// What `perfbase history` does besides listing.
+#[derive(Debug, clap::Subcommand)]
+pub enum HistoryAction {
+    /// Delete old runs: those neither saved in the last --keep-days days nor among the newest
+    /// --keep-last; runs a baseline points at (now or before) are always kept
+    Prune(super::PruneArgs),
 }
 
 #[derive(Debug, Args)]

@@ -21,6 +21,7 @@ mod run;
 mod serve;
 #[cfg(feature = "sql")]
 mod sql;
+mod trend;
 #[cfg(feature = "vault")]
 mod vault;
 
@@ -28,8 +29,8 @@ mod vault;
 pub use amqp::AmqpArgs;
 pub use http::{parse_header, HttpArgs};
 pub use inspect::{
-    BaselineAction, BaselineArgs, CompareArgs, Format, HistoryArgs, ReportArgs, ShowArgs,
-    VerdictFiles,
+    BaselineAction, BaselineArgs, CompareArgs, Format, HistoryAction, HistoryArgs, ReportArgs,
+    ShowArgs, VerdictFiles,
 };
 pub use load::LoadArgs;
 #[cfg(feature = "mongo")]
@@ -44,6 +45,7 @@ pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
 #[cfg(feature = "sql")]
 pub use sql::SqlArgs;
+pub use trend::{PruneArgs, TrendArgs};
 #[cfg(feature = "vault")]
 pub use vault::VaultArgs;
 
@@ -268,6 +270,8 @@ pub enum Command {
     Baseline(BaselineArgs),
     /// Compare runs: A vs B with verdicts, or a ranking of several
     Compare(CompareArgs),
+    /// Metrics over the stored runs: sparklines, change points, and a CI gate on the newest
+    Trend(Box<TrendArgs>),
     /// Render runs as Markdown, HTML, JSON, CSV or JUnit XML
     Report(ReportArgs),
     /// Merge the results of agents that ran the segments of one schedule into one run

@@ -20,4 +20,5 @@ mod sql;
 mod steps;
 mod store;
 mod study;
+mod trend;
 mod vault;

@@ -21,6 +21,7 @@
 //!
 //! Every formula carries a comment naming its source.
 
+pub mod changepoint;
 pub mod compare;
 pub mod comparison;
 pub mod knee;
@@ -30,6 +31,7 @@ pub mod stats;
 pub mod study;
 pub mod sweep;
 pub mod threshold;
+pub mod trend;
 mod verdict;
 pub mod versus;
 pub mod warmup;

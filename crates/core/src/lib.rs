@@ -26,6 +26,7 @@ pub mod result;
 pub mod study;
 pub mod timeline;
 pub mod timing;
+pub mod trend;
 pub mod units;
 pub mod versus;
 

@@ -414,6 +414,21 @@ pub struct Env {
     pub kernel: String,
     pub hostname: String,
     pub tool_version: String,
+    /// Where the run came from: `GIT_COMMIT` and the common CI variables present at run time
+    /// (`GITHUB_SHA`, `CI_COMMIT_SHA`, …), by name. A trend labels its points with them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub source: BTreeMap<String, String>,
+}
+
+impl Env {
+    /// What must stay the same for two runs to be compared like for like: CPU model, cores,
+    /// kernel and perfbase's version (not the host name, which CI machines change at will).
+    pub fn fingerprint(&self) -> String {
+        format!(
+            "{} × {} cores, kernel {}, perfbase {}",
+            self.cpu_model, self.cores, self.kernel, self.tool_version
+        )
+    }
 }
 
 /// How the load was shaped (protocol-independent part).

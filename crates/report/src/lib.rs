@@ -20,6 +20,7 @@ pub mod suite;
 mod svg;
 pub mod table;
 pub mod terminal;
+pub mod trend;
 
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {

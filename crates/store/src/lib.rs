@@ -17,6 +17,7 @@
 
 mod database;
 mod error;
+mod points;
 pub mod schema;
 mod store;
 
@@ -25,7 +26,7 @@ mod tests;
 
 pub use error::{Cause, StoreError};
 pub use schema::SCHEMA_VERSION;
-pub use store::Store;
+pub use store::{Pruned, Store, TrendPoint, TrendQuery, TrendRun};
 
 use perfbase_core::result::RunResult;
 use serde::{Deserialize, Serialize};

@@ -12,7 +12,7 @@
 //! columns beside it are for listing without parsing every result.
 
 /// The schema version this perfbase writes and understands.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// One step of the schema.
 pub(crate) struct Migration {
@@ -20,7 +20,12 @@ pub(crate) struct Migration {
     pub version: u32,
     pub sqlite: &'static str,
     pub postgres: &'static str,
+    /// Work SQL cannot do, run in the same transaction after it (reading old results).
+    pub fill: Option<Fill>,
 }
+
+/// A migration's Rust half, run in its transaction.
+pub(crate) type Fill = fn(&mut dyn crate::database::Tx) -> Result<(), crate::StoreError>;
 
 /// Bootstrap, run before any migration: the version table, at version 0 when new.
 pub(crate) const META_SQLITE: &str = "
@@ -100,6 +105,7 @@ CREATE TABLE baselines (
     set_at TEXT NOT NULL
 );
 ",
+        fill: None,
     },
     Migration {
         version: 2,
@@ -143,6 +149,7 @@ CREATE INDEX baseline_history_name ON baseline_history (name, id);
 INSERT INTO baseline_history (name, run_id, set_at)
     SELECT name, run_id, set_at FROM baselines ORDER BY set_at, name;
 ",
+        fill: None,
     },
     Migration {
         version: 3,
@@ -162,5 +169,46 @@ CREATE TABLE agent_barrier (
     PRIMARY KEY (run_id, segment)
 );
 ",
+        fill: None,
+    },
+    Migration {
+        version: 4,
+        sqlite: "
+CREATE TABLE run_points (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    plan TEXT NOT NULL,
+    scenario TEXT NOT NULL,
+    step TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    value REAL NOT NULL
+);
+CREATE INDEX run_points_plan ON run_points (plan, metric, run_id);
+CREATE INDEX run_points_run ON run_points (run_id);
+CREATE TABLE run_env (
+    run_id INTEGER PRIMARY KEY REFERENCES runs (id),
+    fingerprint TEXT NOT NULL,
+    source_json TEXT NOT NULL
+);
+",
+        postgres: "
+CREATE TABLE run_points (
+    run_id BIGINT NOT NULL REFERENCES runs (id),
+    plan TEXT NOT NULL,
+    scenario TEXT NOT NULL,
+    step TEXT NOT NULL,
+    metric TEXT NOT NULL,
+    repetition BIGINT NOT NULL,
+    value DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX run_points_plan ON run_points (plan, metric, run_id);
+CREATE INDEX run_points_run ON run_points (run_id);
+CREATE TABLE run_env (
+    run_id BIGINT PRIMARY KEY REFERENCES runs (id),
+    fingerprint TEXT NOT NULL,
+    source_json TEXT NOT NULL
+);
+",
+        fill: Some(crate::store::backfill),
     },
 ];

@@ -6,6 +6,10 @@ mod barrier;
 mod baselines;
 mod row;
 mod runs;
+mod trend;
+
+pub(crate) use trend::backfill;
+pub use trend::{Pruned, TrendPoint, TrendQuery, TrendRun};
 
 use crate::database::{pg_err, sqlite_err, Kind, PgTx, SqliteTx, Tx, Val};
 use crate::error::{chain, scrub, Cause, StoreError};
@@ -227,6 +231,9 @@ impl Store {
                     Kind::Sqlite => m.sqlite,
                     Kind::Postgres => m.postgres,
                 })?;
+                if let Some(fill) = m.fill {
+                    fill(db)?;
+                }
                 db.execute(
                     "UPDATE perfbase_meta SET schema_version = $1 WHERE id = 1",
                     &[Val::Int(i64::from(m.version))],

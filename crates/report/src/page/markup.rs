@@ -124,7 +124,8 @@ impl Page {
     }
 }
 
-const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;\
+pub(crate) const STYLE: &str =
+    "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;\
 padding:0 1em;color:#222}h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:2em}\
 table{border-collapse:collapse;margin:.6em 0}th,td{border:1px solid #ddd;padding:3px 8px;\
 text-align:right}th{background:#f4f4f4}td.l,th.l{text-align:left}pre{background:#f6f6f6;\

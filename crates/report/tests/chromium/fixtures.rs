@@ -89,6 +89,7 @@ fn env() -> Env {
         kernel: "6.1.0-18-amd64".into(),
         hostname: "bench-1".into(),
         tool_version: "0.1.0".into(),
+        source: Default::default(),
     }
 }
 

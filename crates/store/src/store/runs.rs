@@ -83,6 +83,7 @@ impl Store {
                 ));
             }
             insert_labels(db, id, labels)?;
+            super::trend::insert_points(db, id, run.result)?;
             Ok(id)
         })
     }

@@ -22,6 +22,9 @@ fn check_migration_from_v1(loc: &str) {
     let mut s = Store::open(loc).unwrap();
     assert_eq!(s.schema_version().unwrap(), crate::schema::SCHEMA_VERSION);
     assert_eq!(s.stored_version().unwrap(), crate::schema::SCHEMA_VERSION);
+    // v4 took the trend figures out of the runs saved before it.
+    assert_eq!(count(&mut s, "run_points"), 8);
+    assert_eq!(count(&mut s, "run_env"), 2);
     let got = s.get(&RunRef::Id(a)).unwrap();
     assert_eq!(got.result, ra);
     assert_eq!(got.summary.labels, labels_a().0);

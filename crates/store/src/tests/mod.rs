@@ -28,6 +28,7 @@ mod locations;
 mod migrations;
 mod parsing;
 mod saving;
+mod trend;
 
 /// A realistic result: histograms, timeline, error samples, a plan phase, study JSON with
 /// awkward floats. `seed` varies it; `open` picks the load model.
@@ -128,6 +129,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             kernel: "6.1.0".into(),
             hostname: "bench-1".into(),
             tool_version: "0.1.0".into(),
+            source: Default::default(),
         },
     }
 }

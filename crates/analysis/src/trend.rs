@@ -1,0 +1,205 @@
+//! A metric over stored runs: its change points, its current segment, where the environment
+//! changed, and the CI gate's verdict on the newest run.
+
+use crate::changepoint::{self, newest_p, Settings};
+use perfbase_core::trend::{
+    Better, ChangePoint, EnvironmentChange, Point, Segment, Series, TrendVerdict,
+};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// One run's values of one metric, as read from the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunValues {
+    pub run: i64,
+    pub at: String,
+    /// One per kept repetition; never empty.
+    pub values: Vec<f64>,
+    pub labels: BTreeMap<String, String>,
+    /// [`perfbase_core::result::Env::fingerprint`] of the run.
+    pub env: String,
+}
+
+/// What a series is of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeriesKey {
+    pub plan: String,
+    pub scenario: String,
+    pub step: String,
+    pub metric: String,
+}
+
+impl SeriesKey {
+    /// `plan / scenario / step / metric`, the empty parts left out.
+    pub fn name(&self) -> String {
+        [&self.plan, &self.scenario, &self.step, &self.metric]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+}
+
+/// The unit and the better direction of a trend metric; `None` for an unknown name.
+pub fn metric_info(metric: &str) -> Option<(&'static str, Better)> {
+    Some(match metric {
+        "p50" | "p90" | "p95" | "p99" | "mean" => ("ms", Better::Lower),
+        "rps" => ("/s", Better::Higher),
+        "error_rate" => ("ratio", Better::Lower),
+        "knee" | "operating_point" => ("/s", Better::Higher),
+        _ => return None,
+    })
+}
+
+/// The metrics `perfbase trend` knows, in its default order.
+pub const METRICS: &[&str] = &["p50", "p99", "rps", "error_rate", "knee", "operating_point"];
+
+/// Analyses one series (runs oldest first).
+pub fn series(key: &SeriesKey, runs: Vec<RunValues>, settings: &Settings) -> Series {
+    let (unit, better) = metric_info(&key.metric).unwrap_or(("", Better::Lower));
+    let started = Instant::now();
+    let values: Vec<Vec<f64>> = runs.iter().map(|r| r.values.clone()).collect();
+    let found = changepoint::change_points(&values, settings);
+    let compute_us = started.elapsed().as_secs_f64() * 1e6;
+    let environment_changes: Vec<EnvironmentChange> = runs
+        .windows(2)
+        .enumerate()
+        .filter(|(_, w)| w[0].env != w[1].env)
+        .map(|(i, w)| EnvironmentChange {
+            index: i + 1,
+            from: w[0].env.clone(),
+            to: w[1].env.clone(),
+        })
+        .collect();
+    let change_points = found
+        .iter()
+        .map(|c| ChangePoint {
+            index: c.at,
+            run: runs[c.at].run,
+            before: c.before,
+            after: c.after,
+            change: c.relative(),
+            p: c.p,
+            direction: direction(better, c.after - c.before).into(),
+            environment: environment_near(&environment_changes, c.at),
+        })
+        .collect::<Vec<_>>();
+    let points: Vec<Point> = runs
+        .into_iter()
+        .map(|r| Point {
+            run: r.run,
+            at: r.at,
+            value: mean(&r.values),
+            repetitions: if r.values.len() > 1 {
+                r.values
+            } else {
+                Vec::new()
+            },
+            labels: r.labels,
+        })
+        .collect();
+    let from = change_points.last().map_or(0, |c| c.index);
+    Series {
+        name: key.name(),
+        plan: key.plan.clone(),
+        scenario: key.scenario.clone(),
+        step: key.step.clone(),
+        metric: key.metric.clone(),
+        unit: unit.into(),
+        better,
+        segment: segment(&points, from),
+        points,
+        change_points,
+        environment_changes,
+        compute_us,
+    }
+}
+
+/// The environment change at a change point (within one run), worded for the report.
+fn environment_near(changes: &[EnvironmentChange], at: usize) -> Option<String> {
+    changes
+        .iter()
+        .find(|e| e.index.abs_diff(at) <= 1)
+        .map(|e| format!("{} → {}: not like for like", e.from, e.to))
+}
+
+fn direction(better: Better, delta: f64) -> &'static str {
+    match (better, delta < 0.0) {
+        (Better::Lower, true) | (Better::Higher, false) => "better",
+        _ => "worse",
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn segment(points: &[Point], from: usize) -> Segment {
+    let values: Vec<f64> = points[from.min(points.len())..]
+        .iter()
+        .map(|p| p.value)
+        .collect();
+    let stdev = crate::stats::describe(&values).map_or(f64::NAN, |s| s.stdev);
+    Segment {
+        from,
+        runs: values.len(),
+        mean: if values.is_empty() {
+            f64::NAN
+        } else {
+            mean(&values)
+        },
+        stdev,
+    }
+}
+
+/// The CI gate on one series: does its newest run leave the current segment for the worse, by
+/// more than `tolerance` (a fraction) and at p below `max_p`?
+pub fn check(series: &Series, tolerance: f64, max_p: f64) -> Option<TrendVerdict> {
+    let (newest, earlier) = series.points.split_last()?;
+    let last = earlier.len();
+    // The segment the newest run is judged against: since the last change point before it.
+    let from = series
+        .change_points
+        .iter()
+        .map(|c| c.index)
+        .filter(|&i| i < last)
+        .max()
+        .unwrap_or(0);
+    let segment: Vec<f64> = earlier[from..].iter().map(|p| p.value).collect();
+    let segment_mean = if segment.is_empty() {
+        f64::NAN
+    } else {
+        mean(&segment)
+    };
+    let change = (newest.value - segment_mean) / segment_mean.abs();
+    let p = newest_p(&segment, newest.value);
+    let env_changed = series.environment_changes.iter().any(|e| e.index == last);
+    let worse = direction(series.better, newest.value - segment_mean) == "worse";
+    let (verdict, failed) = match p {
+        _ if env_changed => ("not like for like", false),
+        None => ("too few runs", false),
+        Some(p) if p < max_p && change.abs() > tolerance => {
+            if worse {
+                ("worse", true)
+            } else {
+                ("better", false)
+            }
+        }
+        Some(_) => ("steady", false),
+    };
+    Some(TrendVerdict {
+        series: series.name.clone(),
+        scenario: series.scenario.clone(),
+        step: series.step.clone(),
+        metric: series.metric.clone(),
+        run: newest.run,
+        value: newest.value,
+        segment_mean,
+        segment_runs: segment.len(),
+        change,
+        p,
+        verdict: verdict.into(),
+        failed,
+    })
+}

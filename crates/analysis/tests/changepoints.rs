@@ -1,0 +1,129 @@
+//! Change points on series with a known truth: steps found where they are, noise left alone,
+//! and a run's own offset (its repetitions share it) not taken for a change.
+
+mod common;
+
+use common::Rng;
+use perfbase_analysis::changepoint::{change_points, newest_p, Settings};
+
+/// `n` runs of `reps` repetitions: level `base` (× `factor` from run `at` on), each run
+/// offset by `run_sd` and each repetition by `rep_sd` (relative).
+fn series(
+    rng: &mut Rng,
+    n: usize,
+    reps: usize,
+    at: usize,
+    factor: f64,
+    run_sd: f64,
+    rep_sd: f64,
+) -> Vec<Vec<f64>> {
+    (0..n)
+        .map(|i| {
+            let level = if i >= at { 100.0 * factor } else { 100.0 };
+            let run = level * (1.0 + run_sd * rng.normal());
+            (0..reps)
+                .map(|_| run * (1.0 + rep_sd * rng.normal()))
+                .collect()
+        })
+        .collect()
+}
+
+fn found(runs: &[Vec<f64>]) -> Vec<usize> {
+    change_points(runs, &Settings::default())
+        .iter()
+        .map(|c| c.at)
+        .collect()
+}
+
+#[test]
+fn a_step_is_found_where_it_is() {
+    for seed in 0..20 {
+        let mut rng = Rng(seed);
+        // Otava's example: 200 points, a step at 120 of 3σ (σ = 1 % here).
+        let runs = series(&mut rng, 200, 1, 120, 1.03, 0.0, 0.01);
+        let got = change_points(&runs, &Settings::default());
+        assert_eq!(got.len(), 1, "seed {seed}: {got:?}");
+        assert!(got[0].at.abs_diff(120) <= 1, "seed {seed}: {got:?}");
+        assert!((got[0].relative() - 0.03).abs() < 0.005, "{got:?}");
+        assert!(got[0].p < 0.001);
+    }
+}
+
+#[test]
+fn two_steps_both_found() {
+    let mut rng = Rng(7);
+    let mut runs = series(&mut rng, 100, 1, 60, 1.05, 0.0, 0.01);
+    for run in runs.iter_mut().skip(30) {
+        for v in run.iter_mut() {
+            *v *= 0.95;
+        }
+    }
+    let got = found(&runs);
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(
+        got[0].abs_diff(30) <= 1 && got[1].abs_diff(60) <= 1,
+        "{got:?}"
+    );
+}
+
+#[test]
+fn noise_alone_has_no_change_point() {
+    let mut false_alarms = 0;
+    for seed in 100..140 {
+        let mut rng = Rng(seed);
+        false_alarms += found(&series(&mut rng, 200, 1, 200, 1.0, 0.0, 0.02)).len();
+    }
+    // 40 series of 200 points at p < 0.001, tested after the search picked its best splits.
+    assert!(
+        false_alarms <= 2,
+        "{false_alarms} false change points in 40 series"
+    );
+}
+
+#[test]
+fn repetitions_locate_a_small_shift_among_runs() {
+    for seed in 0..10 {
+        let mut rng = Rng(seed);
+        // 40 runs of 5 repetitions, +5 % from run 25: the end-to-end case of the trend test.
+        let runs = series(&mut rng, 40, 5, 24, 1.05, 0.01, 0.02);
+        assert_eq!(found(&runs), vec![24], "seed {seed}");
+    }
+}
+
+#[test]
+fn a_runs_shared_offset_is_not_a_change() {
+    // Each run is offset by 5 % and its repetitions agree within 0.5 %: tested per
+    // repetition, neighbouring runs would look different; tested per run they are not.
+    let mut false_alarms = 0;
+    for seed in 0..20 {
+        let mut rng = Rng(1000 + seed);
+        false_alarms += found(&series(&mut rng, 40, 10, 40, 1.0, 0.05, 0.005)).len();
+    }
+    assert!(
+        false_alarms <= 1,
+        "{false_alarms} false change points in 20 series"
+    );
+}
+
+#[test]
+fn exact_series_change_with_certainty() {
+    let runs: Vec<Vec<f64>> = (0..10)
+        .map(|i| vec![if i < 6 { 2.0 } else { 3.0 }])
+        .collect();
+    let got = change_points(&runs, &Settings::default());
+    assert_eq!(got.len(), 1);
+    assert!(got[0].at == 6 && got[0].p < 1e-12, "{got:?}");
+    let flat: Vec<Vec<f64>> = (0..10).map(|_| vec![2.0]).collect();
+    assert!(found(&flat).is_empty());
+    assert!(found(&flat[..3]).is_empty(), "too short to split");
+}
+
+#[test]
+fn a_new_run_is_judged_against_the_segment() {
+    let segment = [100.0, 101.0, 99.0, 100.5, 99.5, 100.0];
+    assert!(newest_p(&segment, 110.0).unwrap() < 0.001);
+    assert!(newest_p(&segment, 100.8).unwrap() > 0.3);
+    assert_eq!(newest_p(&segment[..2], 150.0), None);
+    assert_eq!(newest_p(&[5.0, 5.0, 5.0], 5.0), Some(1.0));
+    assert_eq!(newest_p(&[5.0, 5.0, 5.0], 5.5), Some(0.0));
+}

@@ -1,0 +1,281 @@
+//! Trends: writing a run's figures and environment (schema v4), reading a selection of them
+//! back for `perfbase trend`, and pruning old runs.
+
+use super::row::{int, real, text};
+use super::Store;
+use crate::database::{Tx, Val};
+use crate::error::StoreError;
+use crate::points::points;
+use crate::RunId;
+use perfbase_core::result::RunResult;
+use std::collections::BTreeMap;
+
+/// Rows per multi-row insert: few round trips to PostgreSQL, far below either database's
+/// limit on parameters.
+const CHUNK: usize = 200;
+
+/// Which stored figures a trend reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrendQuery {
+    /// Only this plan (all plans when `None`).
+    pub plan: Option<String>,
+    /// Only runs carrying every one of these labels.
+    pub labels: Vec<(String, String)>,
+    pub scenario: Option<String>,
+    pub step: Option<String>,
+    /// Only these metrics (all when empty).
+    pub metrics: Vec<String>,
+}
+
+/// A run of the selection, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendRun {
+    pub id: RunId,
+    pub started_at: String,
+    pub labels: BTreeMap<String, String>,
+    /// Its environment's fingerprint, and its source (commit, CI build).
+    pub env: String,
+    pub source: BTreeMap<String, String>,
+}
+
+/// One stored figure of one repetition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendPoint {
+    pub run: RunId,
+    pub plan: String,
+    pub scenario: String,
+    pub step: String,
+    pub metric: String,
+    pub repetition: i64,
+    pub value: f64,
+}
+
+/// What `prune` removed and kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    pub deleted: usize,
+    pub kept: usize,
+    /// Runs kept only because a baseline (now or in its history) points at them.
+    pub kept_for_baselines: usize,
+}
+
+impl Store {
+    /// The runs and figures of a selection (interrupted runs left out), oldest run first.
+    pub fn trend(
+        &mut self,
+        q: &TrendQuery,
+    ) -> Result<(Vec<TrendRun>, Vec<TrendPoint>), StoreError> {
+        self.tx(false, |db| {
+            let (filter, params) = selection(q);
+            let runs = db.query(
+                &format!(
+                    "SELECT runs.id, runs.started_at, runs.labels_json, e.fingerprint, \
+                     e.source_json FROM runs LEFT JOIN run_env e ON e.run_id = runs.id \
+                     WHERE NOT runs.interrupted AND EXISTS (SELECT 1 FROM run_points p \
+                     WHERE p.run_id = runs.id{filter}) ORDER BY runs.id"
+                ),
+                &params,
+            )?;
+            let runs = runs
+                .iter()
+                .map(|r| {
+                    let id = int(r, 0, "runs.id")?;
+                    Ok(TrendRun {
+                        id,
+                        started_at: text(r, 1, "runs.started_at")?,
+                        labels: json_map(id, &text(r, 2, "runs.labels_json")?)?,
+                        env: text(r, 3, "run_env.fingerprint").unwrap_or_default(),
+                        source: json_map(
+                            id,
+                            &text(r, 4, "run_env.source_json").unwrap_or_default(),
+                        )?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            let rows = db.query(
+                &format!(
+                    "SELECT p.run_id, p.plan, p.scenario, p.step, p.metric, p.repetition, p.value \
+                     FROM run_points p JOIN runs ON runs.id = p.run_id \
+                     WHERE NOT runs.interrupted{filter} \
+                     ORDER BY p.run_id, p.repetition"
+                ),
+                &params,
+            )?;
+            let points = rows
+                .iter()
+                .map(|r| {
+                    Ok(TrendPoint {
+                        run: int(r, 0, "run_points.run_id")?,
+                        plan: text(r, 1, "run_points.plan")?,
+                        scenario: text(r, 2, "run_points.scenario")?,
+                        step: text(r, 3, "run_points.step")?,
+                        metric: text(r, 4, "run_points.metric")?,
+                        repetition: int(r, 5, "run_points.repetition")?,
+                        value: real(r, 6, "run_points.value")?,
+                    })
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            Ok((runs, points))
+        })
+    }
+
+    /// Deletes runs older than `keep_days` days (before `now`, RFC 3339) that are not among
+    /// the newest `keep_last`, except runs a baseline points at now or did before. Either
+    /// rule keeps a run; `None` for both keeps everything.
+    pub fn prune(
+        &mut self,
+        keep_days: Option<u32>,
+        keep_last: Option<usize>,
+        now: std::time::SystemTime,
+    ) -> Result<Pruned, StoreError> {
+        let cutoff = keep_days.map(|d| {
+            let age = std::time::Duration::from_secs(u64::from(d) * 86_400);
+            perfbase_core::clock::rfc3339(now.checked_sub(age).unwrap_or(std::time::UNIX_EPOCH))
+        });
+        self.tx(true, |db| {
+            let rows = db.query(
+                "SELECT runs.id, runs.saved_at, EXISTS (SELECT 1 FROM baseline_history h \
+                 WHERE h.run_id = runs.id) OR EXISTS (SELECT 1 FROM baselines b \
+                 WHERE b.run_id = runs.id) FROM runs ORDER BY runs.id DESC",
+                &[],
+            )?;
+            let mut out = Pruned {
+                deleted: 0,
+                kept: 0,
+                kept_for_baselines: 0,
+            };
+            for (i, r) in rows.iter().enumerate() {
+                let id = int(r, 0, "runs.id")?;
+                let recent = cutoff
+                    .as_ref()
+                    .is_some_and(|c| text(r, 1, "runs.saved_at").is_ok_and(|s| s >= *c));
+                let newest = keep_last.is_some_and(|n| i < n);
+                let ruled = keep_days.is_some() || keep_last.is_some();
+                if ruled && !recent && !newest {
+                    if super::row::boolean(r, 2, "baseline reference")? {
+                        out.kept_for_baselines += 1;
+                        out.kept += 1;
+                        continue;
+                    }
+                    for table in ["run_points", "run_env", "run_labels"] {
+                        db.execute(
+                            &format!("DELETE FROM {table} WHERE run_id = $1"),
+                            &[Val::Int(id)],
+                        )?;
+                    }
+                    db.execute("DELETE FROM runs WHERE id = $1", &[Val::Int(id)])?;
+                    out.deleted += 1;
+                } else {
+                    out.kept += 1;
+                }
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// The SQL conditions on `p` (run_points) and `runs` for a query, and their parameters.
+fn selection(q: &TrendQuery) -> (String, Vec<Val>) {
+    let mut sql = String::new();
+    let mut params = Vec::new();
+    for (column, value) in [
+        ("p.plan", &q.plan),
+        ("p.scenario", &q.scenario),
+        ("p.step", &q.step),
+    ] {
+        if let Some(value) = value {
+            params.push(Val::text(value.as_str()));
+            sql.push_str(&format!(" AND {column} = ${}", params.len()));
+        }
+    }
+    for (k, v) in &q.labels {
+        params.push(Val::text(k.as_str()));
+        params.push(Val::text(v.as_str()));
+        let n = params.len();
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = runs.id AND l.key = ${} \
+             AND l.value = ${n})",
+            n - 1
+        ));
+    }
+    if !q.metrics.is_empty() {
+        let first = params.len() + 1;
+        params.extend(q.metrics.iter().map(|m| Val::text(m.as_str())));
+        let list: Vec<String> = (first..=params.len()).map(|i| format!("${i}")).collect();
+        sql.push_str(&format!(" AND p.metric IN ({})", list.join(", ")));
+    }
+    (sql, params)
+}
+
+fn json_map(id: RunId, text: &str) -> Result<BTreeMap<String, String>, StoreError> {
+    if text.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    serde_json::from_str(text)
+        .map_err(|e| StoreError::Corrupt(format!("run {id}: a stored map does not parse: {e}")))
+}
+
+/// Writes a run's figures and environment (part of saving it).
+pub(crate) fn insert_points(
+    db: &mut dyn Tx,
+    id: RunId,
+    result: &RunResult,
+) -> Result<(), StoreError> {
+    let source = serde_json::to_string(&result.env.source)
+        .map_err(|e| StoreError::Invalid(format!("the environment does not encode: {e}")))?;
+    db.execute(
+        "INSERT INTO run_env (run_id, fingerprint, source_json) VALUES ($1, $2, $3)",
+        &[
+            Val::Int(id),
+            Val::text(result.env.fingerprint()),
+            Val::text(source),
+        ],
+    )?;
+    for chunk in points(result).chunks(CHUNK) {
+        let mut sql = String::from(
+            "INSERT INTO run_points (run_id, plan, scenario, step, metric, repetition, value) VALUES ",
+        );
+        let mut params = Vec::with_capacity(chunk.len() * 7);
+        for (i, p) in chunk.iter().enumerate() {
+            let n = i * 7;
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!(
+                "(${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                n + 1,
+                n + 2,
+                n + 3,
+                n + 4,
+                n + 5,
+                n + 6,
+                n + 7
+            ));
+            params.extend([
+                Val::Int(id),
+                Val::text(p.plan.as_str()),
+                Val::text(p.scenario.as_str()),
+                Val::text(p.step.as_str()),
+                Val::text(p.metric),
+                Val::Int(p.repetition),
+                Val::Real(p.value),
+            ]);
+        }
+        db.execute(&sql, &params)?;
+    }
+    Ok(())
+}
+
+/// Migration 4's second half: the figures of every run saved before it. A result that no
+/// longer parses is skipped (it keeps its summary row; it just has no trend figures).
+pub(crate) fn backfill(db: &mut dyn Tx) -> Result<(), StoreError> {
+    let rows = db.query("SELECT id, result_json FROM runs ORDER BY id", &[])?;
+    for r in &rows {
+        let id = int(r, 0, "runs.id")?;
+        let Ok(result) = serde_json::from_str::<RunResult>(&text(r, 1, "runs.result_json")?) else {
+            continue;
+        };
+        insert_points(db, id, &result)?;
+    }
+    Ok(())
+}
