@@ -161,7 +161,20 @@ fn changelog(p: &PageRun<'_>) -> Changelog {
             saved_at: set_at,
         })
         .collect();
-    Changelog { previous, history }
+    let query = perfbase_store::TrendQuery {
+        plan: Some(p.study.plan.clone()),
+        metrics: vec!["p99".into(), "rps".into()],
+        ..Default::default()
+    };
+    let trend = crate::trend::stored_series(&mut store, &query).unwrap_or_else(|e| {
+        errln!("perfbase: page: no history: {e}");
+        Vec::new()
+    });
+    Changelog {
+        previous,
+        history,
+        trend,
+    }
 }
 
 /// The result as the page shows it: a watched process named by what it runs

@@ -126,6 +126,18 @@ fn read_store(
     Ok(group(&runs, points))
 }
 
+/// The analysed series of a selection, at the default settings (the baselines page's history).
+pub fn stored_series(
+    store: &mut perfbase_store::Store,
+    q: &TrendQuery,
+) -> Result<Vec<Series>, perfbase_store::StoreError> {
+    let (runs, points) = store.trend(q)?;
+    Ok(group(&runs, points)
+        .into_iter()
+        .map(|(key, runs)| series(&key, runs, &Settings::default()))
+        .collect())
+}
+
 fn group(runs: &[TrendRun], points: Vec<TrendPoint>) -> Vec<(SeriesKey, Vec<RunValues>)> {
     let by_id: BTreeMap<i64, &TrendRun> = runs.iter().map(|r| (r.id, r)).collect();
     let mut order: Vec<(String, String, String)> = Vec::new();

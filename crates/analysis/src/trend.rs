@@ -72,19 +72,29 @@ pub fn series(key: &SeriesKey, runs: Vec<RunValues>, settings: &Settings) -> Ser
             to: w[1].env.clone(),
         })
         .collect();
-    let change_points = found
-        .iter()
-        .map(|c| ChangePoint {
+    let means: Vec<f64> = values.iter().map(|v| mean(v)).collect();
+    let mut change_points = Vec::with_capacity(found.len());
+    for (i, c) in found.iter().enumerate() {
+        let from = if i == 0 { 0 } else { found[i - 1].at };
+        let to = found.get(i + 1).map_or(means.len(), |n| n.at);
+        let (change, direction) = if c.spread {
+            let widening = stdev(&means[c.at..to]) / stdev(&means[from..c.at]) - 1.0;
+            (widening, if widening > 0.0 { "worse" } else { "better" })
+        } else {
+            (c.relative(), direction(better, c.after - c.before))
+        };
+        change_points.push(ChangePoint {
             index: c.at,
             run: runs[c.at].run,
+            kind: if c.spread { "spread" } else { "level" }.into(),
             before: c.before,
             after: c.after,
-            change: c.relative(),
+            change,
             p: c.p,
-            direction: direction(better, c.after - c.before).into(),
+            direction: direction.into(),
             environment: environment_near(&environment_changes, c.at),
-        })
-        .collect::<Vec<_>>();
+        });
+    }
     let points: Vec<Point> = runs
         .into_iter()
         .map(|r| Point {
@@ -135,12 +145,16 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
+fn stdev(v: &[f64]) -> f64 {
+    crate::stats::describe(v).map_or(f64::NAN, |s| s.stdev)
+}
+
 fn segment(points: &[Point], from: usize) -> Segment {
     let values: Vec<f64> = points[from.min(points.len())..]
         .iter()
         .map(|p| p.value)
         .collect();
-    let stdev = crate::stats::describe(&values).map_or(f64::NAN, |s| s.stdev);
+    let stdev = stdev(&values);
     Segment {
         from,
         runs: values.len(),

@@ -127,3 +127,31 @@ fn a_new_run_is_judged_against_the_segment() {
     assert_eq!(newest_p(&[5.0, 5.0, 5.0], 5.0), Some(1.0));
     assert_eq!(newest_p(&[5.0, 5.0, 5.0], 5.5), Some(0.0));
 }
+
+#[test]
+fn a_wider_spread_is_found_and_an_outlier_is_not() {
+    let mut found_spread = 0;
+    for seed in 0..10 {
+        let mut rng = Rng(500 + seed);
+        // σ 1 % for 100 runs, then 5 %: the level stays.
+        let runs: Vec<Vec<f64>> = (0..200)
+            .map(|i| vec![100.0 * (1.0 + if i < 100 { 0.01 } else { 0.05 } * rng.normal())])
+            .collect();
+        let got = change_points(&runs, &Settings::default());
+        eprintln!(
+            "{seed}: {:?}",
+            got.iter()
+                .map(|c| (c.at, c.spread, c.p))
+                .collect::<Vec<_>>()
+        );
+        if got.iter().any(|c| c.spread && c.at.abs_diff(100) <= 5) {
+            found_spread += 1;
+        }
+    }
+    assert!(found_spread >= 8, "found {found_spread} of 10");
+    // One run at 3× the level among 200 steady ones is an outlier, not a change.
+    let mut rng = Rng(9);
+    let mut runs = series(&mut rng, 200, 1, 200, 1.0, 0.0, 0.01);
+    runs[90][0] *= 3.0;
+    assert!(found(&runs).is_empty(), "{:?}", found(&runs));
+}

@@ -73,14 +73,18 @@ pub struct ChangePoint {
     /// Position in `points` of the first run of the new segment, and that run's id.
     pub index: usize,
     pub run: i64,
+    /// `level` (the mean moved) or `spread` (the run-to-run spread moved, the mean did not).
+    pub kind: String,
     /// Mean of the run values before and after (up to the neighbouring change points).
     pub before: f64,
     pub after: f64,
-    /// (after − before) / before.
+    /// (after − before) / before for a change of level; for a change of spread, the ratio of
+    /// the standard deviations after and before, minus 1.
     pub change: f64,
-    /// Welch's two-sided p between the run values of the two segments.
+    /// The two-sided p of the test that kept it: Welch's t between the run values of the two
+    /// segments, or between their absolute deviations from the medians for a spread.
     pub p: f64,
-    /// `better` or `worse` by the metric's direction.
+    /// `better` or `worse`: by the metric's direction for a level, wider is worse for a spread.
     pub direction: String,
     /// Set when the environment changed here too: the runs on either side are not like for
     /// like, and the gate does not fail on this change.

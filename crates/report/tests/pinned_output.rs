@@ -455,6 +455,7 @@ fn moved_changelog() -> Changelog {
     Changelog {
         previous: Some((baseline(1), comparison)),
         history: vec![baseline(2), baseline(1)],
+        trend: Vec::new(),
     }
 }
 

@@ -183,7 +183,7 @@ CREATE TABLE run_points (
     repetition INTEGER NOT NULL,
     value REAL NOT NULL
 );
-CREATE INDEX run_points_plan ON run_points (plan, metric, run_id);
+CREATE INDEX run_points_plan ON run_points (plan, run_id);
 CREATE INDEX run_points_run ON run_points (run_id);
 CREATE TABLE run_env (
     run_id INTEGER PRIMARY KEY REFERENCES runs (id),
@@ -201,7 +201,7 @@ CREATE TABLE run_points (
     repetition BIGINT NOT NULL,
     value DOUBLE PRECISION NOT NULL
 );
-CREATE INDEX run_points_plan ON run_points (plan, metric, run_id);
+CREATE INDEX run_points_plan ON run_points (plan, run_id);
 CREATE INDEX run_points_run ON run_points (run_id);
 CREATE TABLE run_env (
     run_id BIGINT PRIMARY KEY REFERENCES runs (id),

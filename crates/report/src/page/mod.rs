@@ -8,6 +8,7 @@
 mod api;
 mod bottleneck;
 mod charts;
+mod history;
 pub mod markup;
 mod observe;
 mod precision;
@@ -49,6 +50,9 @@ pub struct Baseline {
 pub struct Changelog {
     pub previous: Option<(Baseline, Comparison)>,
     pub history: Vec<Baseline>,
+    /// The plan's stored p99 and throughput per step over its runs, with their change points
+    /// (`perfbase trend`'s series), for the history table.
+    pub trend: Vec<perfbase_core::trend::Series>,
 }
 
 /// A scenario that measures one API endpoint of one implementation: the page draws these as
@@ -611,6 +615,7 @@ fn changelog(c: &Changelog) -> Section {
         blocks.push(Block::Heading("Baselines of this plan".into()));
         blocks.push(table(&["run", "saved", "perfbase"], rows, 1));
     }
+    blocks.extend(history::blocks(&c.trend));
     Section {
         title: "Changelog".into(),
         blocks,

@@ -43,7 +43,8 @@ pub fn figure(series: &Series, v: f64) -> String {
     }
     match series.unit.as_str() {
         "ms" => format!("{} ms", sig3(v)),
-        "/s" => format!("{}/s", crate::thousands_f(v)),
+        "/s" if v.abs() >= 100.0 => format!("{}/s", crate::thousands(v.round() as u64)),
+        "/s" => format!("{v:.1}/s"),
         "ratio" => format!("{:.2} %", v * 100.0),
         _ => sig3(v),
     }
@@ -72,8 +73,9 @@ pub fn changes_text(series: &Series) -> String {
         .change_points
         .iter()
         .map(|c| {
+            let what = if c.kind == "spread" { " spread" } else { "" };
             let mut s = format!(
-                "run {}: {} {} ({})",
+                "run {}: {}{what} {} ({})",
                 c.run,
                 percent(c.change),
                 c.direction,
