@@ -19,7 +19,8 @@ pub fn render(trend: &Trend, title: &str) -> String {
     );
     out.push_str(&format!(
         "<p class=\"intro\">{} series. Change points by E-Divisive means, each kept only when \
-         Welch's test between its neighbouring segments (runs as units) gives p &lt; {}.</p>\n",
+         Welch's test of level or of spread between its neighbouring segments (runs as units) \
+         gives p &lt; {}. Hover a point for its run, time, labels and commit.</p>\n",
         trend.series.len(),
         trend.max_p
     ));
