@@ -24,8 +24,13 @@ pub(crate) struct Migration {
     pub fill: Option<Fill>,
 }
 
-/// A migration's Rust half, run in its transaction.
-pub(crate) type Fill = fn(&mut dyn crate::database::Tx) -> Result<(), crate::StoreError>;
+/// A migration's Rust half, run in its transaction after its SQL: named here, done by the
+/// store (so the schema's list needs nothing from the code that uses it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fill {
+    /// v4: the trend figures and environment of every run saved before.
+    TrendFigures,
+}
 
 /// Bootstrap, run before any migration: the version table, at version 0 when new.
 pub(crate) const META_SQLITE: &str = "
@@ -209,6 +214,6 @@ CREATE TABLE run_env (
     source_json TEXT NOT NULL
 );
 ",
-        fill: Some(crate::store::backfill),
+        fill: Some(Fill::TrendFigures),
     },
 ];

@@ -8,7 +8,6 @@ mod row;
 mod runs;
 mod trend;
 
-pub(crate) use trend::backfill;
 pub use trend::{Pruned, TrendPoint, TrendQuery, TrendRun};
 
 use crate::database::{pg_err, sqlite_err, Kind, PgTx, SqliteTx, Tx, Val};
@@ -231,8 +230,9 @@ impl Store {
                     Kind::Sqlite => m.sqlite,
                     Kind::Postgres => m.postgres,
                 })?;
-                if let Some(fill) = m.fill {
-                    fill(db)?;
+                match m.fill {
+                    Some(schema::Fill::TrendFigures) => trend::backfill(db)?,
+                    None => {}
                 }
                 db.execute(
                     "UPDATE perfbase_meta SET schema_version = $1 WHERE id = 1",
