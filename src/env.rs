@@ -35,6 +35,7 @@ pub fn capture() -> Env {
         hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         source: source(),
+        services: Default::default(),
     }
 }
 

@@ -199,7 +199,7 @@ fn prepare<'a>(
         .flat_map(|s| s.steps.iter().map(|st| &st.load));
     let started = SystemTime::now();
     let (sinks, run_id) = sinks::Sinks::open(o, started)?;
-    let state = Progressive {
+    let mut state = Progressive {
         plan,
         output: &o.output,
         started,
@@ -217,9 +217,13 @@ fn prepare<'a>(
         run_id,
         segment: o.segment,
         store_clock: o.clock,
+        services: BTreeMap::new(),
     };
     // A page names the services' versions as they were before the load.
     let services = plan.page.as_ref().map(|_| crate::publish::services(plan));
+    for s in services.iter().flatten() {
+        state.services.insert(s.address.clone(), s.version.clone());
+    }
     let monitor = crate::monitoring::start(&plan.monitor, interrupt)?;
     monitor.set_worker_threads(state.threads);
     if let Some(at) = o.start_at {

@@ -46,6 +46,9 @@ pub(super) struct Progressive<'a> {
     pub segment: perfbase_engine::Segment,
     /// An agent's clock against the store's (`perfbase agent --barrier`).
     pub store_clock: Option<super::ClockOffset>,
+    /// Each service's version as it reported it before the load (plans with a page), by
+    /// address: part of the environment a trend compares.
+    pub services: BTreeMap<String, String>,
 }
 
 /// The HdrHistogram interval log of a run: each measured phase's seconds, tagged by phase,
@@ -214,7 +217,10 @@ impl Progressive<'_> {
             phases: Vec::new(),
             study: None,
             monitor: self.monitor.clone(),
-            env: crate::env::capture(),
+            env: perfbase_core::result::Env {
+                services: self.services.clone(),
+                ..crate::env::capture()
+            },
         }
     }
 

@@ -128,6 +128,10 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
     };
     let (first, _, _) = run(1);
     assert!(first.contains("First baseline of this plan"), "{first}");
+    assert!(
+        !first.contains("History of this plan"),
+        "one run has no history"
+    );
     let (md, html, r) = run(2);
 
     // Every section, in the seed's order, with figures in it.
@@ -232,5 +236,18 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
         md.contains("| 2 | ") && md.contains("| 1 | "),
         "baseline history:\n{md}"
     );
+    // Each step's p99 and throughput over the plan's stored runs, as sparklines.
+    assert!(md.contains("### History of this plan"), "{md}");
+    assert!(md.contains("over the plan's last 2 stored runs"), "{md}");
     assert!(!html.contains("<script"));
+    // The result names the services' versions, which a trend's environment compares.
+    let services = r.json()["env"]["services"]
+        .as_object()
+        .expect("env.services");
+    assert!(
+        services
+            .values()
+            .any(|v| v.as_str().is_some_and(|v| v.contains("PostgreSQL"))),
+        "{services:?}"
+    );
 }

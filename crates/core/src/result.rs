@@ -418,16 +418,26 @@ pub struct Env {
     /// (`GITHUB_SHA`, `CI_COMMIT_SHA`, …), by name. A trend labels its points with them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub source: BTreeMap<String, String>,
+    /// The services' versions as they reported them before the load, by address (recorded by
+    /// plans with a `[page]`, which ask each service).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub services: BTreeMap<String, String>,
 }
 
 impl Env {
     /// What must stay the same for two runs to be compared like for like: CPU model, cores,
-    /// kernel and perfbase's version (not the host name, which CI machines change at will).
+    /// kernel, perfbase's version and the services' versions when recorded (not the host
+    /// name, which CI machines change at will).
     pub fn fingerprint(&self) -> String {
-        format!(
+        let mut f = format!(
             "{} × {} cores, kernel {}, perfbase {}",
             self.cpu_model, self.cores, self.kernel, self.tool_version
-        )
+        );
+        for version in self.services.values() {
+            f.push_str(", ");
+            f.push_str(version);
+        }
+        f
     }
 }
 
@@ -530,6 +540,32 @@ pub struct RunResult {
 mod tests {
     use super::*;
     use crate::Outcome;
+
+    #[test]
+    fn a_fingerprint_names_what_makes_runs_comparable() {
+        let mut e = Env {
+            cpu_model: "AMD EPYC".into(),
+            cores: 2,
+            kernel: "6.1".into(),
+            hostname: "ci-17".into(),
+            tool_version: "0.1.0".into(),
+            ..Env::default()
+        };
+        let before = e.fingerprint();
+        assert_eq!(before, "AMD EPYC × 2 cores, kernel 6.1, perfbase 0.1.0");
+        e.hostname = "ci-18".into();
+        e.source.insert("GIT_COMMIT".into(), "abc".into());
+        assert_eq!(
+            e.fingerprint(),
+            before,
+            "host and commit are not the environment"
+        );
+        e.services.insert(
+            "postgres://127.0.0.1:25432".into(),
+            "PostgreSQL 16.2".into(),
+        );
+        assert!(e.fingerprint().ends_with(", PostgreSQL 16.2"));
+    }
 
     #[test]
     fn histogram_round_trips_through_base64() {

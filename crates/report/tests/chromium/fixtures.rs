@@ -90,6 +90,7 @@ fn env() -> Env {
         hostname: "bench-1".into(),
         tool_version: "0.1.0".into(),
         source: Default::default(),
+        services: Default::default(),
     }
 }
 

@@ -130,6 +130,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             hostname: "bench-1".into(),
             tool_version: "0.1.0".into(),
             source: Default::default(),
+            services: Default::default(),
         },
     }
 }
