@@ -29,7 +29,10 @@ use std::time::{Duration, Instant};
 
 #[path = "chromium/fixtures.rs"]
 mod fixtures;
+#[path = "chromium/trend_fixture.rs"]
+mod trend_fixture;
 use fixtures::{http_run, plan_run};
+use trend_fixture::trend_fixture;
 
 /// Charts the fixture calls for (see the rule in perfbase_report::html):
 /// plan run: distribution, timeline, latency-vs-rate and achieved-vs-offered (one ladder),
@@ -392,4 +395,55 @@ fn renders_in_headless_chromium_without_errors_or_network() {
         "screenshot looks empty"
     );
     eprintln!("report: {}\nscreenshot: {}", page.display(), shot.display());
+}
+
+#[test]
+fn the_trend_page_renders_in_chromium_with_a_chart_per_series() {
+    let html = perfbase_report::trend::html::render(&trend_fixture(), "Trend: nightly");
+    assert_self_contained(&html);
+    assert_eq!(charts_of(&html, "trend"), 2);
+    // Labels from the store are escaped where they show (the hover titles).
+    assert!(
+        html.contains("GIT_COMMIT=c007&lt;&amp;&gt;"),
+        "labels escaped"
+    );
+    assert!(!html.contains("c007<&>"));
+    if !Path::new(CHROMIUM).exists() {
+        if std::env::var("PERFBASE_REQUIRE_SERVICES").as_deref() == Ok("1") {
+            panic!("{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)");
+        }
+        return;
+    }
+    let dir = out_dir();
+    let page = dir.join("trend.html");
+    std::fs::write(&page, &html).unwrap();
+    let url = file_url(&page);
+    let netlog = dir.join("trend-netlog.json");
+    let _ = std::fs::remove_file(&netlog);
+    let args = vec![
+        "--dump-dom".to_string(),
+        r#"--host-resolver-rules=MAP * ~NOTFOUND"#.to_string(),
+        format!("--log-net-log={}", netlog.display()),
+        "--enable-logging=stderr".to_string(),
+        "--v=0".to_string(),
+    ];
+    let out = chromium(&args, &url);
+    assert!(out.status.success(), "chromium failed: {:?}", out.status);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(dom.matches("<svg ").count(), 2, "a drawn chart per series");
+    // The runs' line and the segment means' steps in each chart.
+    assert!(dom.matches("<path ").count() >= 4);
+    assert!(
+        dom.contains("+21.0 % worse"),
+        "the change point's line is labelled"
+    );
+    assert!(dom.contains("environment changed"));
+    let console = console_lines(&out.stderr);
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let requests = url_requests(&netlog);
+    let from_page: Vec<&Request> = requests
+        .iter()
+        .filter(|r| r.made_for_a_page() && r.url != url)
+        .collect();
+    assert!(from_page.is_empty(), "the page requested: {from_page:#?}");
 }
