@@ -21,9 +21,14 @@ pub(crate) struct NewPoint {
 /// The figures of a result: p50, p99, rps and error_rate of every kept repetition of every
 /// step (runs a warm-up check dropped are left out), and each scenario's knee and operating
 /// point as throughputs. A result without a study (written by hand or by another tool) gives
-/// its whole measurement as one repetition of a scenario named after its target.
+/// its whole measurement as one repetition of a scenario named after its target; an agent's
+/// segment (`--segment I/N`) gives none, since its merged run stands for the whole load.
 pub(crate) fn points(result: &RunResult) -> Vec<NewPoint> {
     let mut out = Vec::new();
+    // An agent's segment carries 1/N of the load: its merged run is the point of the trend.
+    if result.segment.is_some() {
+        return out;
+    }
     let Some(study) = &result.study else {
         measurement(&mut out, ("", &result.target, ""), 1, &result.measurement);
         return out;

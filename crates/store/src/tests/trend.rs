@@ -48,6 +48,12 @@ fn check_trend_reads_what_was_saved(loc: &str) {
         ..TrendQuery::default()
     };
     assert!(s.trend(&labelled).unwrap().1.is_empty());
+    // An agent's segment is saved but is no point of a trend: its merged run is.
+    let mut segment = sample_result(5, false);
+    segment.segment = Some("0/3".into());
+    let id = s.save("plan", &segment, &labels_a()).unwrap();
+    let (runs, _) = s.trend(&q).unwrap();
+    assert!(!runs.iter().any(|r| r.id == id));
 }
 
 fn check_prune_spares_baselines(loc: &str) {
