@@ -91,7 +91,8 @@ pub fn barrier(
     };
     let last = arrivals.iter().map(|(_, at)| *at).max().unwrap_or(0);
     let start_local_ms = (last + BARRIER_MARGIN_MS) as f64 - clock.offset_ms;
-    let start = UNIX_EPOCH + Duration::from_secs_f64(start_local_ms.max(0.0) / 1000.0);
+    let start =
+        UNIX_EPOCH + perfbase_core::units::saturating_secs(start_local_ms.max(0.0) / 1000.0);
     errln!(
         "perfbase: segment {segment} of run {}: all {} agents arrived; this clock is {:+.1} ms from the store's (round trip {:.1} ms); starting at {}",
         a.run_id,

@@ -46,8 +46,9 @@ pub struct LoadArgs {
     pub max_inflight: Option<u64>,
 
     /// Open model: wake at most once per this interval and start every request due by then
-    /// (latency runs from that slot); 0 wakes at each request's exact time, at a higher CPU cost
-    #[arg(long, default_value = "1ms", value_name = "DURATION", value_parser = parse::duration, requires = "rate")]
+    /// (latency runs from that slot); 0 wakes at each request's exact time, at a higher CPU
+    /// cost; at most 100ms
+    #[arg(long, default_value = "1ms", value_name = "DURATION", value_parser = parse::pacing, requires = "rate")]
     pub pacing_granularity: Duration,
 
     /// Print what would run (each step's load, in-flight cap, pacing and timeout) and exit

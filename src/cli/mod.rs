@@ -423,6 +423,12 @@ pub(crate) mod parse {
         perfbase_core::units::parse_duration(s).map_err(|e| e.to_string())
     }
 
+    /// `--pacing-granularity`: 0 to 100 ms.
+    pub fn pacing(s: &str) -> Result<Duration, String> {
+        let g = duration(s)?;
+        perfbase_engine::pacing_problem(g).map_or(Ok(g), Err)
+    }
+
     pub fn positive_duration(s: &str) -> Result<Duration, String> {
         match duration(s)? {
             d if d.is_zero() => Err(format!("'{s}' must be longer than zero")),

@@ -38,7 +38,13 @@ pub(super) fn settings(
     };
     let timeout = timeout(cx, raw)?;
     let pacing = match &meta.pacing_granularity {
-        Some(p) => cx.duration(p, "plan.pacing_granularity")?,
+        Some(p) => {
+            let g = cx.duration(p, "plan.pacing_granularity")?;
+            if let Some(why) = perfbase_engine::pacing_problem(g) {
+                return Err(cx.err(p, "plan.pacing_granularity", why));
+            }
+            g
+        }
         None => perfbase_engine::DEFAULT_PACING,
     };
     let buckets_ms = match &meta.buckets {

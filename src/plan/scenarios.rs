@@ -89,6 +89,16 @@ fn rate_of(
             format!("{rate:.0}/s after scale {scale}: above the 100M/s that perfbase can pace"),
         ));
     }
+    if rate < perfbase_core::units::MIN_RATE {
+        return Err(cx.err(
+            span,
+            field,
+            format!(
+                "{rate:.1e}/s after scale {scale:e}: below 0.001/s (one request every 16 min 40 s), \
+                 the slowest perfbase paces; use a larger scale or rate"
+            ),
+        ));
+    }
     Ok(rate)
 }
 

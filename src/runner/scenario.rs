@@ -198,7 +198,8 @@ impl<'p> ScenarioRun<'p> {
             };
             let want = min_time.as_secs_f64().max(for_ops);
             let most = own * crate::plan::MAX_STRETCH;
-            let length = Duration::from_secs_f64(want.min(most.as_secs_f64())).max(own);
+            let length =
+                perfbase_core::units::saturating_secs(want.min(most.as_secs_f64())).max(own);
             self.lengths[k] = (length > own).then_some(length);
         }
     }

@@ -11,6 +11,7 @@ mod common;
 mod edges;
 mod exports;
 mod hostile;
+mod hostile2;
 mod http;
 mod k8s;
 mod page;

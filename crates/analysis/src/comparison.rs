@@ -527,7 +527,7 @@ mod tests {
             };
             r.record(
                 &o,
-                Duration::from_secs_f64(latency_ms / 1000.0),
+                perfbase_core::units::saturating_secs(latency_ms / 1000.0),
                 Duration::ZERO,
                 Duration::from_millis(i),
             );
@@ -544,7 +544,7 @@ mod tests {
             let (label, ms) = if i % 10 == 0 { (2, buy_ms) } else { (1, 1.0) };
             r.record(
                 &Outcome::http(200, 1, 1).with_label(label),
-                Duration::from_secs_f64(ms / 1000.0),
+                perfbase_core::units::saturating_secs(ms / 1000.0),
                 Duration::ZERO,
                 Duration::from_millis(i),
             );

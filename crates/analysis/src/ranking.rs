@@ -93,7 +93,7 @@ mod tests {
         for i in 0..n {
             r.record(
                 &Outcome::http(200, 1, 1),
-                Duration::from_secs_f64(latency_ms / 1000.0),
+                perfbase_core::units::saturating_secs(latency_ms / 1000.0),
                 Duration::ZERO,
                 Duration::from_millis(i),
             );

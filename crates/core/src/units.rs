@@ -18,9 +18,22 @@ pub enum UnitError {
     /// the schedule's arithmetic loses meaning.
     #[error("rate '{0}' is above the 100M/s that perfbase can pace; use a lower rate")]
     RateTooHigh(String),
+    /// Use a rate this side of [`MIN_RATE`]: one request every 1,000 s is the slowest
+    /// schedule perfbase paces (slower ones put the next request past any run's end, and far
+    /// enough their times overflow).
+    #[error("rate '{0}' is below 0.001/s (one request every 16 min 40 s), the slowest perfbase paces; use a higher rate, or -n for a count")]
+    RateTooLow(String),
     /// Use a whole number, optionally with k or M.
     #[error("invalid count '{0}': use a whole number such as 1000, 60k or 1M")]
     Count(String),
+}
+
+/// A number as an error shows it: a TOML float such as 1e308 or 1e-20 arrives written out in
+/// full, so only its start.
+fn shown(input: &str) -> String {
+    let start: String = input.chars().take(16).collect();
+    let cut = if start.len() < input.len() { "…" } else { "" };
+    format!("{start}{cut}")
 }
 
 /// Splits "1.5k/s" into ("1.5", "k/s").
@@ -80,6 +93,19 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
 /// The highest rate a schedule may ask for, in operations per second.
 pub const MAX_RATE: f64 = 1e8;
 
+/// The slowest rate perfbase paces, requests per second: one every 1,000 s.
+pub const MIN_RATE: f64 = 1e-3;
+
+/// Seconds as a [`Duration`], never a panic: NaN and negatives are zero, and what is too long
+/// for a `Duration` is its maximum (`Duration::from_secs_f64` panics on all three).
+pub fn saturating_secs(secs: f64) -> Duration {
+    if secs > 0.0 {
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
+    } else {
+        Duration::ZERO
+    }
+}
+
 /// Parses a rate in operations per second: `200`, `2k`, `1.5k/s`, `120/m`, `3600/h`.
 pub fn parse_rate(input: &str) -> Result<f64, UnitError> {
     let err = || UnitError::Rate(input.to_string());
@@ -105,10 +131,9 @@ pub fn parse_rate(input: &str) -> Result<f64, UnitError> {
     if !(v > 0.0 && v.is_finite()) {
         Err(err())
     } else if v > MAX_RATE {
-        // A TOML float such as 1e308 arrives written out in full: show its start only.
-        let shown: String = input.chars().take(16).collect();
-        let cut = if shown.len() < input.len() { "…" } else { "" };
-        Err(UnitError::RateTooHigh(format!("{shown}{cut}")))
+        Err(UnitError::RateTooHigh(shown(input)))
+    } else if v < MIN_RATE {
+        Err(UnitError::RateTooLow(shown(input)))
     } else {
         Ok(v)
     }
@@ -162,6 +187,15 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn saturating_secs_never_panics() {
+        assert_eq!(saturating_secs(f64::NAN), Duration::ZERO);
+        assert_eq!(saturating_secs(-1.0), Duration::ZERO);
+        assert_eq!(saturating_secs(1e30), Duration::MAX);
+        assert_eq!(saturating_secs(f64::INFINITY), Duration::MAX);
+        assert_eq!(saturating_secs(1.5), Duration::from_millis(1500));
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
@@ -181,6 +215,13 @@ mod tests {
         assert!(matches!(parse_rate("101M"), Err(UnitError::RateTooHigh(_))));
         let huge = format!("{}", 1e308);
         assert!(matches!(parse_rate(&huge), Err(UnitError::RateTooHigh(_))));
+        assert_eq!(parse_rate("0.001").unwrap(), MIN_RATE);
+        assert_eq!(parse_rate("3.6/h").unwrap(), MIN_RATE);
+        assert!(matches!(
+            parse_rate("0.00000000000000000001"),
+            Err(UnitError::RateTooLow(_))
+        ));
+        assert!(matches!(parse_rate("1/h"), Err(UnitError::RateTooLow(_))));
     }
 
     #[test]

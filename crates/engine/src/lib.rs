@@ -26,5 +26,7 @@ mod worker;
 pub use pacer::Pacer;
 pub use phase::{EngineError, Load, PhaseOutcome, PhaseSpec};
 pub use progress::{Progress, ProgressSnapshot};
-pub use runtime::{run, EngineConfig, Observer, RunClock, DEFAULT_PACING};
+pub use runtime::{
+    pacing_problem, run, EngineConfig, Observer, RunClock, DEFAULT_PACING, MAX_PACING,
+};
 pub use segment::Segment;

@@ -22,7 +22,7 @@ impl Pacer {
 
     /// The intended start of op `n` since the phase start.
     pub fn offset(&self, n: u64) -> Duration {
-        Duration::from_secs_f64(self.offset_secs(n).max(0.0))
+        perfbase_core::units::saturating_secs(self.offset_secs(n).max(0.0))
     }
 
     fn offset_secs(&self, n: u64) -> f64 {
@@ -66,10 +66,10 @@ impl Pacer {
         // op k starts at offset(k); those with offset(k) < t are k < n (rounded up).
         let mut k = n.ceil().max(0.0) as u64;
         // Correct floating-point edges so the result agrees exactly with offset().
-        while k > 0 && self.offset(k - 1) >= Duration::from_secs_f64(t) {
+        while k > 0 && self.offset(k - 1) >= perfbase_core::units::saturating_secs(t) {
             k -= 1;
         }
-        while self.offset(k) < Duration::from_secs_f64(t) {
+        while self.offset(k) < perfbase_core::units::saturating_secs(t) {
             k += 1;
         }
         k

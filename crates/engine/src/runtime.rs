@@ -17,6 +17,21 @@ use std::time::{Duration, Instant, SystemTime};
 /// 42 µs (a wake-up per request) to under 10 µs.
 pub const DEFAULT_PACING: Duration = Duration::from_millis(1);
 
+/// The coarsest pacing granularity: beyond it a wake-up starts a tenth of a second's
+/// requests at once, and a granularity near the run's length sends one burst and calls it a
+/// rate.
+pub const MAX_PACING: Duration = Duration::from_millis(100);
+
+/// Why a pacing granularity is refused, or `None` when it can pace.
+pub fn pacing_problem(g: Duration) -> Option<String> {
+    (g > MAX_PACING).then(|| {
+        format!(
+            "{g:?} is coarser than 100ms, the coarsest pacing perfbase keeps as a rate (each \
+             wake-up would start that long's requests at once); use 0 to 100ms"
+        )
+    })
+}
+
 /// Engine-wide settings.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -259,7 +274,9 @@ fn merge(
             // A count-bounded or interrupted phase: the window closes one interval after the
             // last op actually started, capped by the planned duration.
             let w = last.saturating_duration_since(start)
-                + Duration::from_secs_f64(f64::from(segment.count.max(1)) / pacer.final_rate());
+                + perfbase_core::units::saturating_secs(
+                    f64::from(segment.count.max(1)) / pacer.final_rate(),
+                );
             spec.duration.map_or(w, |d| w.min(d))
         }
         _ => elapsed,

@@ -7,7 +7,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 use std::fmt::Write as _;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 /// One interval of a log: a second of a phase.
 pub struct Interval {
@@ -54,8 +54,8 @@ pub fn interval_log(start: SystemTime, intervals: &[Interval]) -> Result<String,
             let tag = tag_of(&i.tag);
             log.write_histogram(
                 &i.histogram,
-                Duration::from_secs_f64(i.start_s.max(0.0)),
-                Duration::from_secs_f64(i.duration_s.max(0.0)),
+                perfbase_core::units::saturating_secs(i.start_s.max(0.0)),
+                perfbase_core::units::saturating_secs(i.duration_s.max(0.0)),
                 Tag::new(&tag),
             )
             .map_err(|e| format!("{e:?}"))?;

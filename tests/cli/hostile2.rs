@@ -1,0 +1,115 @@
+//! Hostile input, round 2 (issue 30): each case a minimal reproduction that failed before its
+//! fix.
+
+use crate::common::*;
+use assert_cmd::Command;
+use std::time::Duration;
+
+const HEAD: &str = "[targets.svc]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"svc\"\n\
+                    [[scenarios]]\nname = \"s\"\nworkload = \"w\"\n";
+
+/// Item 1: a rate too small to pace (directly, in a stage, in a ramp, or after `--scale`)
+/// panicked converting its interval to a Duration (exit 134) once the worker ran, and
+/// `--dry-run` accepted it. Now it is exit 2 at its line, dry run or not.
+#[test]
+fn a_rate_too_small_to_pace_is_refused_at_its_line() {
+    let dir = tmp();
+    let plan = |body: &str| format!("{HEAD}{body}");
+    let cases = [
+        (plan("rate = 1e-20\n"), vec![], "plan.toml:8: scenarios[0].rate: rate '0.00000000000000…' is below 0.001/s"),
+        (
+            plan("stages = [{ rate = 1e-20, duration = \"1s\" }]\n"),
+            vec![],
+            "plan.toml:8: scenarios[0].stages[0].rate: rate '0.00000000000000…' is below 0.001/s",
+        ),
+        (
+            plan("stages = [{ ramp_to = 1e-20, duration = \"1s\" }]\n"),
+            vec![],
+            "plan.toml:8: scenarios[0].stages[0].ramp_to: rate '0.00000000000000…' is below 0.001/s",
+        ),
+        (
+            plan("rate = 10\nduration = \"1s\"\n"),
+            vec!["--scale", "1e-30"],
+            "plan.toml:8: scenarios[0].rate: 1.0e-29/s after scale 1e-30: below 0.001/s",
+        ),
+    ];
+    for (text, extra, want) in &cases {
+        for dry in [false, true] {
+            let mut args = extra.clone();
+            if dry {
+                args.push("--dry-run");
+            }
+            let r = run_plan_with(dir.path(), text, |c| {
+                c.args(&args);
+            });
+            assert_eq!(r.code(), 2, "{text} {args:?}: {}", r.stderr());
+            assert!(r.stderr().contains(want), "want {want:?} in {}", r.stderr());
+            assert!(!r.stderr().contains("panicked"));
+        }
+    }
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([
+            "http",
+            "http://127.0.0.1:1/",
+            "-r",
+            "0.0001",
+            "-d",
+            "1s",
+            "--no-store",
+        ])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is below 0.001/s"), "{err}");
+}
+
+/// Item 3: `--pacing-granularity 1000h` hung or sent one burst, still said "achieved 10.0/s"
+/// and exited 0. A granularity coarser than 100 ms is refused, on the command line and in a
+/// plan, before anything is sent.
+#[test]
+fn a_pacing_too_coarse_to_be_a_rate_is_refused() {
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([
+            "http",
+            "http://127.0.0.1:1/",
+            "-r",
+            "10",
+            "-d",
+            "1s",
+            "--no-store",
+        ])
+        .args(["--pacing-granularity", "1000h"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--pacing-granularity") && err.contains("coarser than 100ms"),
+        "{err}"
+    );
+    let dir = tmp();
+    let plan =
+        format!("[plan]\npacing_granularity = \"101ms\"\n{HEAD}rate = 10\nduration = \"1s\"\n");
+    let r = run_plan_with(dir.path(), &plan, |c| {
+        c.arg("--dry-run");
+    });
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("plan.toml:2: plan.pacing_granularity: 101ms is coarser than 100ms"),
+        "{}",
+        r.stderr()
+    );
+    // The bound itself paces.
+    let plan =
+        format!("[plan]\npacing_granularity = \"100ms\"\n{HEAD}rate = 10\nduration = \"1s\"\n");
+    let r = run_plan_with(dir.path(), &plan, |c| {
+        c.arg("--dry-run");
+    });
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+}
