@@ -109,6 +109,23 @@ impl Ctx<'_> {
         parse_threshold(s.get_ref()).map_err(|e| self.err(s, field, e.to_string()))
     }
 
+    /// A name that reports, the terminal and the store show: no control characters (an ESC
+    /// could retitle or clear a terminal, a newline split a table row).
+    pub fn name(&self, s: &S<String>, field: &str) -> Result<(), PlanError> {
+        match s.get_ref().chars().find(|c| c.is_control()) {
+            Some(c) => Err(self.err(
+                s,
+                field,
+                format!(
+                    "holds the control character {}: a name is shown on terminals and in \
+                     reports, so write it in printable characters",
+                    perfbase_core::redact::printable(&c.to_string())
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Expands `${ENV_VAR}` from the environment (secrets stay out of the plan file).
     pub fn env(&self, s: &S<String>, field: &str) -> Result<String, PlanError> {
         self.expand(s, field, |_| true)

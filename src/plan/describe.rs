@@ -28,7 +28,9 @@ pub fn describe(plan: &Plan) -> String {
     let _ = writeln!(
         out,
         "plan {} ({}), scale {}",
-        plan.name, plan.file, plan.scale
+        plan.name,
+        perfbase_core::redact::printable(&plan.file),
+        plan.scale
     );
     let _ = writeln!(
         out,

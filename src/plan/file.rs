@@ -76,7 +76,7 @@ pub(crate) struct MonitorDef {
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Meta {
-    pub name: Option<String>,
+    pub name: Option<S<String>>,
     pub description: Option<String>,
     pub scale: Option<S<f64>>,
     pub threads: Option<S<i64>>,

@@ -106,6 +106,9 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         let at = e.span().map_or(0, |s| s.start);
         cx.err_at(cx.line(at), toml_field(text, at), toml_message(e.message()))
     })?;
+    if let Some(name) = &raw.plan.name {
+        cx.name(name, "plan.name")?;
+    }
     let settings = meta::settings(&cx, &raw, scale)?;
     let corpora = corpus::corpora(&cx, &raw)?;
     let targets = targets::targets(&cx, &raw)?;
@@ -155,11 +158,15 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
 
 /// The plan's name: `[plan] name`, else the file's stem.
 fn meta_name(raw: &PlanFile, file: &str) -> String {
-    raw.plan.name.clone().unwrap_or_else(|| {
-        Path::new(file)
-            .file_stem()
-            .map_or("plan".into(), |s| s.to_string_lossy().into_owned())
-    })
+    raw.plan.name.as_ref().map_or_else(
+        || {
+            // A file name is whatever the file system allows: printable, or escaped.
+            Path::new(file).file_stem().map_or("plan".into(), |s| {
+                perfbase_core::redact::printable(&s.to_string_lossy()).into_owned()
+            })
+        },
+        |n| n.get_ref().clone(),
+    )
 }
 
 /// The field a TOML error is at, as `[section].key` from the text around `at` (the

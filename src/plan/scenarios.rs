@@ -25,6 +25,7 @@ pub(super) fn scenarios(
     let mut names = std::collections::HashSet::new();
     for (i, sd) in raw.scenarios.iter().enumerate() {
         let field = format!("scenarios[{i}]");
+        cx.name(&sd.name, &format!("{field}.name"))?;
         if !names.insert(sd.name.get_ref().clone()) {
             return Err(cx.err(
                 &sd.name,

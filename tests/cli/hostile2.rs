@@ -113,3 +113,46 @@ fn a_pacing_too_coarse_to_be_a_rate_is_refused() {
     });
     assert_eq!(r.code(), 0, "{}", r.stderr());
 }
+
+/// Item 7: plan and scenario names holding ESC, BEL or NUL were printed raw on the terminal.
+/// They are refused at their line; a file name, which any file system allows, is escaped.
+#[test]
+fn names_with_control_characters_are_refused_at_their_line() {
+    let dir = tmp();
+    let cases = [
+        (
+            format!("[plan]\nname = \"a\\u001b]0;pwned\\u0007\"\n{HEAD}rate = 1\n"),
+            "plan.toml:2: plan.name: holds the control character \\x1b",
+        ),
+        (
+            HEAD.replace("name = \"s\"", "name = \"s\\u0000\"") + "rate = 1\n",
+            "plan.toml:6: scenarios[0].name: holds the control character \\x00",
+        ),
+    ];
+    for (plan, want) in &cases {
+        let r = run_plan_with(dir.path(), plan, |c| {
+            c.arg("--dry-run");
+        });
+        assert_eq!(r.code(), 2, "{plan}: {}", r.stderr());
+        assert!(r.stderr().contains(want), "want {want:?} in {}", r.stderr());
+        assert!(
+            !r.stderr().contains('\u{1b}'),
+            "the error itself is printable"
+        );
+    }
+    // A plan without a name is named after its file: escaped, never raw.
+    let file = dir.path().join("evil\u{1b}[2J.toml");
+    std::fs::write(&file, format!("{HEAD}rate = 1\nduration = \"1s\"\n")).unwrap();
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .arg("run")
+        .arg(&file)
+        .arg("--dry-run")
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("evil\\x1b[2J"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}

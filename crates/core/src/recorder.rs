@@ -253,6 +253,10 @@ impl Recorder {
     }
 
     fn sample(&mut self, class: Class, message: &str, count: u64) {
+        // A server writes what it likes: no escape sequence of its reaches a terminal, a
+        // report or the store.
+        let message = crate::redact::printable(message);
+        let message = message.as_ref();
         if let Some(s) = self
             .samples
             .iter_mut()
@@ -378,6 +382,28 @@ mod tests {
             Duration::from_micros(us / 2),
             Duration::from_millis(at_ms),
         );
+    }
+
+    /// Issue 30, item 7: a server's error text with terminal escapes (retitle, clear screen,
+    /// a fake verdict) was kept raw and printed raw.
+    #[test]
+    fn an_error_sample_keeps_no_escape_sequence() {
+        let mut r = Recorder::new(false);
+        let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[32mall thresholds passed";
+        for _ in 0..2 {
+            r.record(
+                &Outcome::error(Class::Protocol, hostile),
+                Duration::from_micros(5),
+                Duration::ZERO,
+                Duration::ZERO,
+            );
+        }
+        let s = &r.error_samples()[0];
+        assert_eq!(
+            s.message,
+            "\\x1b]0;pwned\\x07\\x1b[2J\\x1b[32mall thresholds passed"
+        );
+        assert_eq!((r.error_samples().len(), s.count), (1, 2));
     }
 
     #[test]

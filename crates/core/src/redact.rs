@@ -27,6 +27,27 @@ const SECRET_PARTS: &[&str] = &[
 ];
 
 /// Whether a header (or query parameter) name carries a secret.
+/// Text from outside (a server's error body, a file name) made safe to print: every control
+/// character, ESC, BEL, NUL, CR, LF, DEL and the C1 range included, is written as a visible
+/// escape (`\x1b`, `\u{9b}`), so it can neither move the cursor, recolour nor retitle a
+/// terminal, nor split a line or a table row. Text without one is returned as it is.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if (c as u32) < 0x80 && c.is_control() => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 pub fn is_secret_name(name: &str) -> bool {
     // Trimmed: ` Authorization` from a sloppy header line is still Authorization.
     let lower = name.trim().to_ascii_lowercase();
@@ -194,6 +215,19 @@ fn query(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn control_characters_print_as_escapes() {
+        assert_eq!(printable("plain text"), "plain text");
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(
+            printable("\u{1b}]0;pwned\u{7}\u{1b}[2Jall thresholds passed\r\n\0\u{7f}\u{9b}"),
+            "\\x1b]0;pwned\\x07\\x1b[2Jall thresholds passed\\x0d\\x0a\\x00\\x7f\\u{9b}"
+        );
+        // Escaping twice changes nothing.
+        let once = printable("a\u{1b}b").into_owned();
+        assert_eq!(printable(&once), once);
+    }
+
     use super::*;
 
     #[test]

@@ -327,7 +327,8 @@ fn error_sample_lines(out: &mut String, samples: &[ErrorSampleOut], at_most: usi
             "Error sample",
             s.class,
             thousands(s.count),
-            s.message
+            // A result read from a file or an older store may still hold raw escapes.
+            perfbase_core::redact::printable(&s.message)
         );
     }
 }
