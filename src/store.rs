@@ -74,6 +74,23 @@ pub fn save(
     }
 }
 
+/// A store location that can only be wrong, refused before any load: a device, a FIFO or a
+/// socket (`--store /dev/null` would have left the run in `/dev/unsaved-….json`). A file, a
+/// folder (the unsaved run then goes inside it), a path still to be created or a URL pass.
+pub fn check_location(location: &str) -> Result<(), AppError> {
+    if location.contains("://") {
+        return Ok(());
+    }
+    match std::fs::metadata(location) {
+        Ok(m) if !m.is_file() && !m.is_dir() => Err(bad_input(format!(
+            "--store {}: not a file but a device, FIFO or socket; give a SQLite file (e.g. \
+             .perfbase/results.db) or a postgres:// URL, or --no-store",
+            perfbase_core::redact::printable(location)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn fallback_path(location: &str) -> PathBuf {
     let dir = if location.contains("://") {
         PathBuf::from(".perfbase")

@@ -217,6 +217,9 @@ impl SaveArgs {
     /// The store to save in, with the labels (a label the store would refuse stops the
     /// command before any load).
     pub fn options(&self) -> Result<crate::store::StoreOptions, crate::exit::AppError> {
+        if !self.no_store {
+            crate::store::check_location(&self.store.store)?;
+        }
         Ok(crate::store::StoreOptions {
             location: self.store.store.clone(),
             disabled: self.no_store,

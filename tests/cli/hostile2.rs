@@ -156,3 +156,55 @@ fn names_with_control_characters_are_refused_at_their_line() {
     assert!(text.contains("evil\\x1b[2J"), "{text}");
     assert!(!text.contains('\u{1b}'), "{text}");
 }
+
+/// Item 14: `--store /dev/null` (any device) wrote `unsaved-*.json` into /dev. A store that is
+/// a device, FIFO or socket is refused before any load; `--no-store` still runs.
+#[test]
+fn a_store_that_is_a_device_is_refused_before_the_load() {
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([
+            "http",
+            "http://127.0.0.1:1/",
+            "-n",
+            "1",
+            "--store",
+            "/dev/null",
+        ])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--store /dev/null: not a file but a device"),
+        "{err}"
+    );
+    assert!(!err.contains("saved"), "nothing ran: {err}");
+    assert!(
+        !std::fs::read_dir("/dev")
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("unsaved-")),
+        "no unsaved run in /dev"
+    );
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([
+            "http",
+            "http://127.0.0.1:1/",
+            "-n",
+            "1",
+            "--store",
+            "/dev/null",
+            "--no-store",
+        ])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "runs, no request succeeds: exit 3"
+    );
+}
