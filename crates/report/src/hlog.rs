@@ -119,9 +119,9 @@ pub fn percentile_distribution(h: &Histogram<u64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
+    use std::time::Duration;
 
     #[test]
     fn a_log_reads_back_exactly_with_the_crates_reader() {
