@@ -142,6 +142,16 @@ pub fn load_labelled(
         .map_err(|e| bad_input(format!("{reference}: cannot read: {e}")))?;
         let r: RunResult = serde_json::from_str(&text)
             .map_err(|e| bad_input(format!("{reference}: not a perfbase result: {e}")))?;
+        if r.schema != perfbase_core::result::SCHEMA {
+            // Fields that parse may still mean something else in another version: refuse
+            // rather than read a future or foreign result as this one.
+            return Err(bad_input(format!(
+                "{reference}: schema '{}' is not {}, the one this perfbase reads; a newer \
+                 perfbase wrote it, or another tool",
+                perfbase_core::redact::printable(&r.schema),
+                perfbase_core::result::SCHEMA
+            )));
+        }
         let name = match reference {
             "-" => "stdin".to_string(),
             _ => path

@@ -208,3 +208,45 @@ fn a_store_that_is_a_device_is_refused_before_the_load() {
         "runs, no request succeeds: exit 3"
     );
 }
+
+/// Item 16: a result of another schema version was read without a word. `show`, `compare`,
+/// `report` and `merge` now refuse it, naming the file and both versions.
+#[test]
+fn a_result_of_another_schema_is_refused_by_name() {
+    let dir = tmp();
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([
+            "http",
+            "http://127.0.0.1:1/",
+            "-n",
+            "1",
+            "--no-store",
+            "--json",
+        ])
+        .arg(dir.path().join("v1.json"))
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let v1 = std::fs::read_to_string(dir.path().join("v1.json")).unwrap();
+    let v2 = v1.replacen("perfbase.result/v1", "perfbase.result/v2", 1);
+    std::fs::write(dir.path().join("v2.json"), v2).unwrap();
+    let (code, out, _) = pb(
+        dir.path(),
+        &["show", dir.path().join("v1.json").to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}");
+    let v2 = dir.path().join("v2.json");
+    for args in [
+        vec!["show", v2.to_str().unwrap()],
+        vec!["report", v2.to_str().unwrap(), "--format", "json"],
+    ] {
+        let (code, _, err) = pb(dir.path(), &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("schema 'perfbase.result/v2' is not perfbase.result/v1"),
+            "{args:?}: {err}"
+        );
+    }
+}
