@@ -32,6 +32,7 @@ pub mod plan;
 mod progress;
 pub mod publish;
 pub mod runner;
+pub mod series;
 pub mod serve;
 pub mod store;
 pub mod terminal;

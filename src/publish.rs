@@ -166,7 +166,7 @@ fn changelog(p: &PageRun<'_>) -> Changelog {
         metrics: vec!["p99".into(), "rps".into()],
         ..Default::default()
     };
-    let trend = crate::trend::stored_series(&mut store, &query).unwrap_or_else(|e| {
+    let trend = crate::series::stored_series(&mut store, &query).unwrap_or_else(|e| {
         errln!("perfbase: page: no history: {e}");
         Vec::new()
     });

@@ -8,7 +8,7 @@ use perfbase_analysis::changepoint::Settings;
 use perfbase_analysis::trend::{check, metric_info, series, RunValues, SeriesKey, METRICS};
 use perfbase_core::trend::{Better, Series, Trend, TrendCheck, TREND_SCHEMA};
 use perfbase_report::trend as report;
-use perfbase_store::{TrendPoint, TrendQuery, TrendRun};
+use perfbase_store::TrendQuery;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -123,73 +123,7 @@ fn read_store(
     };
     let mut store = crate::store::open(o)?;
     let (runs, points) = store.trend(&q).map_err(|e| bad_input(e.to_string()))?;
-    Ok(group(&runs, points))
-}
-
-/// The analysed series of a selection, at the default settings (the baselines page's history).
-pub fn stored_series(
-    store: &mut perfbase_store::Store,
-    q: &TrendQuery,
-) -> Result<Vec<Series>, perfbase_store::StoreError> {
-    let (runs, points) = store.trend(q)?;
-    Ok(group(&runs, points)
-        .into_iter()
-        .map(|(key, runs)| series(&key, runs, &Settings::default()))
-        .collect())
-}
-
-fn group(runs: &[TrendRun], points: Vec<TrendPoint>) -> Vec<(SeriesKey, Vec<RunValues>)> {
-    let by_id: BTreeMap<i64, &TrendRun> = runs.iter().map(|r| (r.id, r)).collect();
-    let mut order: Vec<(String, String, String)> = Vec::new();
-    let mut values: BTreeMap<(String, String, String, String), Vec<RunValues>> = BTreeMap::new();
-    for p in points {
-        let Some(run) = by_id.get(&p.run) else {
-            continue;
-        };
-        let place = (p.plan.clone(), p.scenario.clone(), p.step.clone());
-        if !order.contains(&place) {
-            order.push(place);
-        }
-        let list = values
-            .entry((p.plan, p.scenario, p.step, p.metric))
-            .or_default();
-        match list.last_mut() {
-            Some(last) if last.run == p.run => last.values.push(p.value),
-            _ => list.push(RunValues {
-                run: p.run,
-                at: run.started_at.clone(),
-                values: vec![p.value],
-                labels: run
-                    .labels
-                    .iter()
-                    .chain(&run.source)
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-                env: run.env.clone(),
-            }),
-        }
-    }
-    let mut out = Vec::new();
-    for (plan, scenario, step) in order {
-        for metric in METRICS {
-            let k = (
-                plan.clone(),
-                scenario.clone(),
-                step.clone(),
-                (*metric).to_string(),
-            );
-            if let Some(runs) = values.remove(&k) {
-                let key = SeriesKey {
-                    plan: k.0,
-                    scenario: k.1,
-                    step: k.2,
-                    metric: k.3,
-                };
-                out.push((key, runs));
-            }
-        }
-    }
-    out
+    Ok(crate::series::group(&runs, points))
 }
 
 /// `--series FILE`: one `{"name": …, "values": […]}` per line, each value one run.
