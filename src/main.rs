@@ -21,10 +21,12 @@ fn main() {
     std::process::exit(code);
 }
 
-/// One line on stderr, every URL in it redacted (a message may quote what the user wrote).
+/// One line on stderr, every URL in it and every secret perfbase sent redacted (a message may
+/// quote what the user wrote, or what a server echoed).
 /// Not eprintln!: a closed stderr must not turn an error into a panic.
 fn fail(msg: &str, exit: Exit) -> i32 {
-    let msg = perfbase_core::redact::text(msg);
+    use perfbase_core::redact;
+    let msg = redact::text(&redact::known(msg));
     let _ = writeln!(std::io::stderr().lock(), "perfbase: error: {msg}");
     exit.code()
 }

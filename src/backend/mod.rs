@@ -137,7 +137,15 @@ impl Backend {
 
     /// Builds the driver and drops it: a bad URL or option is an error before any load.
     pub fn validate(&self) -> Result<(), String> {
+        self.remember_secrets();
         self.inner().validate()
+    }
+
+    /// Remembers the secrets its URL carries (a password, a token parameter), so that a
+    /// server echoing one never gets it into a sample or a message. Headers and tokens are
+    /// remembered where the drivers read them.
+    fn remember_secrets(&self) {
+        perfbase_core::redact::remember_url(&self.server_url());
     }
 
     /// Runs `specs` with this backend's driver, after its set-up; input errors start with
@@ -150,6 +158,7 @@ impl Backend {
         interrupt: Arc<AtomicBool>,
         observer: &mut dyn Observer,
     ) -> Result<Ran, AppError> {
+        self.remember_secrets();
         self.inner().run(RunArgs {
             context,
             cfg,
@@ -171,6 +180,7 @@ impl Backend {
 
     /// Product and version as the server reports them, or why they are not known.
     pub fn server_version(&self) -> String {
+        self.remember_secrets();
         match self.inner().server_version() {
             Ok(v) => v,
             Err(e) => format!("not reported: {}", perfbase_core::redact::text(&e)),

@@ -24,6 +24,27 @@ pub enum TokenSource {
 impl TokenSource {
     /// The token, or what to do to give one.
     pub fn read(&self) -> Result<Token, String> {
+        let token = self.read_any()?;
+        if token.is_malformed() {
+            return Err(format!(
+                "the Vault token from {} holds a line break or another control character \
+                 inside it, so it cannot be sent in a header (the token is not shown); keep \
+                 the token alone on one line",
+                self.origin()
+            ));
+        }
+        Ok(token)
+    }
+
+    /// Where the token comes from, in words.
+    fn origin(&self) -> String {
+        match self {
+            TokenSource::Env(name) => name.clone(),
+            TokenSource::File(path) => format!("the file {}", path.display()),
+        }
+    }
+
+    fn read_any(&self) -> Result<Token, String> {
         match self {
             TokenSource::Env(name) => std::env::var(name)
                 .ok()

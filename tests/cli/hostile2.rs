@@ -250,3 +250,207 @@ fn a_result_of_another_schema_is_refused_by_name() {
         );
     }
 }
+
+/// `GET path` to `addr` over a fresh connection: the response's body.
+fn get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.split_once("\r\n\r\n").map_or("", |b| b.1).to_string()
+}
+
+/// A `perfbase serve` stopped with Ctrl-C at the end, or killed when a test fails first (it
+/// holds the test's stderr: left running, it would keep the test run waiting).
+struct Served(Option<std::process::Child>);
+
+impl Served {
+    fn stop(mut self) {
+        if let Some(child) = self.0.take() {
+            interrupt(child);
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Requests the reference service at `addr` has answered.
+fn answered(addr: &str) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(&get(addr, "/stats")).unwrap();
+    v["requests"].as_u64().unwrap()
+}
+
+/// Item 4: a corpus value or a literal path holding CR LF was written raw into the request
+/// line, so one counted request sent a header and a second request to the server. Now the
+/// path and its values are percent-encoded (HTTP/1.1 and HTTP/2 alike): the server answers
+/// exactly the requests counted. A corpus or a literal value that would split a header is
+/// refused at exit 2, naming the corpus and its row but never the value.
+#[test]
+fn plan_values_cannot_split_a_request() {
+    let _g = serial();
+    let (child, line) = serve(&[]);
+    let server = Served(Some(child));
+    let addr = line.trim().rsplit("http://").next().unwrap().to_string();
+    let dir = tmp();
+    let plan = |http2: bool, extra: &str| {
+        format!(
+            "[targets.svc]\nurl = \"http://{addr}\"\nhttp2 = {http2}\n\
+             [corpora.v]\nvalues = [\"k HTTP/1.1\\r\\nX-Smuggled: 1\\r\\n\\r\\nGET /health\", \"a b#c\"]\n\
+             pick = \"sequential\"\n\
+             [workloads.w]\ntarget = \"svc\"\nok_status = [404]\n{extra}\n\
+             [[scenarios]]\nname = \"s\"\nworkload = \"w\"\nconcurrency = 1\nrequests = 10\n"
+        )
+    };
+    for http2 in [false, true] {
+        for path in [
+            "path = \"/lookup/{{v}}\"",
+            "path = \"/lookup/x y\\r\\nX-Evil: 1#z\"",
+        ] {
+            let before = answered(&addr);
+            let r = run_plan_with(dir.path(), &plan(http2, path), |c| {
+                c.arg("--no-store");
+            });
+            assert_eq!(r.code(), 0, "{path}: {}", r.stderr());
+            let after = answered(&addr);
+            // The /stats request before is counted once it is answered: one more than the 10.
+            assert_eq!(
+                after - before,
+                11,
+                "http2 {http2}, {path}: the server saw more requests"
+            );
+            let v = r.json();
+            assert_eq!(v["requests"], 10, "{v}");
+            assert_eq!(v["status"]["404"], 10, "{v}");
+        }
+    }
+    server.stop();
+
+    // A value that would split a header: the corpus's row, not the value, in the message.
+    let r = run_plan_with(
+        dir.path(),
+        &plan(false, "headers = { X-Key = \"{{v}}\" }"),
+        |_| {},
+    );
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("corpus 'v', value 1: it fills a header"),
+        "{}",
+        r.stderr()
+    );
+    assert!(!r.stderr().contains("Smuggled"), "{}", r.stderr());
+    let r = run_plan_with(
+        dir.path(),
+        &plan(false, "headers = { X-Key = \"a\\r\\nX-Smuggled: s3cr3t\" }"),
+        |_| {},
+    );
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("workloads.w.headers.X-Key: the value has a line break"),
+        "{}",
+        r.stderr()
+    );
+    assert!(!r.stderr().contains("s3cr3t"), "{}", r.stderr());
+}
+
+/// Items 5 and 6: a server whose error body echoes the request head put the Vault token into
+/// the error message; a token file of two lines printed the token in the "invalid header"
+/// error. Every secret perfbase sends is remembered and scrubbed from what a server says, and
+/// a token that cannot be sent is refused without being shown.
+#[test]
+fn a_server_echoing_the_token_never_shows_it() {
+    let echo =
+        perfbase_reference::faulty::spawn_faulty(perfbase_reference::faulty::Fault::EchoHead)
+            .unwrap();
+    let url = format!("http://{}", echo.addr);
+    let token = "hvs.s3cr3t-T0KEN-echoed";
+    // In the load: every answer is a 500 whose message, the echo, is kept as a sample.
+    let (code, text, v) = pb_env(
+        &["vault", &url, "-w", "health", "-n", "5"],
+        &[("VAULT_TOKEN", token)],
+    );
+    assert_eq!(code, 3, "no request succeeded: {text}");
+    assert!(
+        v["error_samples"]
+            .to_string()
+            .contains("cannot handle the request"),
+        "the server's echo is kept: {v}"
+    );
+    assert!(
+        !text.contains("s3cr3t") && !v.to_string().contains("s3cr3t"),
+        "{text} {v}"
+    );
+    // Before the load: the error that stops the run quotes the echo.
+    let (code, text, _) = pb_env(
+        &["vault", &url, "-w", "encrypt", "-n", "5"],
+        &[("VAULT_TOKEN", token)],
+    );
+    assert_ne!(code, 0, "{text}");
+    assert!(
+        text.contains("cannot handle the request"),
+        "the server's echo is shown: {text}"
+    );
+    assert!(!text.contains("s3cr3t"), "{text}");
+    // HTTP: a bearer token in -H, a key in the query, both echoed in samples they never reach.
+    let (code, text, v) = pb_env(
+        &[
+            "http",
+            &format!("{url}/?sig=abcdef123&n=1"),
+            "-H",
+            "Authorization: Bearer s3cr3t-bearer",
+            "-H",
+            "Ocp-Apim-Subscription-Key: s3cr3t-key",
+            "-n",
+            "5",
+        ],
+        &[],
+    );
+    assert_eq!(code, 3, "{text}");
+    for secret in ["s3cr3t", "abcdef123"] {
+        assert!(!text.contains(secret), "{text}");
+        assert!(!v.to_string().contains(secret), "{v}");
+    }
+    echo.stop();
+
+    // A token with a line break inside, from a file or the environment.
+    let dir = tmp();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "hvs.s3cr3t-line1\nsecond-line\n").unwrap();
+    let (code, text, _) = pb_env(
+        &[
+            "vault",
+            "http://127.0.0.1:1",
+            "--token-file",
+            file.to_str().unwrap(),
+            "-n",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("holds a line break"), "{text}");
+    assert!(!text.contains("s3cr3t"), "{text}");
+    let (code, text, _) = pb_env(
+        &["vault", "http://127.0.0.1:1", "-n", "1"],
+        &[("VAULT_TOKEN", "hvs.s3cr3t\r\nX-Evil: 1")],
+    );
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains("from VAULT_TOKEN holds a line break"),
+        "{text}"
+    );
+    assert!(!text.contains("s3cr3t"), "{text}");
+}

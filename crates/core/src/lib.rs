@@ -20,6 +20,7 @@ pub mod monitor;
 pub mod nan;
 pub mod omission;
 pub mod outcome;
+pub mod percent;
 pub mod recorder;
 pub mod redact;
 pub mod result;

@@ -253,9 +253,10 @@ impl Recorder {
     }
 
     fn sample(&mut self, class: Class, message: &str, count: u64) {
-        // A server writes what it likes: no escape sequence of its reaches a terminal, a
-        // report or the store.
-        let message = crate::redact::printable(message);
+        // A server writes what it likes: no secret perfbase sent and it echoed, and no
+        // escape sequence of its, reaches a terminal, a report or the store.
+        let scrubbed = crate::redact::known(message);
+        let message = crate::redact::printable(&scrubbed);
         let message = message.as_ref();
         if let Some(s) = self
             .samples

@@ -160,6 +160,22 @@ impl Corpus {
         })
     }
 
+    /// The first value holding a byte `bad` refuses, as (index, value), or none. A pattern's
+    /// values differ only by their number, so its parts are what is checked. (Misses are
+    /// `perfbase-miss-N`: always safe.)
+    pub fn find_value(&self, bad: impl Fn(u8) -> bool) -> Option<(u64, String)> {
+        match &self.values {
+            Values::List(v) => v
+                .iter()
+                .position(|x| x.bytes().any(&bad))
+                .map(|i| (i as u64, v[i].clone())),
+            Values::Pattern { parts, .. } => parts
+                .iter()
+                .any(|p| p.bytes().any(&bad))
+                .then(|| (0, self.values.get(0))),
+        }
+    }
+
     /// Appends op `op`'s value to `out`.
     pub fn write(&self, op: u64, out: &mut Vec<u8>) {
         if self.misses > 0.0 && unit(op, self.salt ^ 0x6d69_7373) < self.misses {
@@ -181,11 +197,12 @@ impl Corpus {
     }
 }
 
-/// A piece of a template: literal bytes, or a corpus to draw from.
+/// A piece of a template: literal bytes, or a corpus to draw from (its value percent-encoded
+/// where it could not stand in a request target, when `target` is set).
 #[derive(Debug, Clone)]
 enum Piece {
     Literal(Vec<u8>),
-    Corpus(usize),
+    Corpus { index: usize, target: bool },
 }
 
 /// Text with `{{corpus}}` placeholders, parsed once.
@@ -223,7 +240,10 @@ impl Template {
             if !lit.is_empty() {
                 pieces.push(Piece::Literal(std::mem::take(&mut lit)));
             }
-            pieces.push(Piece::Corpus(idx));
+            pieces.push(Piece::Corpus {
+                index: idx,
+                target: false,
+            });
             rest = &rest[i + 2 + end + 2..];
         }
         lit.extend_from_slice(rest.as_bytes());
@@ -233,6 +253,47 @@ impl Template {
         Ok(Template {
             pieces,
             text: text.to_string(),
+        })
+    }
+
+    /// Literal text, with no placeholder.
+    pub fn literal(text: &str) -> Template {
+        Template {
+            pieces: vec![Piece::Literal(text.as_bytes().to_vec())],
+            text: text.to_string(),
+        }
+    }
+
+    /// The template as an HTTP request target: its literal text, and every value that fills
+    /// it, percent-encoded where a byte could not stand there (a line break would end the
+    /// request line and start a header or a second request; see
+    /// [`perfbase_core::percent::unsafe_in_target`]).
+    pub fn as_target(mut self) -> Template {
+        for p in &mut self.pieces {
+            match p {
+                Piece::Literal(b) => {
+                    let mut encoded = Vec::with_capacity(b.len());
+                    perfbase_core::percent::encode_target(b, &mut encoded);
+                    *b = encoded;
+                }
+                Piece::Corpus { target, .. } => *target = true,
+            }
+        }
+        self
+    }
+
+    /// This template followed by `next`.
+    pub fn then(mut self, next: Template) -> Template {
+        self.pieces.extend(next.pieces);
+        self.text.push_str(&next.text);
+        self
+    }
+
+    /// The corpora (by index) that fill this template's placeholders.
+    pub fn corpora_used(&self) -> impl Iterator<Item = usize> + '_ {
+        self.pieces.iter().filter_map(|p| match p {
+            Piece::Corpus { index, .. } => Some(*index),
+            Piece::Literal(_) => None,
         })
     }
 
@@ -246,7 +307,25 @@ impl Template {
         for p in &self.pieces {
             match p {
                 Piece::Literal(b) => out.extend_from_slice(b),
-                Piece::Corpus(i) => corpora[*i].write(op, out),
+                Piece::Corpus {
+                    index,
+                    target: false,
+                } => corpora[*index].write(op, out),
+                Piece::Corpus {
+                    index,
+                    target: true,
+                } => {
+                    let start = out.len();
+                    corpora[*index].write(op, out);
+                    // Most values need no escape: copy only when one does.
+                    if out[start..]
+                        .iter()
+                        .any(|b| perfbase_core::percent::unsafe_in_target(*b))
+                    {
+                        let value = out.split_off(start);
+                        perfbase_core::percent::encode_target(&value, out);
+                    }
+                }
             }
         }
     }
@@ -350,6 +429,33 @@ mod tests {
             "/a/{{keys"
         );
         assert!(Template::parse("/plain", &c).unwrap().is_literal());
+    }
+
+    #[test]
+    fn a_target_template_encodes_what_could_split_a_request() {
+        let c = vec![Arc::new(
+            Corpus::new(
+                "v",
+                Values::List(vec![
+                    "ok-1".into(),
+                    "x HTTP/1.1\r\nEvil: 1\r\n\r\nGET /s".into(),
+                ]),
+                None,
+                Pick::Sequential,
+                0.0,
+            )
+            .unwrap(),
+        )];
+        let t = Template::parse("/a b/{{v}}#f", &c).unwrap().as_target();
+        assert_eq!(t.render(0, &c), "/a%20b/ok-1%23f");
+        assert_eq!(
+            t.render(1, &c),
+            "/a%20b/x%20HTTP/1.1%0D%0AEvil:%201%0D%0A%0D%0AGET%20/s%23f"
+        );
+        let head = Template::literal("GET ").then(t);
+        assert_eq!(head.render(0, &c), "GET /a%20b/ok-1%23f");
+        assert_eq!(head.corpora_used().collect::<Vec<_>>(), [0]);
+        assert_eq!(c[0].find_value(|b| b == b'\n').map(|(i, _)| i), Some(1));
     }
 
     #[test]

@@ -48,6 +48,10 @@ pub enum Fault {
         stall: Duration,
         offset: Duration,
     },
+    /// Answers every request with `500` and a JSON error body that quotes the request head
+    /// it read, headers and all, as some proxies' and frameworks' error pages do: a server
+    /// that echoes back whatever secret the client sent.
+    EchoHead,
 }
 
 /// When the rest of a stall ends, for a request read `since_first` after the first one.
@@ -132,11 +136,16 @@ struct Conn {
 impl Conn {
     /// Read one request head, through its blank line. `Ok(false)` on end of stream.
     async fn read_head(&mut self) -> io::Result<bool> {
+        Ok(self.take_head().await?.is_some())
+    }
+
+    /// Read one request head, through its blank line, and return it. `None` at the end of
+    /// the stream.
+    async fn take_head(&mut self) -> io::Result<Option<Vec<u8>>> {
         let mut searched = 0;
         loop {
             if let Some(pos) = find_blank_line(&self.buf[searched..]) {
-                self.buf.drain(..searched + pos + 4);
-                return Ok(true);
+                return Ok(Some(self.buf.drain(..searched + pos + 4).collect()));
             }
             if self.buf.len() > MAX_HEAD {
                 return Err(io::Error::new(
@@ -149,7 +158,7 @@ impl Conn {
             let mut chunk = [0u8; 4096];
             let n = self.stream.read(&mut chunk).await?;
             if n == 0 {
-                return Ok(false);
+                return Ok(None);
             }
             self.buf.extend_from_slice(&chunk[..n]);
         }
@@ -168,6 +177,20 @@ impl Conn {
         let _ = tokio::time::timeout(LINGER_DRAIN, drain).await;
         Ok(())
     }
+}
+
+/// `text` as the inside of a JSON string.
+fn json_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn find_blank_line(buf: &[u8]) -> Option<usize> {
@@ -273,6 +296,20 @@ async fn handle(fault: Fault, stream: TcpStream, first: &OnceLock<Instant>) -> i
             stall,
             offset,
         } => stalls(&mut conn, first, (period, stall, offset)).await?,
+        Fault::EchoHead => {
+            while let Some(head) = conn.take_head().await? {
+                let body = format!(
+                    "{{\"errors\":[\"cannot handle the request: {}\"]}}",
+                    json_escaped(&String::from_utf8_lossy(&head))
+                );
+                let answer = format!(
+                    "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n\
+                     Content-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                conn.stream.write_all(answer.as_bytes()).await?;
+            }
+        }
         Fault::CloseAfter(n) => {
             let mut answered = 0;
             while conn.read_head().await? {

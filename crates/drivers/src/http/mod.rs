@@ -17,7 +17,9 @@ mod response;
 pub mod targets;
 
 pub use conn::TlsOptions;
-pub use request::{is_token, BodySpec, HttpOptions, HttpVersion, RequestSpec, Target};
+pub use request::{
+    is_token, unsafe_in_header, BodySpec, HttpOptions, HttpVersion, RequestSpec, Target,
+};
 pub use response::parse_response;
 pub use targets::{parse_targets, TargetsError};
 
@@ -58,7 +60,7 @@ pub enum HttpError {
     #[error("invalid method '{0}': use a token such as GET, POST or PURGE")]
     Method(String),
     /// A header name or value that cannot be sent.
-    #[error("invalid header '{0}': use 'Name: value' with a token name and no line breaks")]
+    #[error("invalid header {0}")]
     Header(String),
     /// Nothing to send.
     #[error("no targets to load")]

@@ -183,20 +183,39 @@ pub fn is_token(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
-fn check_header(name: &str, value: &str) -> Result<(), HttpError> {
-    if is_token(name) && !value.contains(['\r', '\n']) {
-        Ok(())
-    } else {
-        Err(HttpError::Header(format!("{name}: {value}")))
-    }
+/// Whether byte `b` may not stand in a header value: a control other than tab (CR and LF
+/// would end the header and start another, or a second request; NUL is refused by servers).
+pub fn unsafe_in_header(b: u8) -> bool {
+    (b < b' ' && b != b'\t') || b == 0x7f
 }
 
-/// The request line and header lines of a request, without Content-Length and the blank line
-/// that ends the head: shared by fixed targets and templates, so both send the same headers.
-/// Returns the text and whether the caller set Content-Length itself.
-fn head_lines(
+/// A header that can be sent as written, or why not. The value is never quoted in the error:
+/// a token read with a stray line break is still a token. A secret-named header's value is
+/// remembered, so that a server echoing it back never gets it into a sample.
+fn check_header(name: &str, value: &str) -> Result<(), HttpError> {
+    if !is_token(name) {
+        return Err(HttpError::Header(format!(
+            "'{}': the name is not a token (letters, digits and !#$%&'*+-.^_`|~)",
+            perfbase_core::redact::printable(name)
+        )));
+    }
+    if value.bytes().any(unsafe_in_header) {
+        return Err(HttpError::Header(format!(
+            "'{name}': its value holds a line break or another control character (the value \
+             is not shown)"
+        )));
+    }
+    if perfbase_core::redact::is_secret_name(name) {
+        perfbase_core::redact::remember(value);
+    }
+    Ok(())
+}
+
+/// The header lines of a request after its request line, without Content-Length and the
+/// blank line that ends the head: shared by fixed targets and templates, so both send the
+/// same headers. Returns the text and whether the caller set Content-Length itself.
+fn header_lines(
     method: &str,
-    path: &str,
     host: &str,
     own: &[(String, String)],
     o: &HttpOptions,
@@ -209,7 +228,7 @@ fn head_lines(
             .chain(o.headers.iter())
             .any(|(n, _)| n.eq_ignore_ascii_case(name))
     };
-    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    let mut head = String::new();
     if !has("host") {
         head.push_str(&format!("Host: {host}\r\n"));
     }
@@ -244,7 +263,9 @@ impl Prepared {
             path.push('?');
             path.push_str(q);
         }
-        let (mut head, user_length) = head_lines(&t.method, &path, &host, &t.headers, o)?;
+        let (headers, user_length) = header_lines(&t.method, &host, &t.headers, o)?;
+        // The URL parser has encoded the path already.
+        let mut head = format!("{} {path} HTTP/1.1\r\n{headers}", t.method);
         let (is_head, idempotent, length_always) = method_flags(&t.method);
         if (!t.body.is_empty() || length_always) && !user_length {
             head.push_str(&format!("Content-Length: {}\r\n", t.body.len()));
@@ -367,6 +388,24 @@ pub(crate) struct Templated {
     corpora: Vec<Arc<Corpus>>,
 }
 
+/// Refuses a corpus that fills a header with a value a header cannot hold (a line break
+/// would end it and add another: the request would no longer be the one counted).
+fn refuse_breaking_values(headers: &Template, corpora: &[Arc<Corpus>]) -> Result<(), HttpError> {
+    for i in headers.corpora_used() {
+        let c = &corpora[i];
+        if let Some((row, _)) = c.find_value(unsafe_in_header) {
+            return Err(HttpError::Template(format!(
+                "corpus '{}', value {}: it fills a header and holds a line break or another \
+                 control character, which would end the header and add another; remove it from \
+                 the corpus, or use the corpus in the path or body instead",
+                c.name,
+                row + 1
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl Templated {
     pub(crate) fn build(
         specs: &[RequestSpec],
@@ -377,9 +416,18 @@ impl Templated {
         let mut requests = Vec::with_capacity(specs.len());
         for spec in specs {
             let host = authority(&spec.base)?;
-            let path = spec.request_path();
-            let (head, user_length) = head_lines(&spec.method, &path, &host, &spec.headers, o)?;
-            let head = Template::parse(&head, &corpora).map_err(HttpError::Template)?;
+            let template =
+                |text: &str| Template::parse(text, &corpora).map_err(HttpError::Template);
+            let (headers, user_length) = header_lines(&spec.method, &host, &spec.headers, o)?;
+            let headers = template(&headers)?;
+            refuse_breaking_values(&headers, &corpora)?;
+            // A plan's path and the values that fill it are percent-encoded where they could
+            // not stand in a request line: a space, a '#' or a line break from a corpus row
+            // would end the line, add a header or start a second request.
+            let head = Template::literal(&format!("{} ", spec.method))
+                .then(template(&spec.request_path())?.as_target())
+                .then(Template::literal(" HTTP/1.1\r\n"))
+                .then(headers);
             let body = match &spec.body {
                 Some(BodySpec::Text(t)) => Some(TemplateBody::Text(
                     Template::parse(t, &corpora).map_err(HttpError::Template)?,

@@ -70,7 +70,15 @@ impl Token {
     /// when it is empty.
     pub fn new(text: &str) -> Option<Token> {
         let t = text.trim();
+        // Remembered, so a server that echoes it back never gets it into a sample.
+        perfbase_core::redact::remember(t);
         (!t.is_empty()).then(|| Token(t.into()))
+    }
+
+    /// Whether the token holds a line break or another control character: it cannot be
+    /// sent in a header (the usual cause is a file of two lines).
+    pub fn is_malformed(&self) -> bool {
+        self.0.bytes().any(crate::http::unsafe_in_header)
     }
 
     pub(crate) fn expose(&self) -> &str {

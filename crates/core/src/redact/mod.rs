@@ -4,6 +4,9 @@
 /// What a redacted value is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
+mod known;
+pub use known::{forget_all, known, remember, remember_url};
+
 /// Header names whose values are always secret.
 const SECRET_HEADERS: &[&str] = &[
     "authorization",
@@ -24,9 +27,15 @@ const SECRET_PARTS: &[&str] = &[
     "session",
     "credential",
     "signature",
+    "passphrase",
+    "private",
+];
+/// Whole words of a name that mark a secret: too short to look for inside other words
+/// (`key` is in `monkey`, `sid` in `inside`), so only a word of their own counts.
+const SECRET_WORDS: &[&str] = &[
+    "key", "sig", "jwt", "code", "sid", "pass", "pwd", "otp", "sas", "hmac",
 ];
 
-/// Whether a header (or query parameter) name carries a secret.
 /// Text from outside (a server's error body, a file name) made safe to print: every control
 /// character, ESC, BEL, NUL, CR, LF, DEL and the C1 range included, is written as a visible
 /// escape (`\x1b`, `\u{9b}`), so it can neither move the cursor, recolour nor retitle a
@@ -48,10 +57,17 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Whether a header (or query parameter) name carries a secret: a credential header, a name
+/// holding one of [`SECRET_PARTS`], or a name with one of [`SECRET_WORDS`] as a whole word
+/// between `-`, `_` or `.` (`X-Api-Jwt`, `Ocp-Apim-Subscription-Key`, `access_key`, `sig`).
 pub fn is_secret_name(name: &str) -> bool {
     // Trimmed: ` Authorization` from a sloppy header line is still Authorization.
     let lower = name.trim().to_ascii_lowercase();
-    SECRET_HEADERS.contains(&lower.as_str()) || SECRET_PARTS.iter().any(|p| lower.contains(p))
+    SECRET_HEADERS.contains(&lower.as_str())
+        || SECRET_PARTS.iter().any(|p| lower.contains(p))
+        || lower
+            .split(['-', '_', '.'])
+            .any(|word| SECRET_WORDS.contains(&word))
 }
 
 /// `Name: value` with the value redacted when the name is secret.
