@@ -98,9 +98,10 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         ),
         None => out!("{}", perfbase_report::terminal::render(&merged)),
     }
+    let mut lost = false;
     if let (true, Some(id)) = (a.save, &a.run_id) {
         let labels = [(MERGED_LABEL.to_string(), id.clone())].into();
-        crate::store::save(o, "merged", &merged, &labels);
+        lost = crate::store::save(o, "merged", &merged, &labels).is_err();
     }
     let offsets: Vec<String> = runs
         .iter()
@@ -129,6 +130,9 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
                 );
             }
         }
+    }
+    if lost {
+        return Ok(Exit::Failed);
     }
     Ok(Exit::of(&merged, study.is_none_or(|s| s.passed)))
 }

@@ -34,15 +34,22 @@ pub fn open(o: &StoreOptions) -> Result<Store, AppError> {
     })
 }
 
-/// Saves `result`; on failure writes it to a file next to the store instead. Returns the id.
+/// A result neither the store nor the file beside it could take (a full disk, a read-only
+/// folder). It has been printed on standard output, the last place left, and the command
+/// must exit 4: it did not keep what it measured.
+#[derive(Debug)]
+pub struct Lost;
+
+/// Saves `result`; on failure writes it to a file next to the store instead. Returns the id
+/// (none when no store is used or the file took it), or [`Lost`].
 pub fn save(
     o: &StoreOptions,
     kind: &str,
     result: &RunResult,
     more: &BTreeMap<String, String>,
-) -> Option<i64> {
+) -> Result<Option<i64>, Lost> {
     if o.disabled {
-        return None;
+        return Ok(None);
     }
     let mut labels: BTreeMap<String, String> = more.clone();
     labels.extend(o.labels.iter().cloned());
@@ -53,7 +60,7 @@ pub fn save(
                 "perfbase: saved as run {id} in {}",
                 perfbase_store::redact_location(&o.location)
             );
-            Some(id)
+            Ok(Some(id))
         }
         Err(e) => {
             let fallback = fallback_path(&o.location);
@@ -63,22 +70,41 @@ pub fn save(
                 .unwrap_or(Ok(()))
                 .and_then(|_| perfbase_report::json::write_atomic(&fallback, result));
             match written {
-                Ok(()) => errln!(
-                    "perfbase: warning: the store could not save this run ({e}); it was written to {} instead",
-                    fallback.display()
-                ),
-                Err(w) => errln!("perfbase: warning: the store could not save this run ({e}), nor {}: {w}", fallback.display()),
+                Ok(()) => {
+                    errln!(
+                        "perfbase: warning: the store could not save this run ({e}); it was written to {} instead",
+                        fallback.display()
+                    );
+                    Ok(None)
+                }
+                Err(w) => {
+                    errln!(
+                        "perfbase: error: the store could not save this run ({e}), nor {}: {w}; \
+                         the result follows on standard output, the last place left",
+                        fallback.display()
+                    );
+                    last_resort(result);
+                    Err(Lost)
+                }
             }
-            None
         }
     }
+}
+
+/// Prints `result` as its JSON on standard output: nothing measured is lost while a
+/// terminal or a pipe can still take it.
+fn last_resort(result: &RunResult) {
+    use std::io::Write as _;
+    let text = serde_json::to_string_pretty(result).unwrap_or_default();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|_| out.flush());
 }
 
 /// A store location that can only be wrong, refused before any load: a device, a FIFO or a
 /// socket (`--store /dev/null` would have left the run in `/dev/unsaved-….json`). A file, a
 /// folder (the unsaved run then goes inside it), a path still to be created or a URL pass.
 pub fn check_location(location: &str) -> Result<(), AppError> {
-    if location.contains("://") {
+    if perfbase_store::is_postgres_url(location) || location.contains("://") {
         return Ok(());
     }
     match std::fs::metadata(location) {
@@ -92,7 +118,7 @@ pub fn check_location(location: &str) -> Result<(), AppError> {
 }
 
 fn fallback_path(location: &str) -> PathBuf {
-    let dir = if location.contains("://") {
+    let dir = if perfbase_store::is_postgres_url(location) || location.contains("://") {
         PathBuf::from(".perfbase")
     } else if Path::new(location).is_dir() {
         // `--store` named a folder (no SQLite file): the unsaved run goes into it.

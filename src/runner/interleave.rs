@@ -71,15 +71,16 @@ pub(super) fn run_group(
     let mut orders = Orders::new(seed ^ (group[0] as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut blocks: Vec<Vec<usize>> = Vec::new();
     loop {
+        let stopped = state.stopped(interrupt);
         let wanting: Vec<usize> = (0..runs.len())
-            .filter(|&i| runs[i].wants_more(state.interrupted))
+            .filter(|&i| runs[i].wants_more(stopped))
             .collect();
         if wanting.is_empty() {
             break;
         }
         let order = orders.next(&wanting, blocks.last());
         for &i in &order {
-            if state.interrupted {
+            if state.stopped(interrupt) {
                 break;
             }
             runs[i].repetition(o, state, monitor, interrupt)?;

@@ -134,7 +134,7 @@ pub fn run(
     let mut studied: Vec<(usize, ScenarioStudy)> = Vec::new();
     let mut interleaved = Vec::new();
     for group in interleave::groups(plan) {
-        if state.interrupted {
+        if state.stopped(&interrupt) {
             break;
         }
         if let [k] = group[..] {
@@ -153,13 +153,14 @@ pub fn run(
     let scenarios: Vec<ScenarioStudy> = studied.into_iter().map(|(_, s)| s).collect();
     let mut checks = Vec::new();
     for c in &plan.checks {
-        if state.interrupted {
+        if state.stopped(&interrupt) {
             break;
         }
         let judged =
             scenario::run_check(plan, c, o, &mut state, &before.monitor, interrupt.clone());
         checks.extend(judged?);
     }
+    state.stopped(&interrupt);
     finish(o, state, before, (scenarios, checks, interleaved))
 }
 
@@ -263,7 +264,8 @@ fn finish(
         .as_ref()
         .map(|n| crate::noise::after(n, state.monitor.as_ref()));
     let result = state.save(Some(&study))?;
-    let run_id = crate::store::save(&o.store, &o.kind, &result, &plan.labels);
+    let saved = crate::store::save(&o.store, &o.kind, &result, &plan.labels);
+    let run_id = saved.as_ref().ok().copied().flatten();
     report::present(plan, o, &state, &result, &study)?;
     if let (Some(spec), Output::Study { dir }, Some(services)) =
         (&plan.page, &o.output, before.services)
@@ -290,7 +292,11 @@ fn finish(
             o.segment
         );
     }
-    let exit = Exit::of(&result, passed);
+    // A result nothing could keep outranks every other outcome: the run is not a baseline.
+    let exit = match saved {
+        Err(crate::store::Lost) => Exit::Failed,
+        Ok(_) => Exit::of(&result, passed),
+    };
     if let Some(why) = exit.explain() {
         errln!("perfbase: {why}");
     }

@@ -123,6 +123,14 @@ pub(super) fn model_of(load: &Load) -> Model {
 }
 
 impl Progressive<'_> {
+    /// Whether the run must stop: a phase ended interrupted, or a signal came since, between
+    /// two phases, where no phase saw it. Either way the run did not finish its plan, and its
+    /// result, everywhere, says so.
+    pub fn stopped(&mut self, interrupt: &std::sync::atomic::AtomicBool) -> bool {
+        self.interrupted |= interrupt.load(std::sync::atomic::Ordering::SeqCst);
+        self.interrupted
+    }
+
     pub fn add(&mut self, scenario: (usize, &str), slot: Option<Slot>, o: &PhaseOutcome) {
         self.total.merge(&o.recorder);
         self.total_elapsed += o.elapsed;
@@ -167,7 +175,14 @@ impl Progressive<'_> {
             }
         }
         match self.path() {
-            Some(path) if !perfbase_report::json::is_stream(&path) => self.save(None).map(drop),
+            Some(path) if !perfbase_report::json::is_stream(&path) => {
+                // Written while the plan is still running: if nothing replaces it (a second
+                // Ctrl-C, a kill), it must not claim to be a whole run.
+                let mut r = self.result(None);
+                r.interrupted = true;
+                perfbase_report::json::write_atomic(&path, &r)
+                    .with_context(|| format!("cannot write the result to {}", path.display()))
+            }
             _ => Ok(()),
         }
     }

@@ -124,7 +124,7 @@ impl<'p> ScenarioRun<'p> {
         let offset = self.slots.len();
         self.slots.extend(slots.iter().copied());
         for run in runs_of(&workloads, &specs, streams) {
-            if state.interrupted {
+            if state.stopped(interrupt) {
                 break;
             }
             let name = &workloads[run.start];
@@ -258,7 +258,7 @@ pub(super) fn run_scenario(
     interrupt: &Arc<AtomicBool>,
 ) -> Result<ScenarioStudy, AppError> {
     let mut run = ScenarioRun::new(k, s);
-    while run.wants_more(state.interrupted) {
+    while !state.stopped(interrupt) && run.wants_more(false) {
         run.repetition(o, state, monitor, interrupt)?;
     }
     Ok(run.finish(state))

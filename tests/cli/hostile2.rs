@@ -454,3 +454,149 @@ fn a_server_echoing_the_token_never_shows_it() {
     );
     assert!(!text.contains("s3cr3t"), "{text}");
 }
+
+/// Item 12: a signal that came between phases, where no phase saw it, left a result that said
+/// `interrupted: false` and exited 0, though the plan had not run. Any run that did not
+/// finish its plan is interrupted: exit 130, and the result file and the store say so.
+#[test]
+fn a_signal_between_phases_marks_the_run_interrupted() {
+    let dir = tmp();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!("{HEAD}concurrency = [1, 2, 3]\nduration = \"1s\"\nrepetitions = 2\n"),
+    )
+    .unwrap();
+    let start = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 4;
+    let out = dir.path().join("out");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .arg("run")
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .args(["-q", "--start-at", &start.to_string()])
+        .env("PERFBASE_STORE", dir.path().join("results.db"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While it waits for its start: after the signal, no phase is started at all.
+    std::thread::sleep(Duration::from_millis(1000));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true, "{v}");
+    let (code, text, _) = pb(dir.path(), &["history"]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("(interrupted)"),
+        "the store says so too: {text}"
+    );
+}
+
+/// Item 13: when neither the store nor the file beside it could take a result (a full disk,
+/// here a store path under a file), the run exited 0 and its measurements were gone. Now it
+/// exits 4, says so, and prints the result's JSON on standard output, the last place left.
+#[test]
+fn a_result_nothing_could_keep_exits_4_and_goes_to_stdout() {
+    let _g = serial();
+    let (child, line) = serve(&[]);
+    let server = Served(Some(child));
+    let url = format!("http://{}/", line.trim().rsplit("http://").next().unwrap());
+    let dir = tmp();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["http", &url, "-n", "5", "--store"])
+        .arg(file.join("results.db"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    server.stop();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("the result follows on standard output"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let json = &stdout[stdout.find('{').unwrap()..stdout.rfind("\n}").unwrap() + 2];
+    let v: serde_json::Value = serde_json::from_str(json).expect("the whole result");
+    assert_eq!(v["requests"], 5, "{v}");
+}
+
+/// Item 9: a libpq connection string as --store became a SQLite file of that name, and the
+/// password was printed in "saved as run 1 in …". It is a PostgreSQL store now, and its
+/// password never shows, whether it opens or not.
+#[test]
+fn a_libpq_connection_string_is_a_postgres_store() {
+    let dir = tmp();
+    let conninfo = "host=127.0.0.1 port=1 dbname=perf user=pb password=s3cr3t-pw connect_timeout=2";
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args([
+            "http",
+            "http://127.0.0.1:1/",
+            "-n",
+            "1",
+            "--timeout",
+            "200ms",
+            "--store",
+            conninfo,
+        ])
+        .current_dir(dir.path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("host=127.0.0.1"),
+        "named as the store: {stderr}"
+    );
+    assert!(!stderr.contains("s3cr3t"), "{stderr}");
+    let made: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        made.iter().all(|n| !n.contains("host=")),
+        "no SQLite file of that name: {made:?}"
+    );
+    let Some(pg) = service("PERFBASE_POSTGRES_URL") else {
+        return;
+    };
+    // The same store as the URL, written as a connection string, takes the run.
+    let u = url::Url::parse(&pg).unwrap();
+    let conninfo = format!(
+        "host={} port={} dbname={} user={} password={}",
+        u.host_str().unwrap(),
+        u.port().unwrap_or(5432),
+        u.path().trim_start_matches('/'),
+        u.username(),
+        u.password().unwrap_or("")
+    );
+    let (child, line) = serve(&[]);
+    let server = Served(Some(child));
+    let url = format!("http://{}/", line.trim().rsplit("http://").next().unwrap());
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["http", &url, "-n", "3", "--store", &conninfo])
+        .current_dir(dir.path())
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    server.stop();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("saved as run"), "{stderr}");
+    assert!(stderr.contains("password=[redacted]"), "{stderr}");
+}

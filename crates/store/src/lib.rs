@@ -184,18 +184,48 @@ impl fmt::Display for RunRef {
     }
 }
 
-/// Whether a store location is a PostgreSQL URL (anything else with `://` is refused, and
-/// the rest are SQLite file paths).
+/// Whether a store location is a PostgreSQL database: a `postgres://` or `postgresql://` URL,
+/// or a libpq connection string (`host=127.0.0.1 dbname=perf user=pb password=…`), which
+/// would otherwise have named a SQLite file with the password in its name. Anything else
+/// with `://` is refused, and the rest are SQLite file paths.
 pub fn is_postgres_url(location: &str) -> bool {
     let lower = location.trim_start().to_ascii_lowercase();
-    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://") || is_conninfo(location)
 }
 
-/// A store location fit for messages: a URL's password and secret query parameters
-/// (`password=`) replaced by `[redacted]`; a file path unchanged.
+/// The libpq keywords a connection string starts with.
+const CONNINFO_KEYS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "sslmode",
+    "application_name",
+    "connect_timeout",
+    "options",
+    "service",
+    "target_session_attrs",
+];
+
+/// Whether `location` is a libpq `key=value` connection string: its first word is
+/// `keyword=` for a libpq keyword.
+fn is_conninfo(location: &str) -> bool {
+    let first = location.split_whitespace().next().unwrap_or("");
+    first
+        .split_once('=')
+        .is_some_and(|(k, _)| CONNINFO_KEYS.contains(&k.trim().to_ascii_lowercase().as_str()))
+}
+
+/// A store location fit for messages: a URL's password and secret query parameters, or a
+/// connection string's `password=`, replaced by `[redacted]`; a file path unchanged.
 pub fn redact_location(location: &str) -> String {
     if location.contains("://") {
         perfbase_core::redact::url(location)
+    } else if is_conninfo(location) {
+        perfbase_core::redact::conninfo(location)
     } else {
         location.to_string()
     }
@@ -216,6 +246,15 @@ pub(crate) fn location_secrets(location: &str) -> Vec<String> {
             if let Some((_, pw)) = userinfo.split_once(':') {
                 raw.push(pw.to_string());
             }
+        }
+    }
+    if is_conninfo(location) {
+        // libpq's own reading of the string: quotes and escapes as the server's client sees them.
+        if let Some(pw) = location.parse::<postgres::Config>().ok().and_then(|c| {
+            c.get_password()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+        }) {
+            raw.push(pw);
         }
     }
     if let Some(q) = query {

@@ -270,6 +270,39 @@ mod tests {
         assert_eq!(header_line("\nCookie ", "s=1"), "\nCookie : [redacted]");
         assert_eq!(header_line("X-Auth-Token", "t"), "X-Auth-Token: [redacted]");
         assert_eq!(header_line("Accept", "*/*"), "Accept: */*");
+        // Issue 30, item 11: short words count only as whole words of the name.
+        for secret in [
+            "sig",
+            "key",
+            "jwt",
+            "code",
+            "access_key",
+            "sid",
+            "pass",
+            "X-Api-Jwt",
+            "Ocp-Apim-Subscription-Key",
+            "X-Goog-Api-Key",
+            "X-Amz-Signature",
+            "private_key",
+        ] {
+            assert!(is_secret_name(secret), "{secret}");
+        }
+        for plain in [
+            "monkey",
+            "inside",
+            "compass",
+            "codec",
+            "Accept",
+            "X-Request-Id",
+            "page",
+        ] {
+            assert!(!is_secret_name(plain), "{plain}");
+        }
+        assert_eq!(
+            url("http://127.0.0.1/a?sig=s&key=k&jwt=j&code=c&access_key=a&sid=i&pass=p&n=1"),
+            "http://127.0.0.1/a?sig=[redacted]&key=[redacted]&jwt=[redacted]&code=[redacted]\
+             &access_key=[redacted]&sid=[redacted]&pass=[redacted]&n=1"
+        );
     }
 
     #[test]
