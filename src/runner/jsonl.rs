@@ -21,7 +21,8 @@ impl Jsonl {
         let out: Box<dyn Write + Send> = if path.as_os_str() == "-" {
             Box::new(std::io::stdout())
         } else {
-            Box::new(std::fs::File::create(path)?)
+            // A FIFO with no reader must not hang the run before its first request.
+            Box::new(perfbase_report::json::open_stream(path)?)
         };
         Ok(Jsonl {
             out: Some(out),

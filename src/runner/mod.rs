@@ -263,8 +263,12 @@ fn finish(
         .noise
         .as_ref()
         .map(|n| crate::noise::after(n, state.monitor.as_ref()));
-    let result = state.save(Some(&study))?;
+    let result = state.result(Some(&study));
+    // Stored first: an output that cannot be written (a FIFO nobody reads, a full disk) must
+    // not cost the run its place in the store.
+    let written = state.write(&result);
     let saved = crate::store::save(&o.store, &o.kind, &result, &plan.labels);
+    written?;
     let run_id = saved.as_ref().ok().copied().flatten();
     report::present(plan, o, &state, &result, &study)?;
     if let (Some(spec), Output::Study { dir }, Some(services)) =

@@ -187,16 +187,16 @@ impl Progressive<'_> {
         }
     }
 
-    pub fn save(&self, study: Option<&Study>) -> anyhow::Result<RunResult> {
+    /// Writes the final result `r` and the HDR log where they were asked for.
+    pub fn write(&self, r: &RunResult) -> anyhow::Result<()> {
         if let Some(log) = &self.hdr {
             log.write()?;
         }
-        let r = self.result(study);
         if let Some(path) = self.path() {
-            perfbase_report::json::write_atomic(&path, &r)
+            perfbase_report::json::write_atomic(&path, r)
                 .with_context(|| format!("cannot write the result to {}", path.display()))?;
         }
-        Ok(r)
+        Ok(())
     }
 
     pub fn result(&self, study: Option<&Study>) -> RunResult {

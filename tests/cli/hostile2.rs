@@ -600,3 +600,74 @@ fn a_libpq_connection_string_is_a_postgres_store() {
     assert!(stderr.contains("saved as run"), "{stderr}");
     assert!(stderr.contains("password=[redacted]"), "{stderr}");
 }
+
+/// Item 2: `--json`, `--jsonl` or `--hdr-log` naming a FIFO with no reader blocked the run for
+/// minutes (a plain open waits for a reader), and SIGTERM could not end it. Now an output
+/// waits at most 5 s for its reader, then is refused by name; the run is still stored. With
+/// a reader, the FIFO gets the output as before.
+#[test]
+fn a_fifo_with_no_reader_never_hangs_the_run() {
+    let _g = serial();
+    let (child, line) = serve(&[]);
+    let server = Served(Some(child));
+    let url = format!("http://{}/", line.trim().rsplit("http://").next().unwrap());
+    let dir = tmp();
+    let fifo = dir.path().join("f");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (flag, code) in [("--json", 4), ("--jsonl", 2), ("--hdr-log", 4)] {
+        let started = std::time::Instant::now();
+        let out = Command::cargo_bin("perfbase")
+            .unwrap()
+            .args(["http", &url, "-r", "50", "-d", "1s", flag])
+            .arg(&fifo)
+            .env("PERFBASE_STORE", dir.path().join("results.db"))
+            .timeout(Duration::from_secs(30))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{flag}: {stderr}");
+        assert!(
+            stderr.contains("a FIFO with no reader for 5 s"),
+            "{flag}: {stderr}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{flag}: {:?}",
+            started.elapsed()
+        );
+    }
+    // The two runs that measured were stored all the same.
+    let (_, history, _) = pb(dir.path(), &["history"]);
+    assert_eq!(
+        history.lines().filter(|l| l.contains("http://")).count(),
+        2,
+        "{history}"
+    );
+    // With a reader, the FIFO gets the whole result.
+    let reader = std::process::Command::new("cat")
+        .arg(&fifo)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["http", &url, "-n", "5", "--no-store", "--json"])
+        .arg(&fifo)
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = reader.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&got.stdout).unwrap();
+    assert_eq!(v["requests"], 5);
+    server.stop();
+}

@@ -33,10 +33,58 @@ pub fn write_text_atomic(path: &Path, text: &str) -> std::io::Result<()> {
         return out.write_all(text.as_bytes()).and_then(|_| out.flush());
     }
     if is_stream(path) {
-        let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+        let mut f = open_stream(path)?;
         return f.write_all(text.as_bytes()).and_then(|_| f.flush());
     }
     replace_atomically(&resolve_links(path)?, text)
+}
+
+/// How long a FIFO may go without a reader before its output is given up.
+const READER_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Opens an output for writing (created when missing, truncated when a file) without ever
+/// blocking on a FIFO that has no reader, which a plain open does until one comes: no
+/// signal would then end the run. The open is tried without blocking, every 50 ms, for at
+/// most [`READER_WAIT`]; then the FIFO is refused, naming it. The file is then switched back to
+/// blocking writes, so a slow reader is waited for (a second Ctrl-C still ends the run).
+pub fn open_stream(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    use std::os::unix::io::AsRawFd as _;
+    let fifo = std::fs::metadata(path).is_ok_and(|m| {
+        use std::os::unix::fs::FileTypeExt as _;
+        m.file_type().is_fifo()
+    });
+    let deadline = std::time::Instant::now() + READER_WAIT;
+    let file = loop {
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .create(!fifo)
+            .truncate(!fifo)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path);
+        match opened {
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                if std::time::Instant::now() >= deadline {
+                    return Err(std::io::Error::other(format!(
+                        "{}: a FIFO with no reader for {} s; start its reader first",
+                        path.display(),
+                        READER_WAIT.as_secs()
+                    )));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => break other?,
+        }
+    };
+    // SAFETY: fcntl on a descriptor this function owns; it reads and sets status flags only.
+    unsafe {
+        let fd = file.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(file)
 }
 
 /// Whether `path` is standard output (`-`), a FIFO, a device or a `/dev/fd/N`: written once
