@@ -671,3 +671,36 @@ fn a_fifo_with_no_reader_never_hangs_the_run() {
     assert_eq!(v["requests"], 5);
     server.stop();
 }
+
+/// Item 8: a hostile name went raw into the Markdown report: a link, raw HTML, emphasis, or
+/// (with a `|`) a split table row. Now every outside text is escaped in Markdown as in HTML.
+#[test]
+fn hostile_names_stay_text_in_the_markdown_report() {
+    let _g = serial();
+    let (child, line) = serve(&[]);
+    let server = Served(Some(child));
+    let addr = line.trim().rsplit("http://").next().unwrap().to_string();
+    let dir = tmp();
+    let plan = format!(
+        "[targets.svc]\nurl = \"http://{addr}\"\n[workloads.w]\ntarget = \"svc\"\n\
+         [[scenarios]]\nname = \"[all passed](http://evil.example) <img src=x> *ok* | cell\"\n\
+         workload = \"w\"\nconcurrency = 1\nrequests = 5\n"
+    );
+    let r = run_plan_with(dir.path(), &plan, |c| {
+        c.arg("--no-store");
+    });
+    server.stop();
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(
+        md.contains("\\[all passed](http://evil.example) \\<img src=x> \\*ok\\* \\| cell"),
+        "{md}"
+    );
+    // Everywhere the name shows (summary, heading, findings), escaped.
+    assert_eq!(
+        md.matches("[all passed]").count(),
+        md.matches("\\[all passed]").count(),
+        "{md}"
+    );
+    assert!(md.matches("\\[all passed]").count() >= 2, "{md}");
+}

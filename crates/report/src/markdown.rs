@@ -3,6 +3,7 @@
 //! and the test environment captured at run time.
 
 use crate::study_text::findings;
+use crate::table::{md_code, md_text};
 use crate::{run_tables, study_tables};
 use crate::{thousands, thousands_f};
 use perfbase_analysis::study::{ScenarioStudy, Study};
@@ -42,7 +43,7 @@ fn monitor(out: &mut String, r: &RunResult) {
 pub fn render_run(r: &RunResult) -> String {
     let mut out = String::new();
     let m = &r.measurement;
-    let _ = writeln!(out, "# Run: {}\n", r.target);
+    let _ = writeln!(out, "# Run: {}\n", md_text(&r.target));
     let _ = writeln!(
         out,
         "Measured {} with perfbase {}: {} model{}{}.\n",
@@ -96,7 +97,7 @@ pub fn render_run(r: &RunResult) -> String {
 /// Renders the report of a plan run.
 pub fn render(r: &RunResult, study: &Study) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# Performance study: {}\n", study.plan);
+    let _ = writeln!(out, "# Performance study: {}\n", md_text(&study.plan));
     let _ = writeln!(
         out,
         "Measured {} with perfbase {}{}. Overall: {}.\n",
@@ -120,32 +121,43 @@ pub fn render(r: &RunResult, study: &Study) -> String {
     let _ = writeln!(out, "## Findings\n");
     for s in &study.scenarios {
         for f in findings(s, study) {
-            let _ = writeln!(out, "- **{}**: {f}", s.name);
+            let _ = writeln!(out, "- **{}**: {}", md_text(&s.name), md_text(&f));
         }
     }
     for c in &study.checks {
-        let _ = writeln!(out, "- **check {}**: {}", c.name, verdict(c.passed));
+        let _ = writeln!(
+            out,
+            "- **check {}**: {}",
+            md_text(&c.name),
+            verdict(c.passed)
+        );
     }
     let _ = writeln!(out);
     for s in &study.scenarios {
         scenario(&mut out, r, s, study);
     }
     for k in &study.rankings {
-        let _ = writeln!(out, "## Ranking: {} (by {})\n", k.name, k.by);
+        let _ = writeln!(
+            out,
+            "## Ranking: {} (by {})\n",
+            md_text(&k.name),
+            md_text(&k.by)
+        );
         out.push_str(&crate::compare::render_ranking_of(&k.rows, "scenario"));
         out.push('\n');
     }
     for v in &study.versus {
-        let _ = writeln!(out, "## A vs B: {}\n", v.name);
+        let _ = writeln!(out, "## A vs B: {}\n", md_text(&v.name));
         let _ = writeln!(
             out,
             "Each statistic's mean and variance over each side's runs; B ({}) against A ({}) in percent, resolved by Welch's t-test on the logarithm of the runs' figures at p < 0.05 (with one run on a side, nothing is resolved).\n",
-            v.b_label, v.a_label
+            md_text(&v.b_label),
+            md_text(&v.a_label)
         );
         for step in &v.steps {
-            let _ = writeln!(out, "**{}**\n", step.step);
+            let _ = writeln!(out, "**{}**\n", md_text(&step.step));
             for line in crate::study_text::versus_lines(v, step) {
-                let _ = writeln!(out, "- {line}");
+                let _ = writeln!(out, "- {}", md_text(&line));
             }
             out.push('\n');
         }
@@ -159,13 +171,13 @@ pub fn render(r: &RunResult, study: &Study) -> String {
 /// One scenario's section: what ran, its sweep table, findings, endpoints, repetitions and
 /// thresholds.
 fn scenario(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study) {
-    let _ = writeln!(out, "## Scenario {}\n", s.name);
+    let _ = writeln!(out, "## Scenario {}\n", md_text(&s.name));
     let _ = writeln!(
         out,
         "{} on `{}` (workload `{}`){}.\n",
-        s.kind,
-        s.target,
-        s.workload,
+        md_text(&s.kind),
+        md_code(&s.target),
+        md_code(&s.workload),
         if s.repetitions > 1 {
             format!(", {} repetitions (rows merge them)", s.repetitions)
         } else {
@@ -175,7 +187,7 @@ fn scenario(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study) {
     study_tables::sweep(s).markdown(out);
     let _ = writeln!(out);
     for f in findings(s, study) {
-        let _ = writeln!(out, "- {f}");
+        let _ = writeln!(out, "- {}", md_text(&f));
     }
     if let Some(k) = &s.knee {
         if k.first_bad.is_some() {

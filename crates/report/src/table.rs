@@ -145,7 +145,7 @@ impl Table {
 
     /// GitHub-flavoured Markdown, figures right-aligned; ends with its last row's newline.
     pub fn markdown(&self, out: &mut String) {
-        let head: Vec<String> = self.head.iter().map(|h| md_text(h)).collect();
+        let head: Vec<String> = self.head.iter().map(|h| md_cell_text(h)).collect();
         let _ = writeln!(out, "| {} |", head.join(" | "));
         let rule: Vec<&str> = (0..self.head.len())
             .map(|i| if self.is_words(i) { "---" } else { "---:" })
@@ -186,20 +186,78 @@ impl Table {
     }
 }
 
-/// Markdown text in a cell: a `|` would end the cell early.
-fn md_text(s: &str) -> String {
-    s.replace('|', "\\|")
+/// Text from anywhere (a plan's names, a server's `Server` header, an error body) made inert
+/// in Markdown: every control character escaped as [`perfbase_core::redact::printable`] does
+/// (a line break would split a table row or start a block), and a backslash before each
+/// character that could start markup: `\\`, `` ` ``, `*`, `[` (links and images), `<` and `>`
+/// (raw HTML, autolinks), `|` (a table cell's end), `~` (strike-through), `_` at the edge of a
+/// word (emphasis; inside a word it is inert, so `http_4xx` stays readable) and `&` before a
+/// letter or `#` (an entity).
+pub fn md_text(s: &str) -> String {
+    md_escape(s, true)
+}
+
+/// [`md_text`] for a table cell, where no block starts: `-` stays `-`.
+fn md_cell_text(s: &str) -> String {
+    md_escape(s, false)
+}
+
+fn md_escape(s: &str, line_start: bool) -> String {
+    let s = perfbase_core::redact::printable(s);
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        let spaced = |j: usize| chars.get(j).is_none_or(|c| c.is_whitespace());
+        let word = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        let escape = match c {
+            '\\' | '`' | '*' | '[' | '|' | '~' => true,
+            // A tag or an autolink starts with a letter, '/', '!' or '?' after the '<'.
+            '<' => chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
+            // At the start of a line: a quote; a heading, a list item or a rule when a space
+            // (or nothing) follows.
+            '>' => line_start && i == 0,
+            '#' | '-' | '+' => line_start && i == 0 && spaced(i + 1),
+            // `1. ` or `1) ` at the start: an ordered list item.
+            '.' | ')' => {
+                line_start && i > 0 && chars[..i].iter().all(char::is_ascii_digit) && spaced(i + 1)
+            }
+            '_' => !(word(i.checked_sub(1)) && word(Some(i + 1))),
+            '&' => chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphabetic() || *n == '#'),
+            _ => false,
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Text inside a Markdown code span, where backslashes are literal: control characters
+/// escaped, a backtick (which would end the span) made a quote, and `|` escaped, as GitHub's
+/// tables require even there.
+pub fn md_code(s: &str) -> String {
+    perfbase_core::redact::printable(s)
+        .replace('`', "'")
+        .replace('|', "\\|")
 }
 
 fn md_cell(c: &Cell) -> String {
     let mut text = match c.look {
         // A backtick inside would end the code span early.
-        Look::Code => format!("`{}`", md_text(&c.text).replace('`', "'")),
-        Look::Fail => format!("**{}**", md_text(&c.text)),
-        Look::Plain | Look::Alarm | Look::Pass => md_text(&c.text),
+        Look::Code => format!("`{}`", md_code(&c.text)),
+        Look::Fail => format!("**{}**", md_cell_text(&c.text)),
+        Look::Plain | Look::Alarm | Look::Pass => md_cell_text(&c.text),
     };
     for t in &c.tags {
-        let _ = write!(text, " ({})", md_text(t.text));
+        let _ = write!(text, " ({})", md_cell_text(t.text));
     }
     text
 }
@@ -268,6 +326,27 @@ mod tests {
             "| endpoint | p99 ms | success | verdict |\n|---|---:|---:|---:|\n\
              | `GET /a\\|b'c` | 1.5 | 99.50 % | **FAIL** |\n"
         );
+    }
+
+    #[test]
+    fn markdown_text_is_inert() {
+        // Issue 30, item 8: a hostile name or Server header cannot make a link, an image,
+        // raw HTML, emphasis, a new row or a new block, and plain figures stay readable.
+        assert_eq!(
+            md_text("[click](http://x) ![i](y) <img src=x> *b* _e_ ~~s~~ a|b `c` &amp;"),
+            "\\[click](http://x) !\\[i](y) \\<img src=x> \\*b\\* \\_e\\_ \\~\\~s\\~\\~ a\\|b \\`c\\` \\&amp;"
+        );
+        // The escape's own backslash is escaped: the page shows `\x0a`.
+        assert_eq!(md_text("row\n| x | y |"), "row\\\\x0a\\| x \\| y \\|");
+        assert_eq!(md_cell_text("- x"), "- x");
+        assert_eq!(md_text("# h"), "\\# h");
+        assert_eq!(md_text("> q"), "\\> q");
+        assert_eq!(md_text("1. item"), "1\\. item");
+        assert_eq!(
+            md_text("p < 0.001, http_4xx, 1.5 ms, a-b, x > y, 3 & 4"),
+            "p < 0.001, http_4xx, 1.5 ms, a-b, x > y, 3 & 4"
+        );
+        assert_eq!(md_code("a`b|c\u{1b}"), "a'b\\|c\\x1b");
     }
 
     #[test]

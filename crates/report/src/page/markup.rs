@@ -3,6 +3,7 @@
 //! markup only says how a heading, a paragraph, a list, a table or a block of text looks.
 
 use crate::svg::escape;
+use crate::table::md_text;
 pub use crate::table::Table;
 use std::fmt::Write;
 
@@ -41,12 +42,13 @@ pub enum Block {
 impl Page {
     /// The page as Markdown (GitHub-flavoured tables).
     pub fn markdown(&self) -> String {
-        let mut out = format!("# {}\n\n", self.title);
+        // Every text may hold what a plan or a server wrote: escaped, as the HTML is.
+        let mut out = format!("# {}\n\n", md_text(&self.title));
         for line in &self.intro {
-            let _ = writeln!(out, "{line}  ");
+            let _ = writeln!(out, "{}  ", md_text(line));
         }
         for s in &self.sections {
-            let _ = write!(out, "\n## {}\n", s.title);
+            let _ = write!(out, "\n## {}\n", md_text(&s.title));
             for b in &s.blocks {
                 if matches!(b, Block::Figure { .. }) {
                     continue; // a chart draws a table the Markdown already has
@@ -54,19 +56,29 @@ impl Page {
                 out.push('\n');
                 match b {
                     Block::Heading(h) => {
-                        let _ = writeln!(out, "### {h}");
+                        let _ = writeln!(out, "### {}", md_text(h));
                     }
                     Block::Text(t) => {
-                        let _ = writeln!(out, "{t}");
+                        let _ = writeln!(out, "{}", md_text(t));
                     }
                     Block::List(items) => {
                         for i in items {
-                            let _ = writeln!(out, "- {i}");
+                            let _ = writeln!(out, "- {}", md_text(i));
                         }
                     }
                     Block::Table(t) => t.markdown(&mut out),
                     Block::Code(c) => {
-                        let _ = writeln!(out, "```\n{}\n```", c.trim_end());
+                        // A fence longer than any run of backticks inside, so none ends it.
+                        let fence = "`".repeat(longest_run(c, '`').max(2) + 1);
+                        let _ = writeln!(
+                            out,
+                            "{fence}\n{}\n{fence}",
+                            c.trim_end()
+                                .lines()
+                                .map(perfbase_core::redact::printable)
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        );
                     }
                     Block::Figure { .. } => {}
                 }
@@ -138,6 +150,11 @@ svg.chart .tick{font-size:11px;fill:#57606a}svg.chart .label{font-size:12px;fill
 svg.chart .mark{font-size:11px;font-weight:600}svg.chart .grid{stroke:#eaeef2;stroke-width:1}\
 svg.chart .axis{stroke:#8c959f;stroke-width:1}";
 
+/// The longest run of `c` in `text`.
+fn longest_run(text: &str, c: char) -> usize {
+    text.split(|x| x != c).map(str::len).max().unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,7 +179,7 @@ mod tests {
             }],
         };
         let md = page.markdown();
-        assert!(md.starts_with("# Baselines <dev>\n"), "{md}");
+        assert!(md.starts_with("# Baselines \\<dev>\n"), "{md}");
         assert!(
             md.contains("| step | p99 ms |\n|---|---:|\n| a\\|b | 1.5 |"),
             "{md}"
