@@ -67,13 +67,13 @@ pub fn serve(args: ServeArgs) -> Result<Exit, AppError> {
         ..perfbase_reference::Config::default()
     };
     check_host(&args.host, args.allow_remote)?;
-    let tls = match &args.tls_cert {
+    let cert_out = args.cert_out();
+    let tls = match cert_out {
         Some(path) => {
-            crate::limits::check_output_path(path, "--tls-cert").map_err(bad_input)?;
+            crate::limits::check_output_path(path, "--tls-cert-out").map_err(bad_input)?;
             let made = perfbase_reference::tls::self_signed()
                 .context("cannot make a self-signed certificate")?;
-            std::fs::write(path, &made.cert_pem)
-                .map_err(|e| bad_input(format!("--tls-cert {}: {e}", path.display())))?;
+            write_certificate(path, &made.cert_pem)?;
             Some(made.config)
         }
         None => None,
@@ -93,7 +93,7 @@ pub fn serve(args: ServeArgs) -> Result<Exit, AppError> {
             .context("listening socket has no address")?;
         let scheme = if tls.is_some() { "https" } else { "http" };
         outln!("perfbase reference service listening on {scheme}://{addr}");
-        if let Some(path) = &args.tls_cert {
+        if let Some(path) = cert_out {
             outln!(
                 "  self-signed certificate in {} (perfbase http --cacert {0})",
                 path.display()
@@ -140,4 +140,43 @@ pub fn demo(args: DemoArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let ran = crate::runner::run(&plan, &options, interrupt);
     server.stop();
     ran.map(|(exit, _)| exit)
+}
+
+/// The first line of every certificate `perfbase serve` writes: text before a PEM block is
+/// ignored by PEM readers, and it tells a file this command made (and may replace) from any
+/// other.
+const CERT_MARK: &str = "# self-signed certificate written by perfbase serve (--tls-cert-out)";
+
+/// Writes the certificate to `path` without ever overwriting what `perfbase serve` did not
+/// write: a new file is created exclusively (a symbolic link planted there is not followed);
+/// an existing one is replaced only when it is a regular file that starts with [`CERT_MARK`].
+fn write_certificate(path: &std::path::Path, pem: &str) -> Result<(), AppError> {
+    use std::io::Write as _;
+    let text = format!("{CERT_MARK}\n{pem}");
+    let refuse = |why: String| bad_input(format!("--tls-cert-out {}: {why}", path.display()));
+    match std::fs::symlink_metadata(path) {
+        Err(_) => std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| refuse(e.to_string())),
+        Ok(m) if m.is_file() && ours(path) => {
+            perfbase_report::json::write_text_atomic(path, &text).map_err(|e| refuse(e.to_string()))
+        }
+        Ok(_) => Err(refuse(
+            "exists and was not written by perfbase serve; it is an output, so name a new \
+             file (or remove this one)"
+                .into(),
+        )),
+    }
+}
+
+/// Whether the file at `path` starts with [`CERT_MARK`].
+fn ours(path: &std::path::Path) -> bool {
+    use std::io::Read as _;
+    let mut head = vec![0u8; CERT_MARK.len()];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|_| head == CERT_MARK.as_bytes())
 }

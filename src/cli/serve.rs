@@ -60,9 +60,32 @@ pub struct ServeArgs {
     pub rate_limit: u32,
 
     /// Serve https:// with a self-signed certificate made at start, written to FILE as PEM
-    /// (give it to the client as --cacert FILE)
+    /// (give it to the client as --cacert FILE). FILE is an output: a file that exists is
+    /// replaced only when an earlier `perfbase serve` wrote it
     #[arg(long, value_name = "FILE")]
+    pub tls_cert_out: Option<PathBuf>,
+
+    /// The old spelling of --tls-cert-out, which read like an input (kept for a release)
+    #[arg(
+        long,
+        value_name = "FILE",
+        hide = true,
+        conflicts_with = "tls_cert_out"
+    )]
     pub tls_cert: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    /// Where the certificate goes, warning once when the old spelling named it.
+    pub fn cert_out(&self) -> Option<&PathBuf> {
+        if self.tls_cert.is_some() {
+            errln!(
+                "perfbase: warning: --tls-cert is now --tls-cert-out (the file is written, not \
+                 read); the old spelling will go in a later release"
+            );
+        }
+        self.tls_cert_out.as_ref().or(self.tls_cert.as_ref())
+    }
 }
 
 #[derive(Debug, Args)]

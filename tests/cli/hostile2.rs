@@ -704,3 +704,65 @@ fn hostile_names_stay_text_in_the_markdown_report() {
     );
     assert!(md.matches("\\[all passed]").count() >= 2, "{md}");
 }
+
+/// Item 10: `serve --tls-cert FILE` read like an input and overwrote FILE, following symbolic
+/// links. It is `--tls-cert-out` now (the old spelling warns), and it never overwrites what an
+/// earlier `perfbase serve` did not write.
+#[test]
+fn serve_never_overwrites_a_file_it_did_not_write() {
+    let dir = tmp();
+    let precious = dir.path().join("precious.pem");
+    std::fs::write(&precious, "my own key\n").unwrap();
+    let link = dir.path().join("link.pem");
+    std::os::unix::fs::symlink(&precious, &link).unwrap();
+    for path in [&precious, &link] {
+        let out = Command::cargo_bin("perfbase")
+            .unwrap()
+            .args(["serve", "--port", "0", "--tls-cert-out"])
+            .arg(path)
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("was not written by perfbase serve"),
+            "{stderr}"
+        );
+        assert_eq!(std::fs::read_to_string(&precious).unwrap(), "my own key\n");
+    }
+    // A new file is written; a second serve replaces its own; the old spelling warns.
+    let cert = dir.path().join("cert.pem");
+    for flag in ["--tls-cert-out", "--tls-cert-out", "--tls-cert"] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+            .args(["serve", "--port", "0", flag])
+            .arg(&cert)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        use std::io::BufRead;
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.contains("https://"), "{flag}: {line}");
+        interrupt_keeping(&mut child);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.contains("--tls-cert is now --tls-cert-out"),
+            flag == "--tls-cert",
+            "{stderr}"
+        );
+        assert!(std::fs::read_to_string(&cert)
+            .unwrap()
+            .contains("BEGIN CERTIFICATE"));
+    }
+}
+
+/// Ctrl-C to a child whose output the caller still reads.
+fn interrupt_keeping(child: &mut std::process::Child) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}

@@ -21,7 +21,7 @@ fn serve_prints_its_address_first_and_answers() {
 fn serve_tls_writes_its_certificate_and_answers_https() {
     let dir = tmp();
     let cert = dir.path().join("cert.pem");
-    let (child, line) = serve(&["--tls-cert".as_ref(), cert.as_os_str()]);
+    let (child, line) = serve(&["--tls-cert-out".as_ref(), cert.as_os_str()]);
     let url = line.trim().rsplit(' ').next().unwrap().to_string();
     assert!(url.starts_with("https://127.0.0.1:"), "{line}");
     let r = perfbase(

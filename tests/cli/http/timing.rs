@@ -17,7 +17,7 @@ fn where_a_requests_time_went_connect_tls_waiting_receiving_and_reuse() {
     // Over TLS with keep-alive: each session opens one connection (its TLS handshake
     // counted once), then reuses it.
     let cert = dir.path().join("cert.pem");
-    let (child, line) = serve(&["--tls-cert".as_ref(), cert.as_os_str()]);
+    let (child, line) = serve(&["--tls-cert-out".as_ref(), cert.as_os_str()]);
     let url = line.trim().rsplit(' ').next().unwrap().to_string();
     let r = perfbase(
         &[
