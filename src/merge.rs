@@ -71,10 +71,12 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         }
     };
     check_segments(&runs)?;
+    check_one_run(&runs)?;
     let mut merged = merge_runs(&runs)?;
     let study = match &a.plan {
         Some(path) => {
             let plan = crate::plan::load(path, a.scale).map_err(|e| bad_input(e.to_string()))?;
+            check_plan(&plan, &runs)?;
             Some(crate::runner::rejudge::study_of(&plan, &merged))
         }
         None => None,
@@ -196,6 +198,117 @@ fn check_segments(runs: &[(String, RunResult)]) -> Result<(), AppError> {
             "{noun} {} {verb} missing: each agent's result is needed for an exact merge",
             missing.join(", ")
         )));
+    }
+    Ok(())
+}
+
+/// The plan a result ran, when it ran one.
+fn plan_of(r: &RunResult) -> Option<&str> {
+    r.study.as_ref().map(|s| s.plan.as_str())
+}
+
+/// Refuses results that are not parts of one run: another plan, another protocol, another
+/// load model (as a whole or phase by phase), or a start too far from the others' to be the
+/// same run (agents meet at a barrier or `--start-at`; a run of yesterday is not a segment
+/// of today's). Each refusal names both results and what differs.
+fn check_one_run(runs: &[(String, RunResult)]) -> Result<(), AppError> {
+    let (first_label, first) = &runs[0];
+    let differ = |label: &str, what: &str, a: &str, b: &str| {
+        bad_input(format!(
+            "{first_label} and {label} are not parts of one run: {what} {a} and {b}; merge \
+             the segments one run's agents saved (perfbase merge --run-id ID)"
+        ))
+    };
+    let start = |r: &RunResult| {
+        perfbase_core::clock::parse_time(&r.started_at)
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_secs_f64())
+    };
+    let longest = runs
+        .iter()
+        .map(|(_, r)| r.measurement.duration_s)
+        .fold(0.0, f64::max);
+    for (label, r) in &runs[1..] {
+        if let (Some(a), Some(b)) = (plan_of(first), plan_of(r)) {
+            if a != b {
+                return Err(differ(
+                    label,
+                    "they ran the plans",
+                    &format!("'{a}'"),
+                    &format!("'{b}'"),
+                ));
+            }
+        }
+        if r.protocol != first.protocol {
+            return Err(differ(
+                label,
+                "they loaded with",
+                &first.protocol,
+                &r.protocol,
+            ));
+        }
+        if r.model != first.model {
+            return Err(differ(
+                label,
+                "their load models are",
+                first.model.name(),
+                r.model.name(),
+            ));
+        }
+        for (a, b) in first.phases.iter().zip(&r.phases) {
+            if a.model != b.model {
+                return Err(differ(
+                    label,
+                    &format!("phase '{}' ran the load models", a.name),
+                    a.model.name(),
+                    b.model.name(),
+                ));
+            }
+        }
+        if let (Some(a), Some(b)) = (start(first), start(r)) {
+            let apart = a.max(b) - a.min(b);
+            if apart > longest + START_SLACK_S {
+                return Err(differ(
+                    label,
+                    "they started",
+                    &first.started_at,
+                    &format!(
+                        "{} ({apart:.0} s apart, each ran at most {longest:.0} s)",
+                        r.started_at
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How much later than the longest run one segment may start after another and still be
+/// part of it: agents started without a barrier start seconds apart, not minutes.
+const START_SLACK_S: f64 = 300.0;
+
+/// Refuses `--plan` naming a plan the agents did not run: another name, or scenarios their
+/// phases do not have.
+fn check_plan(plan: &crate::plan::Plan, runs: &[(String, RunResult)]) -> Result<(), AppError> {
+    for (label, r) in runs {
+        if let Some(ran) = plan_of(r).filter(|ran| *ran != plan.name) {
+            return Err(bad_input(format!(
+                "--plan is plan '{}', but {label} ran plan '{ran}': give the plan the agents ran",
+                plan.name
+            )));
+        }
+        for p in &r.phases {
+            if let Some(s) = p.scenario.as_deref() {
+                if !plan.scenarios.iter().any(|x| x.name == s) {
+                    return Err(bad_input(format!(
+                        "--plan '{}' has no scenario '{s}', which {label} ran: give the plan \
+                         the agents ran",
+                        plan.name
+                    )));
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -766,3 +766,85 @@ fn interrupt_keeping(child: &mut std::process::Child) {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 }
+
+/// Item 15: `merge` took anything with segment labels: results of another plan, of unlike
+/// load models, and a `--plan` the agents did not run. Each is refused now, saying why.
+#[test]
+fn merge_refuses_what_is_not_one_run() {
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = |file: &str, name: &str, load: &str| {
+        let path = dir.path().join(file);
+        std::fs::write(
+            &path,
+            format!(
+                "[plan]\nname = \"{name}\"\n[targets.ref]\nurl = \"http://{}\"\n\
+                 [workloads.w]\ntarget = \"ref\"\npath = \"/\"\n[[scenarios]]\nname = \"s\"\n\
+                 workload = \"w\"\n{load}\n",
+                server.addr
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let closed = plan("a.toml", "a", "concurrency = 2\nrequests = 20");
+    let other = plan("b.toml", "b", "concurrency = 2\nrequests = 20");
+    let open = plan("a-open.toml", "a", "rate = 100\nrequests = 20");
+    let segment = |plan: &std::path::Path, i: u32, out: &str| {
+        let (code, _, stderr) = pb(
+            dir.path(),
+            &[
+                "run",
+                plan.to_str().unwrap(),
+                "--segment",
+                &format!("{i}/2"),
+                "--out",
+                dir.path().join(out).to_str().unwrap(),
+                "-q",
+                "--no-store",
+            ],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        dir.path()
+            .join(out)
+            .join("result.json")
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
+    let (a0, a1) = (segment(&closed, 0, "a0"), segment(&closed, 1, "a1"));
+    let b1 = segment(&other, 1, "b1");
+    let o1 = segment(&open, 1, "o1");
+    let merge = |args: &[&str]| {
+        let mut all = vec!["merge"];
+        all.extend_from_slice(args);
+        pb(dir.path(), &all)
+    };
+    let (code, _, stderr) = merge(&[&a0, &a1]);
+    assert_eq!(code, 0, "one run's segments merge: {stderr}");
+    let (code, _, stderr) = merge(&[&a0, &b1]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("are not parts of one run: they ran the plans 'a' and 'b'"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = merge(&[&a0, &o1]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("load models are closed and open"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = merge(&[&a0, &a1, "--plan", other.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--plan is plan 'b', but"), "{stderr}");
+    assert!(stderr.contains("ran plan 'a'"), "{stderr}");
+    // The same plan's segment, from a run of another day.
+    let mut old: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&a1).unwrap()).unwrap();
+    old["started_at"] = "2026-01-01T00:00:00.000Z".into();
+    let old_file = dir.path().join("old.json");
+    std::fs::write(&old_file, old.to_string()).unwrap();
+    let (code, _, stderr) = merge(&[&a0, old_file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("they started"), "{stderr}");
+}
