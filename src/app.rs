@@ -129,10 +129,28 @@ fn sql(a: &SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, AppE
     Ok(Exit::Success)
 }
 
-/// `.perfbase/runs/<plan>-<UTC time>`.
-fn default_out(name: &str) -> PathBuf {
+/// `.perfbase/runs/<plan>-<UTC time>`, claimed by creating it: a second run of the plan in
+/// the same second gets `…-2` (then `-3`…) instead of sharing the folder and overwriting the
+/// first one's result.
+fn default_out(name: &str) -> Result<PathBuf, AppError> {
     let stamp = crate::env::format_utc(std::time::SystemTime::now(), "%Y%m%dT%H%M%SZ");
-    PathBuf::from(".perfbase/runs").join(format!("{}-{stamp}", crate::plan::slug(name)))
+    let runs = PathBuf::from(".perfbase/runs");
+    let cannot = |e: std::io::Error| bad_input(format!("{}: cannot create: {e}", runs.display()));
+    std::fs::create_dir_all(&runs).map_err(cannot)?;
+    let base = format!("{}-{stamp}", crate::plan::slug(name));
+    for n in 1u32.. {
+        let dir = runs.join(if n == 1 {
+            base.clone()
+        } else {
+            format!("{base}-{n}")
+        });
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => continue,
+            Err(e) => return Err(cannot(e)),
+        }
+    }
+    unreachable!("the loop returns by its 10,000th name")
 }
 
 fn run_plan(
@@ -156,7 +174,10 @@ fn run_plan(
         out!("{}", crate::plan::describe(&plan));
         return Ok(Exit::Success);
     }
-    let dir = a.out.clone().unwrap_or_else(|| default_out(&plan.name));
+    let dir = match a.out.clone() {
+        Some(dir) => dir,
+        None => default_out(&plan.name)?,
+    };
     let mut options = StudyOptions::plan_file(dir, a.threads, a.quiet, store, "plan");
     crate::cli::check_outputs(&[("--jsonl", &a.jsonl), ("--hdr-log", &a.hdr_log)])?;
     options.hdr_log = a.hdr_log.clone();

@@ -848,3 +848,49 @@ fn merge_refuses_what_is_not_one_run() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("they started"), "{stderr}");
 }
+
+/// Item 17: two runs of one plan started in the same second shared one output folder, and
+/// one result was lost. Each claims its own folder now (`…-2` for the second).
+#[test]
+fn two_runs_in_one_second_keep_two_folders() {
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    std::fs::write(
+        dir.path().join("p.toml"),
+        format!(
+            "[targets.ref]\nurl = \"http://{}\"\n[workloads.w]\ntarget = \"ref\"\n\
+             [[scenarios]]\nname = \"s\"\nworkload = \"w\"\nconcurrency = 1\nrequests = 5\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let spawn = || {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+            .args(["run", "p.toml", "-q", "--no-store"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // Three at once: at least two of them share a second.
+    let children = [spawn(), spawn(), spawn()];
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let runs: Vec<_> = std::fs::read_dir(dir.path().join(".perfbase/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    assert!(
+        runs.iter().all(|r| r.join("result.json").is_file()),
+        "{runs:?}"
+    );
+}
