@@ -894,3 +894,61 @@ fn two_runs_in_one_second_keep_two_folders() {
         "{runs:?}"
     );
 }
+
+/// Item 18: `perfbase k8s` wrote any namespace, name, Secret, key, run id or image into its
+/// manifests, spaces, capitals, slashes, line breaks and 100 characters included, and took
+/// the ConfigMap's key from whatever the plan file was called. Each is checked against its
+/// Kubernetes rule now, with exit 2 naming the flag.
+#[test]
+fn k8s_values_follow_the_kubernetes_rules() {
+    let dir = tmp();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(&plan, HEAD).unwrap();
+    let long = "x".repeat(100);
+    let cases: [(&str, &str); 8] = [
+        ("--namespace", "Team A"),
+        ("--namespace", &long),
+        ("--name", "perf/base"),
+        ("--store-secret", "Store\nSecret"),
+        ("--store-key", "a key"),
+        ("--run-id", "run 1"),
+        ("--image", "Perfbase:latest"),
+        ("--image", "perfbase:dev\n- evil: true"),
+    ];
+    for (flag, value) in cases {
+        let mut args = vec!["k8s", plan.to_str().unwrap(), "--agents", "2"];
+        for (f, good) in [
+            ("--image", "perfbase:dev"),
+            ("--store-secret", "perfbase-store"),
+        ] {
+            if f != flag {
+                args.extend([f, good]);
+            }
+        }
+        args.extend([flag, value]);
+        let (code, out, stderr) = pb(dir.path(), &args);
+        assert_eq!(code, 2, "{flag} {value:?}: {stderr}");
+        assert!(stderr.contains(&format!("{flag} '")), "{flag}: {stderr}");
+        assert!(out.is_empty(), "no manifest: {out}");
+    }
+    let odd = dir.path().join("my plan.toml");
+    std::fs::write(&odd, HEAD).unwrap();
+    let (code, _, stderr) = pb(
+        dir.path(),
+        &[
+            "k8s",
+            odd.to_str().unwrap(),
+            "--agents",
+            "2",
+            "--image",
+            "perfbase:dev",
+            "--store-secret",
+            "perfbase-store",
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("the plan's file name 'my plan.toml'"),
+        "{stderr}"
+    );
+}

@@ -8,6 +8,8 @@
 //! `kubectl apply -f -`. The store's URL (with its password) never enters a manifest: the
 //! pods read it from a Secret the user made.
 
+mod names;
+
 use crate::cli::K8sArgs;
 use crate::exit::{bad_input, AppError, Exit};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
@@ -56,6 +58,7 @@ pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
             a.plan.display()
         )));
     }
+    names::check(&a, &plan_file(&a))?;
     let objects = objects(&a, &plan_name, &text);
     if a.apply {
         let applied =
@@ -125,10 +128,7 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
         .name
         .clone()
         .unwrap_or_else(|| format!("perfbase-{}", dns_name(plan_name)));
-    let file = a
-        .plan
-        .file_name()
-        .map_or("plan.toml".into(), |f| f.to_string_lossy().into_owned());
+    let file = plan_file(a);
     let labels: BTreeMap<String, String> = [
         ("app.kubernetes.io/name".to_string(), "perfbase".to_string()),
         ("perfbase/plan".to_string(), dns_name(plan_name)),
@@ -170,6 +170,13 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
         jobs.push(merge_job(&pods, run_id));
     }
     Objects { config, jobs }
+}
+
+/// The plan's file name: its key in the ConfigMap, and so its name in the pods.
+fn plan_file(a: &K8sArgs) -> String {
+    a.plan
+        .file_name()
+        .map_or("plan.toml".into(), |f| f.to_string_lossy().into_owned())
 }
 
 /// An agent's command line: its segment of the plan, saved under the run id, started at the
