@@ -90,7 +90,8 @@ fn is_image(s: &str) -> bool {
         && tag
             .bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
-    let tag_ok = tag_ok && (tag.is_empty() == !name[last_slash..].contains(':'));
+    // A ':' with nothing after it is no tag.
+    let tag_ok = tag_ok && (tag.is_empty() != name[last_slash..].contains(':'));
     registry_ok && repo_ok && tag_ok
 }
 
