@@ -179,6 +179,7 @@ fn run_plan(
         None => default_out(&plan.name)?,
     };
     let mut options = StudyOptions::plan_file(dir, a.threads, a.quiet, store, "plan");
+    a.metrics.check()?;
     crate::cli::check_outputs(&[("--jsonl", &a.jsonl), ("--hdr-log", &a.hdr_log)])?;
     options.hdr_log = a.hdr_log.clone();
     options.jsonl = a.jsonl.clone();

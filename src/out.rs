@@ -13,6 +13,19 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static STDOUT_IS_DATA: AtomicBool = AtomicBool::new(false);
+/// An output the user asked for could not be written (a full disk under `--jsonl`): the run
+/// goes on and is saved, and exits 4 at its end.
+static OUTPUT_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Notes that an asked-for output failed (said on stderr where it happened).
+pub fn output_failed() {
+    OUTPUT_FAILED.store(true, Ordering::Relaxed);
+}
+
+/// Whether an asked-for output failed during the run.
+pub fn has_output_failed() -> bool {
+    OUTPUT_FAILED.load(Ordering::Relaxed)
+}
 
 /// From now on, human-readable text goes to stderr, so stdout holds only the data.
 pub fn give_stdout_to_data() {

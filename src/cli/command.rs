@@ -142,6 +142,7 @@ impl LoadArgs {
     /// result to stdout, so the run's text goes to stderr.
     pub fn check_json(&self) -> Result<(), AppError> {
         self.segment.segment()?;
+        self.metrics.check()?;
         check_outputs(&[
             ("--json", &self.json),
             ("--jsonl", &self.jsonl),
@@ -241,6 +242,20 @@ pub fn check_outputs(outputs: &[(&str, &Option<std::path::PathBuf>)]) -> Result<
             on_stdout.join(" and ")
         )));
     }
+    // Two outputs in one file: the last writer would silently replace the other's content.
+    let files: Vec<(&str, &std::path::PathBuf)> = outputs
+        .iter()
+        .filter_map(|(flag, p)| p.as_ref().map(|p| (*flag, p)))
+        .filter(|(_, p)| p.as_os_str() != "-")
+        .collect();
+    for (i, (a, pa)) in files.iter().enumerate() {
+        if let Some((b, _)) = files[i + 1..].iter().find(|(_, pb)| same_file(pa, pb)) {
+            return Err(bad_input(format!(
+                "{a} and {b} both name {}: give each its own file",
+                pa.display()
+            )));
+        }
+    }
     for (flag, path) in outputs {
         match path {
             Some(p) if p.as_os_str() == "-" => crate::out::give_stdout_to_data(),
@@ -249,6 +264,19 @@ pub fn check_outputs(outputs: &[(&str, &Option<std::path::PathBuf>)]) -> Result<
         }
     }
     Ok(())
+}
+
+/// Whether two output paths name one file, existing or not: the same name in the same
+/// folder (`r.json` and `./r.json`), or the same file through a link.
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let resolved = |p: &std::path::Path| {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = std::fs::canonicalize(dir.unwrap_or(std::path::Path::new("."))).ok()?;
+        Some(dir.join(p.file_name()?))
+    };
+    a == b
+        || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+        || matches!((resolved(a), resolved(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// A plan of one broker workload under `load`'s flags.

@@ -143,6 +143,15 @@ impl HttpArgs {
             .collect::<Result<Vec<_>, _>>()?;
         let targets = self.targets()?;
         self.load.check_json()?;
+        if (self.insecure || self.cacert.is_some())
+            && targets.iter().all(|t| t.url.scheme() == "http")
+        {
+            errln!(
+                "perfbase: warning: {} has no effect: every target is http://, so no certificate \
+                 is checked",
+                if self.insecure { "-k" } else { "--cacert" }
+            );
+        }
         let label = match &self.targets {
             Some(f) => format!(
                 "{} (targets: {})",

@@ -189,6 +189,25 @@ pub struct MetricsArgs {
 }
 
 impl MetricsArgs {
+    /// Refuses a linger with nothing to linger for, and warns when the figures are served
+    /// beyond this machine (they name the targets and their load).
+    pub fn check(&self) -> Result<(), crate::exit::AppError> {
+        if !self.metrics_linger.is_zero() && self.metrics_listen.is_none() {
+            return Err(crate::exit::bad_input(
+                "--metrics-linger keeps --metrics-listen serving after the run: give \
+                 --metrics-listen too, or drop --metrics-linger",
+            ));
+        }
+        if let Some(addr) = self.metrics_listen.filter(|a| !a.ip().is_loopback()) {
+            errln!(
+                "perfbase: warning: --metrics-listen {addr} serves the run's figures (targets, \
+                 rates, errors) to any host that can reach this one; 127.0.0.1 keeps them on \
+                 this machine"
+            );
+        }
+        Ok(())
+    }
+
     pub fn options(&self) -> crate::exporting::MetricsOptions {
         crate::exporting::MetricsOptions {
             listen: self.metrics_listen,
@@ -219,6 +238,17 @@ impl SaveArgs {
     pub fn options(&self) -> Result<crate::store::StoreOptions, crate::exit::AppError> {
         if !self.no_store {
             crate::store::check_location(&self.store.store)?;
+        } else if !self.labels.is_empty() || store_flag_given() {
+            // PERFBASE_STORE in the environment is not a contradiction: it names the store
+            // for every command, and --no-store skips it for this one.
+            return Err(crate::exit::bad_input(format!(
+                "--no-store with {}: a run not saved has no store and no labels; drop one",
+                if store_flag_given() {
+                    "--store"
+                } else {
+                    "--label"
+                }
+            )));
         }
         Ok(crate::store::StoreOptions {
             location: self.store.store.clone(),
@@ -226,6 +256,12 @@ impl SaveArgs {
             labels: crate::store::parse_labels(&self.labels)?,
         })
     }
+}
+
+/// Whether `--store` was written on the command line (clap's default and PERFBASE_STORE
+/// look the same once parsed).
+fn store_flag_given() -> bool {
+    std::env::args().any(|a| a == "--store" || a.starts_with("--store="))
 }
 
 #[derive(Debug, Subcommand)]

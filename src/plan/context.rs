@@ -112,6 +112,16 @@ impl Ctx<'_> {
     /// A name that reports, the terminal and the store show: no control characters (an ESC
     /// could retitle or clear a terminal, a newline split a table row).
     pub fn name(&self, s: &S<String>, field: &str) -> Result<(), PlanError> {
+        // Not expanded, and not to be: a variable's value (a key, a host) would show in every
+        // report. Refused rather than sent literally, as it used to be.
+        if s.get_ref().contains("${") {
+            return Err(self.err(
+                s,
+                field,
+                "holds '${': environment variables are not expanded in names, which every \
+                 report and the store show; write the name itself",
+            ));
+        }
         match s.get_ref().chars().find(|c| c.is_control()) {
             Some(c) => Err(self.err(
                 s,

@@ -301,6 +301,8 @@ fn http_workload(
     let url = url.as_ref().expect("http targets are parsed URLs");
     let single = w.request();
     let mut specs = Vec::new();
+    // Each request's path as written (`${NAME}` unexpanded), for the label results show.
+    let mut written = Vec::new();
     let mut shown_headers = Vec::new();
     for (i, r) in items(cx, field, w, &single)?.into_iter().enumerate() {
         let f = if w.mix.is_some() {
@@ -312,7 +314,9 @@ fn http_workload(
         if i == 0 {
             shown_headers = shown;
         }
-        specs.push(request_spec(cx, &f, r, url, headers, corpora)?);
+        let (spec, path_written) = request_spec(cx, &f, r, url, headers, corpora)?;
+        specs.push(spec);
+        written.push(path_written);
     }
     if specs.iter().all(|s| s.weight == 0) {
         return Err(cx.err(
@@ -323,7 +327,7 @@ fn http_workload(
     }
     let label = match specs.as_slice() {
         [one] if one.path.is_empty() => shown_url.to_string(),
-        [one] => format!("{}{}", shown_url.trim_end_matches('/'), one.path),
+        [_] => format!("{}{}", shown_url.trim_end_matches('/'), written[0]),
         _ => format!(
             "{} (mix of {})",
             shown_url.trim_end_matches('/'),
@@ -411,11 +415,18 @@ fn request_spec(
     url: &url::Url,
     headers: Vec<(String, String)>,
     corpora: &[Arc<Corpus>],
-) -> Result<RequestSpec, PlanError> {
+) -> Result<(RequestSpec, String), PlanError> {
+    // `${NAME}` in a path is expanded (it used to go out literally); the endpoint keeps the
+    // path as written for its name, so the value (a tenant, a key) shows in no report.
+    let mut written = None;
     let path = match &r.path {
         Some(p) => {
-            Template::parse(p.get_ref(), corpora).map_err(|e| cx.err(p, format!("{f}.path"), e))?;
-            p.get_ref().clone()
+            let expanded = cx.env(p, &format!("{f}.path"))?;
+            Template::parse(&expanded, corpora).map_err(|e| cx.err(p, format!("{f}.path"), e))?;
+            if expanded != *p.get_ref() {
+                written = Some(p.get_ref().clone());
+            }
+            expanded
         }
         // The target URL as written, path and query included.
         None => String::new(),
@@ -452,17 +463,27 @@ fn request_spec(
         Some(n) if n.get_ref().trim().is_empty() => {
             return Err(cx.err(n, format!("{f}.name"), "must not be empty"))
         }
-        n => n.as_ref().map(|n| n.get_ref().trim().to_string()),
+        n => n
+            .as_ref()
+            .map(|n| n.get_ref().trim().to_string())
+            .or_else(|| written.map(|w| format!("{method} {w}"))),
     };
-    Ok(RequestSpec {
-        method,
-        base: url.clone(),
-        path,
-        headers,
-        body,
-        weight,
-        name,
-    })
+    let shown_path = r
+        .path
+        .as_ref()
+        .map_or(String::new(), |p| p.get_ref().clone());
+    Ok((
+        RequestSpec {
+            method,
+            base: url.clone(),
+            path,
+            headers,
+            body,
+            weight,
+            name,
+        },
+        shown_path,
+    ))
 }
 
 /// The statuses a workload counts as success besides 2xx/3xx.

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 pub(super) struct Jsonl {
     out: Option<Box<dyn Write + Send>>,
+    /// Where it goes, to name it when a write fails.
+    path: std::path::PathBuf,
     /// The rate of each second line.
     rate: crate::progress::RateMeter,
 }
@@ -26,6 +28,7 @@ impl Jsonl {
         };
         Ok(Jsonl {
             out: Some(out),
+            path: path.to_path_buf(),
             rate: Default::default(),
         })
     }
@@ -36,12 +39,18 @@ impl Jsonl {
         if let Some(out) = &mut self.out {
             let mut text = v.to_string();
             text.push('\n');
-            if out
-                .write_all(text.as_bytes())
-                .and_then(|_| out.flush())
-                .is_err()
-            {
+            if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
                 self.out = None;
+                // A reader that went away is the pipe's end, not a failure; anything else (a
+                // full disk) loses what was asked for: said now, and the run exits 4.
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    errln!(
+                        "perfbase: error: --jsonl {}: cannot write ({e}); the stream stops here, \
+                         the run goes on and is saved",
+                        self.path.display()
+                    );
+                    crate::out::output_failed();
+                }
             }
         }
     }

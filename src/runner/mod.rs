@@ -299,6 +299,7 @@ fn finish(
     // A result nothing could keep outranks every other outcome: the run is not a baseline.
     let exit = match saved {
         Err(crate::store::Lost) => Exit::Failed,
+        Ok(_) if crate::out::has_output_failed() => Exit::Failed,
         Ok(_) => Exit::of(&result, passed),
     };
     if let Some(why) = exit.explain() {

@@ -952,3 +952,172 @@ fn k8s_values_follow_the_kubernetes_rules() {
         "{stderr}"
     );
 }
+
+/// The judgement calls of issue 30, each decided and kept by a test: a replaced result keeps
+/// its mode; perfbase frames bodies itself (a Transfer-Encoding or a wrong Content-Length is
+/// refused); `user:pw@` is sent as Basic credentials; contradictory flags are refused or
+/// warned about; `${VAR}` is expanded in a path and refused in a name.
+#[test]
+fn judgement_calls_are_decided() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let _g = serial();
+    let (child, line) = serve(&[]);
+    let server = Served(Some(child));
+    let addr = line.trim().rsplit("http://").next().unwrap().to_string();
+    let url = format!("http://{addr}/");
+    let dir = tmp();
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("perfbase")
+            .unwrap()
+            .args(args)
+            .env("PERFBASE_STORE", dir.path().join("results.db"))
+            .current_dir(dir.path())
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The mode of a replaced --json.
+    for mode in [0o600, 0o444] {
+        let json = dir.path().join(format!("r{mode:o}.json"));
+        std::fs::write(&json, "{}").unwrap();
+        std::fs::set_permissions(&json, std::fs::Permissions::from_mode(mode)).unwrap();
+        let (code, err) = run(&[
+            "http",
+            &url,
+            "-n",
+            "2",
+            "--no-store",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let kept = std::fs::metadata(&json).unwrap().permissions().mode() & 0o777;
+        assert_eq!(kept, mode, "{mode:o}");
+    }
+    // Framing.
+    let (code, err) = run(&[
+        "http",
+        &url,
+        "-n",
+        "1",
+        "--no-store",
+        "-H",
+        "Transfer-Encoding: chunked",
+        "-b",
+        "x",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("'Transfer-Encoding'"), "{err}");
+    let (code, err) = run(&[
+        "http",
+        &url,
+        "-n",
+        "1",
+        "--no-store",
+        "-H",
+        "Content-Length: 5",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the body is 0 bytes"), "{err}");
+    // Contradictions.
+    let refused: [&[&str]; 5] = [
+        &["--no-store", "--label", "a=b"],
+        &["--no-store", "--store", "x.db"],
+        &["--no-store", "--json", "same.json", "--jsonl", "same.json"],
+        &["--no-store", "--metrics-linger", "5s"],
+        &[
+            "--no-store",
+            "--hdr-log",
+            "same.json",
+            "--json",
+            "./same.json",
+        ],
+    ];
+    for extra in refused {
+        let mut args = vec!["http", url.as_str(), "-n", "1"];
+        args.extend_from_slice(extra);
+        let (code, err) = run(&args);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+    }
+    let (code, err) = run(&["http", &url, "-n", "1", "--no-store", "-k"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("-k has no effect"), "{err}");
+    let (code, err) = run(&[
+        "http",
+        &url,
+        "-n",
+        "1",
+        "--no-store",
+        "--metrics-listen",
+        "0.0.0.0:0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("to any host that can reach this one"), "{err}");
+    let (code, err) = run(&[
+        "http",
+        &url,
+        "-n",
+        "5",
+        "--no-store",
+        "--jsonl",
+        "/dev/full",
+    ]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("--jsonl /dev/full: cannot write"), "{err}");
+    // ${VAR}: expanded in a path (the endpoint keeps it as written), refused in a name.
+    let plan = format!(
+        "[targets.svc]\nurl = \"http://{addr}\"\n[workloads.w]\ntarget = \"svc\"\n\
+         path = \"/status/${{PB_STATUS}}\"\nok_status = [418]\n\
+         [[scenarios]]\nname = \"s\"\nworkload = \"w\"\nconcurrency = 1\nrequests = 3\n"
+    );
+    let r = run_plan_with(dir.path(), &plan, |c| {
+        c.env("PB_STATUS", "418").arg("--no-store");
+    });
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(r.json()["status"]["418"], 3, "{}", r.json());
+    assert!(r.json().to_string().contains("/status/${PB_STATUS}"));
+    let r = run_plan_with(
+        dir.path(),
+        &plan.replace("name = \"s\"", "name = \"s ${PB_STATUS}\""),
+        |c| {
+            c.env("PB_STATUS", "418");
+        },
+    );
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("not expanded in names"),
+        "{}",
+        r.stderr()
+    );
+    server.stop();
+
+    // Credentials in the URL are sent as Basic (the echo shows the header, redacted).
+    let echo =
+        perfbase_reference::faulty::spawn_faulty(perfbase_reference::faulty::Fault::EchoHead)
+            .unwrap();
+    let (_, text, v) = pb_env(
+        &[
+            "vault",
+            &format!("http://alice:s3cr3t-pw@{}", echo.addr),
+            "-w",
+            "health",
+            "-n",
+            "1",
+        ],
+        &[("VAULT_TOKEN", "hvs.token-for-the-echo")],
+    );
+    let samples = v["error_samples"].to_string();
+    assert!(
+        samples.contains("Authorization: [redacted]"),
+        "{samples} {text}"
+    );
+    assert!(
+        !text.contains("s3cr3t") && !v.to_string().contains("s3cr3t"),
+        "{text}"
+    );
+    echo.stop();
+}

@@ -99,9 +99,9 @@ impl Row<'_> {
         let l = &m.latency_ms;
         let ms = |v: f64| fixed(v, digits::MS);
         [
-            self.run.to_string(),
-            self.phase.to_string(),
-            self.scenario.unwrap_or("").to_string(),
+            text(self.run),
+            text(self.phase),
+            text(self.scenario.unwrap_or("")),
             opt(self.step),
             opt(self.repetition),
             self.model.to_string(),
@@ -122,6 +122,17 @@ impl Row<'_> {
             ms(l.p999),
             ms(l.max),
         ]
+    }
+}
+
+/// A text cell (a label, a phase or scenario name) that no spreadsheet runs as a formula:
+/// one starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, as
+/// OWASP's CSV-injection advice says. Figures are written by perfbase and never need it.
+fn text(s: &str) -> String {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
+    } else {
+        s.to_string()
     }
 }
 
@@ -176,6 +187,19 @@ pub fn render(runs: &[(String, &RunResult)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_is_never_a_formula() {
+        for (name, cell) in [
+            ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"),
+            ("+1", "'+1"),
+            ("-2", "'-2"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("steady", "steady"),
+        ] {
+            assert_eq!(text(name), cell);
+        }
+    }
 
     #[test]
     fn figures_are_rounded_per_column() {

@@ -127,6 +127,11 @@ fn replace_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         .unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let mut f = std::fs::File::create(&tmp)?;
+    // The replacement keeps the mode of what it replaces: a 600 result stays private, a
+    // read-only one stays read-only (its folder's permission is what allows the rename).
+    if let Ok(m) = std::fs::metadata(path) {
+        f.set_permissions(m.permissions())?;
+    }
     let res = f
         .write_all(text.as_bytes())
         .and_then(|_| f.sync_all())

@@ -228,6 +228,16 @@ fn header_lines(
             .chain(o.headers.iter())
             .any(|(n, _)| n.eq_ignore_ascii_case(name))
     };
+    // perfbase frames every body with Content-Length: a Transfer-Encoding of the user's would
+    // send both, which servers and proxies read differently (RFC 9112 §6.3: request
+    // smuggling), and a body that is not chunked.
+    if has("transfer-encoding") {
+        return Err(HttpError::Header(
+            "'Transfer-Encoding': perfbase frames every body with Content-Length itself; remove \
+             the header"
+                .into(),
+        ));
+    }
     let mut head = String::new();
     if !has("host") {
         head.push_str(&format!("Host: {host}\r\n"));
@@ -255,6 +265,59 @@ fn header_lines(
     Ok((head, has("content-length")))
 }
 
+/// `own` with `Authorization: Basic …` from the URL's user info (`http://user:pw@host`), as
+/// curl and browsers send it, unless the request sets Authorization itself. The user info is
+/// never sent in the request line.
+fn with_userinfo(url: &Url, own: &[(String, String)], o: &HttpOptions) -> Vec<(String, String)> {
+    let mut all = own.to_vec();
+    let set = own
+        .iter()
+        .chain(o.headers.iter())
+        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
+    if (!url.username().is_empty() || url.password().is_some()) && !set {
+        use base64::Engine as _;
+        let decode = |s: &str| crate::userinfo::percent_decode_bytes(s);
+        let mut pair = decode(url.username());
+        pair.push(b':');
+        pair.extend(decode(url.password().unwrap_or("")));
+        let value = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        );
+        all.push(("Authorization".into(), value));
+    }
+    all
+}
+
+/// Refuses a Content-Length of the user's that is not the body's length (a larger one made
+/// the server wait for bytes never sent: a timeout, not a measurement).
+fn check_length(
+    own: &[(String, String)],
+    o: &HttpOptions,
+    body: Option<usize>,
+) -> Result<(), HttpError> {
+    let Some((_, v)) = own
+        .iter()
+        .chain(o.headers.iter())
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+    else {
+        return Ok(());
+    };
+    match body {
+        Some(len) if v.trim().parse::<usize>() == Ok(len) => Ok(()),
+        Some(len) => Err(HttpError::Header(format!(
+            "'Content-Length: {}': the body is {len} bytes; remove the header (perfbase sets \
+             it)",
+            v.trim()
+        ))),
+        None => Err(HttpError::Header(
+            "'Content-Length': the body is filled per request, so its length varies; remove the \
+             header (perfbase sets it)"
+                .into(),
+        )),
+    }
+}
+
 impl Prepared {
     pub(crate) fn build(t: &Target, o: &HttpOptions) -> Result<Prepared, HttpError> {
         let host = authority(&t.url)?;
@@ -263,7 +326,10 @@ impl Prepared {
             path.push('?');
             path.push_str(q);
         }
-        let (headers, user_length) = header_lines(&t.method, &host, &t.headers, o)?;
+        perfbase_core::redact::remember_url(t.url.as_str());
+        let own = with_userinfo(&t.url, &t.headers, o);
+        check_length(&own, o, Some(t.body.len()))?;
+        let (headers, user_length) = header_lines(&t.method, &host, &own, o)?;
         // The URL parser has encoded the path already.
         let mut head = format!("{} {path} HTTP/1.1\r\n{headers}", t.method);
         let (is_head, idempotent, length_always) = method_flags(&t.method);
@@ -330,6 +396,37 @@ mod tests {
         let mut t = target("GET", "http://127.0.0.1/", b"");
         t.headers.push(("X-Bad".into(), "a\r\nEvil: 1".into()));
         assert!(Prepared::build(&t, &HttpOptions::default()).is_err());
+    }
+
+    #[test]
+    fn framing_is_perfbases_and_user_info_is_sent_as_basic() {
+        // Issue 30's judgement calls: a Transfer-Encoding of the user's, and a Content-Length
+        // that is not the body's, are refused; `user:pw@` becomes Basic credentials.
+        let o = HttpOptions::default();
+        let mut t = target("POST", "http://127.0.0.1/", b"x");
+        t.headers
+            .push(("Transfer-Encoding".into(), "chunked".into()));
+        let e = Prepared::build(&t, &o).err().unwrap().to_string();
+        assert!(e.contains("'Transfer-Encoding'"), "{e}");
+        let mut t = target("GET", "http://127.0.0.1/", b"");
+        t.headers.push(("Content-Length".into(), "5".into()));
+        let e = Prepared::build(&t, &o).err().unwrap().to_string();
+        assert!(e.contains("the body is 0 bytes"), "{e}");
+        let mut t = target("POST", "http://127.0.0.1/", b"hello");
+        t.headers.push(("Content-Length".into(), "5".into()));
+        assert!(Prepared::build(&t, &o).is_ok());
+        let t = target("GET", "http://al%40ice:p%3Aw@127.0.0.1/a", b"");
+        let p = Prepared::build(&t, &o).unwrap();
+        let text = String::from_utf8(p.bytes.to_vec()).unwrap();
+        // base64("al@ice:p:w")
+        assert!(
+            text.contains("Authorization: Basic YWxAaWNlOnA6dw==\r\n"),
+            "{text}"
+        );
+        assert!(
+            text.starts_with("GET /a HTTP/1.1\r\nHost: 127.0.0.1\r\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -418,7 +515,18 @@ impl Templated {
             let host = authority(&spec.base)?;
             let template =
                 |text: &str| Template::parse(text, &corpora).map_err(HttpError::Template);
-            let (headers, user_length) = header_lines(&spec.method, &host, &spec.headers, o)?;
+            perfbase_core::redact::remember_url(spec.base.as_str());
+            let own = with_userinfo(&spec.base, &spec.headers, o);
+            let literal_body = match &spec.body {
+                Some(BodySpec::Text(t)) => {
+                    let parsed = Template::parse(t, &corpora).map_err(HttpError::Template)?;
+                    parsed.is_literal().then_some(t.len())
+                }
+                Some(BodySpec::Bytes(b)) => Some(b.len()),
+                None => Some(0),
+            };
+            check_length(&own, o, literal_body)?;
+            let (headers, user_length) = header_lines(&spec.method, &host, &own, o)?;
             let headers = template(&headers)?;
             refuse_breaking_values(&headers, &corpora)?;
             // A plan's path and the values that fill it are percent-encoded where they could
