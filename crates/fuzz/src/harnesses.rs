@@ -231,6 +231,57 @@ pub const HARNESSES: &[Harness] = &[
             "0",
         ],
     },
+    Harness {
+        name: "request",
+        run: request,
+        dictionary: &[
+            "\n",
+            "\r\n",
+            "\r\nX-Smuggled: 1\r\n\r\nGET /x HTTP/1.1",
+            " HTTP/1.1",
+            "{{v}}",
+            "{{ v }}",
+            "{{w}}",
+            "{{",
+            "}}",
+            "#",
+            "%0D%0A",
+            "%",
+            "?q=",
+            "&",
+            "\0",
+            "\t",
+            "\u{7f}",
+            "é",
+            "Content-Length",
+            "Transfer-Encoding",
+            "Authorization",
+            "Host",
+            ": ",
+            "POST",
+            "GET",
+            "HEAD",
+        ],
+    },
+    Harness {
+        name: "scrub",
+        run: scrub,
+        dictionary: &[
+            "\n",
+            "\t",
+            "hvs.",
+            "Bearer ",
+            "[redacted]",
+            "redacted",
+            "\u{1b}[2J",
+            "\u{7}",
+            "\u{9b}",
+            "X-Vault-Token: ",
+            "AUTH ",
+            "abc",
+            "s3cr3t",
+        ],
+    },
 ];
 
 /// Where plans and targets files resolve relative files: nowhere, so no input reads one.
@@ -418,4 +469,130 @@ fn result_json(input: &[u8]) -> bool {
     let c = perfbase_analysis::comparison::compare_results("a", &r, "b", &r, 0.05, 0.05);
     let _ = perfbase_report::compare::render(&c);
     true
+}
+
+/// The request builder: plan values into bytes on the wire. The input is split at its first
+/// three `\u{1f}` into the method, the path, a header value and the rest; the rest's lines are
+/// corpus `v`'s values (and `w`'s, reversed). Whatever was given, every request built is one
+/// whole request: one request line, exactly the headers meant, a body of its
+/// Content-Length, and nothing after it.
+fn request(input: &[u8]) -> bool {
+    use perfbase_drivers::http::{BodySpec, HttpDriver, HttpOptions, RequestSpec};
+    use perfbase_drivers::workload::{Corpus, Pick, Values};
+    use std::sync::Arc;
+    let Ok(text) = std::str::from_utf8(input) else {
+        return false;
+    };
+    let mut parts = text.splitn(4, '\u{1f}');
+    let (method, path, header, rest) = (
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+        parts.next().unwrap_or(""),
+    );
+    let values: Vec<String> = rest.split('\n').map(str::to_string).collect();
+    let reversed: Vec<String> = values.iter().rev().cloned().collect();
+    let corpora = vec![
+        Arc::new(
+            Corpus::new(
+                "v",
+                Values::List(values.clone()),
+                None,
+                Pick::Sequential,
+                0.0,
+            )
+            .unwrap(),
+        ),
+        Arc::new(Corpus::new("w", Values::List(reversed), None, Pick::Random, 0.25).unwrap()),
+    ];
+    let spec = RequestSpec {
+        method: method.to_string(),
+        base: url::Url::parse("http://127.0.0.1:1/api").unwrap(),
+        path: path.to_string(),
+        headers: vec![("X-Value".into(), header.to_string())],
+        body: Some(BodySpec::Text(rest.to_string())),
+        weight: 1,
+        name: None,
+    };
+    let Ok(requests) = HttpDriver::wire_bytes(&[spec], corpora, &HttpOptions::default(), 4) else {
+        return false;
+    };
+    for bytes in requests {
+        let mut slots = [httparse::EMPTY_HEADER; 16];
+        let mut parsed = httparse::Request::new(&mut slots);
+        let head = match parsed.parse(&bytes) {
+            Ok(httparse::Status::Complete(n)) => n,
+            other => panic!(
+                "not one whole request head ({other:?}): {:?}",
+                String::from_utf8_lossy(&bytes)
+            ),
+        };
+        // Host, User-Agent, X-Value and Content-Length (POST, PUT and PATCH always; others
+        // with a body): no header more.
+        let names: Vec<String> = parsed
+            .headers
+            .iter()
+            .map(|h| h.name.to_ascii_lowercase())
+            .collect();
+        assert!(
+            names.iter().filter(|n| *n == "x-value").count() == 1
+                && names.len() <= 4
+                && names.iter().all(|n| matches!(
+                    n.as_str(),
+                    "host" | "user-agent" | "x-value" | "content-length"
+                )),
+            "{names:?}: {:?}",
+            String::from_utf8_lossy(&bytes)
+        );
+        let length = parsed
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+            .map_or(0, |h| {
+                std::str::from_utf8(h.value)
+                    .unwrap()
+                    .parse::<usize>()
+                    .unwrap()
+            });
+        assert_eq!(
+            head + length,
+            bytes.len(),
+            "a body of its length and nothing after it"
+        );
+        let target = parsed.path.unwrap_or("");
+        assert!(
+            !target.bytes().any(perfbase_core::percent::unsafe_in_target),
+            "{target:?}"
+        );
+    }
+    true
+}
+
+/// The error-sample scrubber: the input's first line holds secrets (separated by tabs), the
+/// rest is a message a server sent. Every remembered secret is gone from what is kept, and
+/// what is kept, once made printable, holds no control character. (Secrets are letters and
+/// digits and not part of the marker's own word: then no occurrence can be made by the
+/// replacement itself.)
+fn scrub(input: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(input) else {
+        return false;
+    };
+    let (first, message) = text.split_once('\n').unwrap_or((text, ""));
+    perfbase_core::redact::forget_all();
+    let secrets: Vec<&str> = first
+        .split('\t')
+        .filter(|s| {
+            s.len() >= 3 && s.chars().all(|c| c.is_ascii_alphanumeric()) && !"redacted".contains(*s)
+        })
+        .collect();
+    for s in &secrets {
+        perfbase_core::redact::remember(s);
+    }
+    let kept = perfbase_core::redact::known(message);
+    for s in &secrets {
+        assert!(!kept.contains(s), "{s:?} in {kept:?}");
+    }
+    let shown = perfbase_core::redact::printable(&kept);
+    assert!(!shown.chars().any(char::is_control), "{shown:?}");
+    !secrets.is_empty()
 }

@@ -275,6 +275,27 @@ impl HttpDriver {
         HttpDriver::with_source((addr, &first.base), tls, source, endpoints, options)
     }
 
+    /// The HTTP/1.1 bytes ops `0..ops` of a plan's mix put on the wire, built as a run builds
+    /// them (templates parsed, values checked, placeholders filled and encoded), without a
+    /// connection: for the request builder's fuzzer, and for looking at what a plan sends.
+    pub fn wire_bytes(
+        specs: &[RequestSpec],
+        corpora: Vec<Arc<Corpus>>,
+        options: &HttpOptions,
+        ops: u64,
+    ) -> Result<Vec<Vec<u8>>, HttpError> {
+        let weights: Vec<u64> = specs.iter().map(|s| s.weight).collect();
+        let mix = Mix::new(&weights).map_err(HttpError::Template)?;
+        let templated = Templated::build(specs, corpora, mix, options)?;
+        let (mut out, mut scratch) = (Vec::new(), Vec::new());
+        Ok((0..ops)
+            .map(|op| {
+                templated.render(op, &mut out, &mut scratch);
+                out.clone()
+            })
+            .collect())
+    }
+
     fn with_source(
         (addr, url): (SocketAddr, &url::Url),
         tls: Option<Tls>,
