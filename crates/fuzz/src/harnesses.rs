@@ -284,6 +284,10 @@ pub const HARNESSES: &[Harness] = &[
     },
 ];
 
+/// The longest input the request and scrub harnesses take: a request's fields and a server's
+/// error sample are short, and longer inputs would only slow the runs down.
+const SHORT: usize = 4096;
+
 /// Where plans and targets files resolve relative files: nowhere, so no input reads one.
 const NOWHERE: &str = "/nonexistent-perfbase-fuzz";
 
@@ -480,6 +484,11 @@ fn request(input: &[u8]) -> bool {
     use perfbase_drivers::http::{BodySpec, HttpDriver, HttpOptions, RequestSpec};
     use perfbase_drivers::workload::{Corpus, Pick, Values};
     use std::sync::Arc;
+    // A plan's values are short: a longer input is not taken (nor kept in the pool, where
+    // 64 KiB inputs would spend the runs copying bodies).
+    if input.len() > SHORT {
+        return false;
+    }
     let Ok(text) = std::str::from_utf8(input) else {
         return false;
     };
@@ -574,6 +583,9 @@ fn request(input: &[u8]) -> bool {
 /// digits and not part of the marker's own word: then no occurrence can be made by the
 /// replacement itself.)
 fn scrub(input: &[u8]) -> bool {
+    if input.len() > SHORT {
+        return false;
+    }
     let Ok(text) = std::str::from_utf8(input) else {
         return false;
     };
