@@ -276,7 +276,7 @@ fn with_userinfo(url: &Url, own: &[(String, String)], o: &HttpOptions) -> Vec<(S
         .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
     if (!url.username().is_empty() || url.password().is_some()) && !set {
         use base64::Engine as _;
-        let decode = |s: &str| crate::userinfo::percent_decode_bytes(s);
+        let decode = perfbase_core::percent::decode;
         let mut pair = decode(url.username());
         pair.push(b':');
         pair.extend(decode(url.password().unwrap_or("")));
