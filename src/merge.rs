@@ -288,8 +288,8 @@ fn check_one_run(runs: &[(String, RunResult)]) -> Result<(), AppError> {
 /// part of it: agents started without a barrier start seconds apart, not minutes.
 const START_SLACK_S: f64 = 300.0;
 
-/// Refuses `--plan` naming a plan the agents did not run: another name, or scenarios their
-/// phases do not have.
+/// Refuses `--plan` naming a plan the agents did not run: another name, or scenarios and
+/// checks their phases do not have.
 fn check_plan(plan: &crate::plan::Plan, runs: &[(String, RunResult)]) -> Result<(), AppError> {
     for (label, r) in runs {
         if let Some(ran) = plan_of(r).filter(|ran| *ran != plan.name) {
@@ -300,7 +300,10 @@ fn check_plan(plan: &crate::plan::Plan, runs: &[(String, RunResult)]) -> Result<
         }
         for p in &r.phases {
             if let Some(s) = p.scenario.as_deref() {
-                if !plan.scenarios.iter().any(|x| x.name == s) {
+                // A check's phases carry the check's name as their scenario.
+                if !plan.scenarios.iter().any(|x| x.name == s)
+                    && !plan.checks.iter().any(|c| c.name == s)
+                {
                     return Err(bad_input(format!(
                         "--plan '{}' has no scenario '{s}', which {label} ran: give the plan \
                          the agents ran",
