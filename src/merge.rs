@@ -300,9 +300,12 @@ fn check_plan(plan: &crate::plan::Plan, runs: &[(String, RunResult)]) -> Result<
         }
         for p in &r.phases {
             if let Some(s) = p.scenario.as_deref() {
-                // A check's phases carry the check's name as their scenario.
+                // A check's phases carry `check NAME` as their scenario.
                 if !plan.scenarios.iter().any(|x| x.name == s)
-                    && !plan.checks.iter().any(|c| c.name == s)
+                    && !plan
+                        .checks
+                        .iter()
+                        .any(|c| s.strip_prefix("check ") == Some(&c.name))
                 {
                     return Err(bad_input(format!(
                         "--plan '{}' has no scenario '{s}', which {label} ran: give the plan \
