@@ -15,14 +15,17 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::task::JoinSet;
 
 use crate::config::{Config, RateLimit};
+use crate::journey::Journey;
 use crate::respond::{json, ok_text, response, RefBody};
-use crate::stats::Stats;
+use crate::stats::{Route, Stats};
 
 /// Everything the service's connections share: the configuration, the capacity cap, the rate
-/// limiter and the counters.
+/// limiter, the journey routes' state and the counters.
 pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) stats: Stats,
+    /// The journey routes' state: token and session signers, the item store.
+    pub(crate) journey: Journey,
     workers: Option<Semaphore>,
     limiter: Option<RateLimiter>,
     /// When the service started: `lookup_drift` grows from here.
@@ -37,6 +40,7 @@ impl Shared {
             limiter: config.rate_limit.map(RateLimiter::new),
             config,
             stats,
+            journey: Journey::new(),
             started: std::time::Instant::now(),
         })
     }
@@ -153,14 +157,20 @@ pub(crate) async fn health_all(config: &Config, query: Option<&str>) -> Response
     )
 }
 
-/// `/stats`: the service's counters (the request asking is not counted yet).
+/// `/stats`: the service's counters (the request asking is not counted yet), the journey
+/// routes' in a nested object after the two that came first.
 pub(crate) fn stats(stats: &Stats) -> Response<RefBody> {
+    let routes: Vec<String> = Route::ALL
+        .iter()
+        .map(|&r| format!("\"{}\":{}", r.name(), stats.route(r)))
+        .collect();
     json(
         StatusCode::OK,
         format!(
-            "{{\"connections\":{},\"requests\":{}}}",
+            "{{\"connections\":{},\"requests\":{},\"routes\":{{{}}}}}",
             stats.connections(),
-            stats.requests()
+            stats.requests(),
+            routes.join(",")
         ),
     )
 }

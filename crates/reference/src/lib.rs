@@ -17,11 +17,16 @@
 //! | `/work`          | holds a worker permit for `work_time`, then 200 `ok\n`          |
 //! | `/health/all`    | runs its checks, then 200 `{"status":"ok","checks":4,"mode":"sequential"}` |
 //! | `/limited/{any}` | 200 `ok\n`, or 429 `rate limited\n` with `Retry-After` over the limit |
-//! | `/stats`         | GET/HEAD only (else 405): 200 `{"connections":C,"requests":R}`  |
+//! | `/stats`         | GET/HEAD only (else 405): 200 `{"connections":C,"requests":R,"routes":{..}}` |
+//! | `/login`         | POST only: 200 `{"access_token":"tok-1-…","token_type":"Bearer","expires_in":3600}` |
+//! | `/items`         | POST only, with a token: 201 `{"id":ID}`, `Location: /items/{ID}` |
+//! | `/items/{id}`    | with a token: GET/HEAD 200 `{"id":ID,"size":S}`, DELETE 204; or 404 |
+//! | `/session`       | GET/HEAD only: 200 `{"sid":"s-1-…","returning":B}`, a new `sid` cookie unless sent one |
 //! | anything else    | 404 `not found\n`                                               |
 //!
-//! Any method is accepted unless said otherwise, and request bodies are read and discarded;
-//! bad parameters give 400. JSON answers are `application/json`, text ones `text/plain`.
+//! Any method is accepted unless said otherwise, and request bodies are read and discarded
+//! (except by `/login` and `/items`); bad parameters give 400. JSON answers are
+//! `application/json`, text ones `text/plain`.
 //!
 //! The routes from `/lookup` on are tuned by a [`Config`] (defaults in parentheses):
 //!
@@ -40,6 +45,24 @@
 //!   `Authorization: Bearer {api_token}` (none by default) are never limited. Only this route is
 //!   rate limited, so every other route can be loaded freely.
 //! - `/stats` reports [`Stats`]; its request count excludes the `/stats` request itself.
+//!   `routes` holds one count per [`Route`], keyed by [`Route::name`]: `login`,
+//!   `items_create`, `items_read`, `items_delete`, `session_new`, `session_returning`,
+//!   `unauthorized`.
+//!
+//! The journey routes are a small stateful API for multi-step load tests (see `journey.rs`):
+//!
+//! - `POST /login` takes any body up to 64 KiB (413 beyond) and issues a bearer token. Tokens
+//!   are signed, not stored, and never expire.
+//! - `/items` and `/items/{id}` need `Authorization: Bearer <token>` with a token this service
+//!   issued, checked before anything else: without one, 401 `{"error":"unauthorized"}` with
+//!   `WWW-Authenticate: Bearer`. `POST /items` keeps the first 1 KiB of its body (at most
+//!   64 KiB read, 413 beyond) under the next id (1, 2, ...); with 1 000 000 items alive it
+//!   answers 507 `{"error":"full"}`. A non-numeric id is 400, a missing item 404
+//!   `{"error":"not found"}`.
+//! - `GET /session` answers `returning: true` for a `sid` cookie this service issued, else
+//!   issues one with `Set-Cookie: sid=<SID>; Path=/; HttpOnly`.
+//! - Other methods on these paths are 405 with `Allow`. Their error bodies are JSON
+//!   (`{"error":"..."}`).
 //!
 //! Shutting the service down is abortive: every open connection is dropped at once, which is
 //! how tests simulate a server killed mid-run. Every socket binds 127.0.0.1 only.
@@ -60,6 +83,7 @@ use tokio::net::TcpListener;
 mod config;
 mod demo;
 pub mod faulty;
+mod journey;
 mod respond;
 mod runner;
 mod service;
@@ -70,7 +94,7 @@ pub mod tls;
 
 pub use config::{Config, RateLimit};
 use demo::Shared;
-pub use stats::Stats;
+pub use stats::{Route, Stats};
 
 /// Serve the reference service with the default [`Config`] on `listener` until `shutdown`
 /// resolves. When it resolves, stop accepting AND drop every open connection at once
@@ -223,3 +247,5 @@ mod tests;
 mod tests_demo;
 #[cfg(test)]
 mod tests_faulty;
+#[cfg(test)]
+mod tests_journey;

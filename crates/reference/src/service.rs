@@ -1,4 +1,5 @@
-//! The reference service's routes: the plain ones here, the demo ones dispatched to `demo`.
+//! The reference service's routes: the plain ones here, the demo ones dispatched to `demo`,
+//! the journey ones (`/login`, `/items`, `/session`) to `journey`.
 
 use std::convert::Infallible;
 use std::net::IpAddr;
@@ -13,6 +14,7 @@ use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::demo::{self, Shared};
+use crate::journey::{self, JourneyPath, ReadBody};
 use crate::respond::{ok_text, response, RefBody, BYTES_FRAME};
 
 /// Longest accepted `/delay/{ms}`: ten minutes.
@@ -158,22 +160,46 @@ async fn route(path: &str) -> Response<RefBody> {
 /// The `Server` header of every answer.
 const SERVER: &str = concat!("perfbase-reference/", env!("CARGO_PKG_VERSION"));
 
-/// Answer one request from `peer`: read and discard its body, route on the path (any method
-/// except where a route says otherwise), count it.
+/// Read `body` to the end and drop it; whether it arrived whole.
+async fn drain(mut body: Incoming) -> bool {
+    while let Some(frame) = body.frame().await {
+        if frame.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// A journey route: its body kept (`/login`, `/items`) or drained (the others), then answered.
+async fn journey_route(
+    path: JourneyPath<'_>,
+    parts: &Parts,
+    body: Incoming,
+    shared: &Shared,
+) -> Response<RefBody> {
+    let body = if path.reads_body() {
+        journey::read_body(body, journey::MAX_REQUEST_BODY).await
+    } else if drain(body).await {
+        ReadBody::Whole(Bytes::new())
+    } else {
+        ReadBody::Broken
+    };
+    journey::answer(&shared.journey, &shared.stats, path, parts, body)
+}
+
+/// Answer one request from `peer`: read its body (kept for the journey routes that use it,
+/// discarded otherwise), route on the path (any method except where a route says otherwise),
+/// count it.
 pub(crate) async fn handle(
     req: Request<Incoming>,
     shared: Arc<Shared>,
     peer: IpAddr,
 ) -> Result<Response<RefBody>, Infallible> {
-    let (parts, mut body) = req.into_parts();
-    let mut body_ok = true;
-    while let Some(frame) = body.frame().await {
-        if frame.is_err() {
-            body_ok = false;
-            break;
-        }
-    }
-    let mut resp = if !body_ok {
+    let (parts, body) = req.into_parts();
+    // The journey routes first: a one-byte test sends every other path straight on.
+    let mut resp = if let Some(path) = JourneyPath::parse(parts.uri.path()) {
+        journey_route(path, &parts, body, &shared).await
+    } else if !drain(body).await {
         bad_request()
     } else if let Some(resp) = demo_route(&parts, &shared, peer).await {
         resp

@@ -160,6 +160,30 @@ impl Client {
         self.response().await.unwrap()
     }
 
+    /// Send `method path` with extra header lines (each `Name: value`) and `body` (with its
+    /// `Content-Length`), then read the answer.
+    pub async fn request(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[&str],
+        body: &[u8],
+    ) -> Resp {
+        let mut req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        for h in headers {
+            req.push_str(h);
+            req.push_str("\r\n");
+        }
+        req.push_str("\r\n");
+        let mut bytes = req.into_bytes();
+        bytes.extend_from_slice(body);
+        self.send_raw(&bytes).await;
+        self.response_for(method == "HEAD").await.unwrap()
+    }
+
     /// Wait for the peer to close: `Ok(bytes read before EOF)`, or the read error.
     pub async fn until_closed(&mut self) -> io::Result<Vec<u8>> {
         while self.fill().await? > 0 {}
