@@ -6,6 +6,19 @@
 
 use crate::outcome::Outcome;
 use std::future::Future;
+use std::time::Duration;
+
+/// What follows a request in a multi-step operation (a journey's iteration). The engine
+/// asks after each request, so it alone takes every time: the next request's latency runs
+/// from the end of this one plus `think`, and the pause is nobody's latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    /// The operation is over.
+    Done,
+    /// Another request of the same operation follows after `think`; it counts on the
+    /// driver's label `label` (1-based, as [`Driver::label`]).
+    Next { think: Duration, label: u16 },
+}
 
 /// A protocol: knows how to open sessions (connections) to the target.
 pub trait Driver: Send + Sync + 'static {
@@ -31,6 +44,30 @@ pub trait Driver: Send + Sync + 'static {
         0
     }
 
+    /// Whether an op is an iteration of several requests (a journey), and if so the longest
+    /// one may take when each request may take `timeout` (its requests' timeouts and its
+    /// longest think times): the engine lets an iteration in flight at the end of a phase
+    /// finish within it, and the recorder keeps each iteration's duration. `None`, the
+    /// default, for one request per op.
+    fn iteration_span(&self, timeout: Duration) -> Option<Duration> {
+        let _ = timeout;
+        None
+    }
+
+    /// The names of the checks responses are put to, in the order of
+    /// [`CheckBits`](crate::outcome::CheckBits)' bits. Empty, the default, without checks.
+    fn check_names(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether op `op` may start: false once the run's input is used up (a journey's queue
+    /// feeder gives each row once), which ends the phase as its duration would. The engine
+    /// asks once per op, before it starts; true by default.
+    fn admit(&self, op: u64) -> bool {
+        let _ = op;
+        true
+    }
+
     /// Cleans up what the run left on the server (a JetStream stream, a scratch queue) once
     /// the engine is done with the driver, measured or not. The default has nothing to clean.
     /// An error is a message for a warning: the measurement stands.
@@ -43,6 +80,15 @@ pub trait Driver: Send + Sync + 'static {
 /// to a request, e.g. `op % targets`).
 pub trait Session: 'static {
     fn execute(&mut self, op: u64) -> impl Future<Output = Outcome>;
+
+    /// After each request of an op: whether another request of the same op follows (a
+    /// journey's next step) or the op is over, the default. `last` is the request's outcome
+    /// as the engine recorded it (a timeout the engine imposed included), so the session
+    /// can end the iteration on a failure.
+    fn then(&mut self, last: &Outcome) -> Then {
+        let _ = last;
+        Then::Done
+    }
 
     /// Bytes (read, written) that the last op moved before the engine gave up on it (it
     /// timed out, and its future was dropped): a request that was written counts as written

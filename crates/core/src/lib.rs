@@ -14,6 +14,7 @@ pub mod clock;
 pub mod conditions;
 pub mod driver;
 mod histogram;
+pub mod iteration;
 pub mod latency;
 pub mod merge;
 pub mod monitor;
@@ -31,6 +32,6 @@ pub mod trend;
 pub mod units;
 pub mod versus;
 
-pub use driver::{Driver, Session};
-pub use outcome::{Class, ConnUse, Outcome, Timing};
+pub use driver::{Driver, Session, Then};
+pub use outcome::{CheckBits, Class, ConnUse, Outcome, Timing, MAX_CHECKS};
 pub use recorder::Recorder;

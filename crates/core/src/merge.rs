@@ -26,6 +26,13 @@ pub fn merge_concurrent(parts: &[&Measurement]) -> Measurement {
             max_inflight: open.iter().map(|o| o.max_inflight).sum(),
         });
     }
+    if let Some(it) = m.iterations.as_mut() {
+        it.rate = if m.duration_s > 0.0 {
+            it.count as f64 / m.duration_s
+        } else {
+            0.0
+        };
+    }
     m.timeline = timelines(parts);
     m
 }

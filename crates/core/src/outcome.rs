@@ -25,11 +25,17 @@ pub enum Class {
     Protocol,
     /// The backend reported an error (SQL error, Redis error reply); its code is in `detail`.
     Driver,
+    /// A journey's check on a response failed (the status, body or header was not what the
+    /// plan asked for); the check's name is in `detail`.
+    Check,
+    /// A journey's capture found nothing in the response (a JSON pointer, header or regex
+    /// with no match), so the steps after it cannot be sent; its name and rule in `detail`.
+    Capture,
 }
 
 impl Class {
     /// Every class, in the order used for counters and reports.
-    pub const ALL: [Class; 9] = [
+    pub const ALL: [Class; 11] = [
         Class::Ok,
         Class::Http4xx,
         Class::Http5xx,
@@ -39,6 +45,8 @@ impl Class {
         Class::Timeout,
         Class::Protocol,
         Class::Driver,
+        Class::Check,
+        Class::Capture,
     ];
     /// Number of classes, the length of counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -60,6 +68,8 @@ impl Class {
             Class::Timeout => "timeout",
             Class::Protocol => "protocol",
             Class::Driver => "driver",
+            Class::Check => "check",
+            Class::Capture => "capture",
         }
     }
 
@@ -133,7 +143,21 @@ pub struct Outcome {
     pub label: u16,
     /// HTTP: where the time went ([`ConnUse::Untimed`] elsewhere).
     pub timing: Timing,
+    /// A journey's checks on this response: which passed and which failed (bit i is the
+    /// driver's [`check_names`](crate::Driver::check_names)`[i]`).
+    pub checks: CheckBits,
 }
+
+/// The checks one response was put to, as bits over the driver's check names (at most
+/// [`MAX_CHECKS`]): counted per name without a string or an allocation per response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckBits {
+    pub passed: u64,
+    pub failed: u64,
+}
+
+/// The most named checks a run counts apart (one bit each in [`CheckBits`]).
+pub const MAX_CHECKS: usize = 64;
 
 impl Outcome {
     /// A successful outcome without a status code.
@@ -148,6 +172,7 @@ impl Outcome {
             batch_ok: 0,
             label: 0,
             timing: Timing::default(),
+            checks: CheckBits::default(),
         }
     }
 
@@ -163,6 +188,7 @@ impl Outcome {
             batch_ok: 0,
             label: 0,
             timing: Timing::default(),
+            checks: CheckBits::default(),
         }
     }
 
@@ -183,6 +209,7 @@ impl Outcome {
             batch_ok: 0,
             label: 0,
             timing: Timing::default(),
+            checks: CheckBits::default(),
         }
     }
 

@@ -3,7 +3,7 @@
 //! merging recorders gives the same percentiles as recording everything in one place.
 
 pub use crate::histogram::{new_histogram, HIGHEST_US, SIGFIG, UNIT_PER_S};
-use crate::outcome::{Class, Outcome};
+use crate::outcome::{CheckBits, Class, Outcome, MAX_CHECKS};
 use crate::timeline::Timeline;
 use crate::timing::TimingStats;
 use hdrhistogram::Histogram;
@@ -86,6 +86,47 @@ impl LabelStats {
     }
 }
 
+/// The iterations of multi-step operations (journeys): how long each took from its intended
+/// start to its last response, think times included (k6's `iteration_duration`).
+#[derive(Debug, Clone)]
+pub struct IterationStats {
+    pub duration: Histogram<u64>,
+    /// Iterations whose every request succeeded.
+    pub ok: u64,
+    /// Iterations that a failed request (an error, a failed check or capture) ended or
+    /// marked.
+    pub failed: u64,
+}
+
+impl IterationStats {
+    fn new() -> IterationStats {
+        IterationStats {
+            duration: new_histogram(SIGFIG),
+            ok: 0,
+            failed: 0,
+        }
+    }
+
+    fn merge(&mut self, other: &IterationStats) {
+        let _ = self.duration.add(&other.duration);
+        self.ok += other.ok;
+        self.failed += other.failed;
+    }
+
+    /// Every iteration that ended.
+    pub fn count(&self) -> u64 {
+        self.ok + self.failed
+    }
+}
+
+/// One named check: how many responses passed and failed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckCount {
+    pub name: String,
+    pub passed: u64,
+    pub failed: u64,
+}
+
 /// Counters and histograms of one worker (or, after merging, of one phase).
 #[derive(Debug, Clone)]
 pub struct Recorder {
@@ -115,6 +156,10 @@ pub struct Recorder {
     by_label: Vec<LabelStats>,
     /// HTTP/1.1's split of each request's time, from its first timed outcome on.
     pub timing: Option<Box<TimingStats>>,
+    /// Journeys: each op's iteration ([`Recorder::with_iterations`]).
+    pub iterations: Option<Box<IterationStats>>,
+    /// Journeys: each named check's passes and failures, in the driver's order.
+    checks: Vec<CheckCount>,
 }
 
 impl Recorder {
@@ -136,6 +181,8 @@ impl Recorder {
             timeline: Timeline::new(),
             by_label: self.by_label.clone(),
             timing: self.timing.clone(),
+            iterations: self.iterations.clone(),
+            checks: self.checks.clone(),
         }
     }
 
@@ -156,6 +203,55 @@ impl Recorder {
             timeline: Timeline::new(),
             by_label: Vec::new(),
             timing: None,
+            iterations: None,
+            checks: Vec::new(),
+        }
+    }
+
+    /// Also keeps each op's iteration duration (a driver whose ops are journeys).
+    pub fn with_iterations(mut self) -> Recorder {
+        self.iterations = Some(Box::new(IterationStats::new()));
+        self
+    }
+
+    /// Also counts the checks named `names` (the driver's
+    /// [`check_names`](crate::Driver::check_names); at most [`MAX_CHECKS`] are kept).
+    pub fn with_checks(mut self, names: &[String]) -> Recorder {
+        self.checks = names
+            .iter()
+            .take(MAX_CHECKS)
+            .map(|n| CheckCount {
+                name: n.clone(),
+                passed: 0,
+                failed: 0,
+            })
+            .collect();
+        self
+    }
+
+    /// Each named check's counts, in the driver's order (empty without checks).
+    pub fn checks(&self) -> &[CheckCount] {
+        &self.checks
+    }
+
+    /// Records the end of an op's iteration: `took` from its intended start to its last
+    /// response, `ok` when every request of it succeeded. Ignored without
+    /// [`Recorder::with_iterations`].
+    pub fn record_iteration(&mut self, took: Duration, ok: bool) {
+        if let Some(it) = self.iterations.as_mut() {
+            it.duration.saturating_record(as_us(took));
+            if ok {
+                it.ok += 1;
+            } else {
+                it.failed += 1;
+            }
+        }
+    }
+
+    fn count_checks(&mut self, bits: CheckBits) {
+        for (i, c) in self.checks.iter_mut().enumerate() {
+            c.passed += (bits.passed >> i) & 1;
+            c.failed += (bits.failed >> i) & 1;
         }
     }
 
@@ -208,6 +304,9 @@ impl Recorder {
             self.timing
                 .get_or_insert_with(Default::default)
                 .record(&outcome.timing);
+        }
+        if outcome.checks != CheckBits::default() {
+            self.count_checks(outcome.checks);
         }
         if outcome.label > 0 {
             if let Some(l) = self.by_label.get_mut(outcome.label as usize - 1) {
@@ -358,6 +457,21 @@ impl Recorder {
         }
         for s in &other.samples {
             self.sample(s.class, &s.message, s.count);
+        }
+        match (&mut self.iterations, &other.iterations) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a @ None, Some(b)) => *a = Some(b.clone()),
+            _ => {}
+        }
+        for c in &other.checks {
+            match self.checks.iter().position(|m| m.name == c.name) {
+                Some(i) => {
+                    self.checks[i].passed += c.passed;
+                    self.checks[i].failed += c.failed;
+                }
+                None if self.checks.len() < MAX_CHECKS => self.checks.push(c.clone()),
+                None => {}
+            }
         }
         self.timeline.merge(&other.timeline);
         // By name, not by position: a plan's total merges phases of different drivers.

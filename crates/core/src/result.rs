@@ -3,6 +3,7 @@
 //! `docs/result.schema.json` in tests. Fields are only ever added, never renamed, within v1.
 
 pub use crate::histogram::{decode_histogram, encode_histogram};
+pub use crate::iteration::{CheckResult, Iterations};
 pub use crate::latency::LatencyMs;
 pub use crate::omission::CoEstimate;
 use crate::recorder::{new_histogram, LabelStats, Recorder, MAX_LABELS, SIGFIG};
@@ -230,6 +231,13 @@ pub struct Measurement {
     /// HTTP/1.1: where the requests' time went (connect, TLS, waiting, receiving).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_timing: Option<crate::timing::HttpTiming>,
+    /// Journeys: the iterations (each op a pass through the steps, each step a request
+    /// counted above and in `endpoints`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<Iterations>,
+    /// Journeys: each named check's passes and failures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckResult>,
 }
 
 impl Measurement {
@@ -289,6 +297,11 @@ impl Measurement {
                 .timing
                 .as_deref()
                 .map(crate::timing::HttpTiming::from_stats),
+            iterations: rec
+                .iterations
+                .as_deref()
+                .map(|i| Iterations::from_stats(i, secs)),
+            checks: rec.checks().iter().map(CheckResult::from_count).collect(),
         }
     }
 }
@@ -371,6 +384,14 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
                 .filter_map(|m| m.http_timing.as_ref())
                 .collect::<Vec<_>>(),
         ),
+        iterations: Iterations::merge(
+            &parts
+                .iter()
+                .filter_map(|m| m.iterations.as_ref())
+                .collect::<Vec<_>>(),
+            duration_s,
+        ),
+        checks: CheckResult::merge(parts.iter().flat_map(|m| &m.checks)),
     }
 }
 

@@ -31,6 +31,10 @@ async fn connection<D: Driver>(
         let Some(n) = ctx.claim(t0, sh.interrupted()) else {
             break;
         };
+        if !sh.setup.driver.admit(n) {
+            ctx.unclaim();
+            break;
+        }
         let s = match session {
             Some(ref mut s) => s,
             None => match sh.open().await {
@@ -44,11 +48,7 @@ async fn connection<D: Driver>(
                 }
             },
         };
-        let sent = Instant::now();
-        let outcome = sh.execute(s, n).await;
-        let done = Instant::now();
-        ctx.record(&sh, &outcome, done - sent, done - sent, done);
-        if outcome.class.breaks_session() {
+        if crate::op::run(&sh, &ctx, s, (n, Instant::now()), false).await {
             session = None;
         }
     }

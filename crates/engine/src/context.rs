@@ -28,16 +28,24 @@ pub(crate) struct Shared<D: Driver> {
     pub(crate) timer: PreciseTimer,
     /// The driver's [`Driver::labels`]: recorders keep figures per label when not empty.
     labels: Vec<String>,
+    /// The driver's [`Driver::check_names`], counted by every recorder.
+    checks: Vec<String>,
+    /// [`Driver::iteration_span`] under the run's timeout: set when ops are journeys.
+    pub(crate) iteration_span: Option<Duration>,
 }
 
 impl<D: Driver> Shared<D> {
     pub(crate) fn new(setup: Setup<D>, timer: PreciseTimer) -> Shared<D> {
         let labels = setup.driver.labels();
+        let checks = setup.driver.check_names();
+        let iteration_span = setup.driver.iteration_span(setup.timeout);
         Shared {
             setup,
             pool: RefCell::new(Vec::new()),
             timer,
             labels,
+            checks,
+            iteration_span,
         }
     }
 
@@ -57,8 +65,14 @@ impl<D: Driver> Shared<D> {
         }
     }
 
-    /// Executes op `n` within the timeout.
-    pub(crate) async fn execute(&self, session: &mut D::Session, n: u64) -> Outcome {
+    /// Executes the next request of op `n` within the timeout, on its endpoint `label` (the
+    /// driver's label of `n` for its first request).
+    pub(crate) async fn execute(
+        &self,
+        session: &mut D::Session,
+        n: u64,
+        label: Option<u16>,
+    ) -> Outcome {
         use perfbase_core::Session as _;
         let outcome = match tokio::time::timeout(self.setup.timeout, session.execute(n)).await {
             Ok(o) => o,
@@ -74,12 +88,19 @@ impl<D: Driver> Shared<D> {
         if self.labels.is_empty() {
             outcome
         } else {
-            outcome.with_label(self.setup.driver.label(n))
+            outcome.with_label(label.unwrap_or_else(|| self.setup.driver.label(n)))
         }
     }
 
     pub(crate) fn recorder(&self, open_model: bool) -> Recorder {
-        Recorder::new(open_model).with_labels(&self.labels)
+        let rec = Recorder::new(open_model)
+            .with_labels(&self.labels)
+            .with_checks(&self.checks);
+        if self.iteration_span.is_some() {
+            rec.with_iterations()
+        } else {
+            rec
+        }
     }
 }
 
@@ -98,6 +119,8 @@ pub(crate) struct PhaseCtx {
     offset: Duration,
     pub(crate) rec: RefCell<Recorder>,
     pub(crate) in_flight: Cell<u64>,
+    /// The driver admitted no more ops ([`Driver::admit`]): its input is used up.
+    pub(crate) exhausted: Cell<bool>,
     end: Cell<Instant>,
     next_publish: Cell<Duration>,
 }
@@ -119,6 +142,8 @@ impl PhaseCtx {
             crate::phase::Load::Open { .. } => 2,
             _ => 1,
         };
+        // A journey's iteration in flight at the deadline may still send its later steps.
+        let span = sh.iteration_span.unwrap_or(sh.setup.timeout);
         PhaseCtx {
             start,
             deadline,
@@ -126,10 +151,12 @@ impl PhaseCtx {
                 d.checked_add(
                     sh.setup
                         .timeout
-                        .saturating_mul(timeouts)
+                        .saturating_mul(timeouts - 1)
+                        .saturating_add(span)
                         .saturating_add(CUTOFF_GRACE),
                 )
             }),
+            exhausted: Cell::new(false),
             count: spec.count,
             // Global op numbers: this worker's of this process's segment.
             first: sh.setup.segment.op(sh.setup.id as u64),
@@ -188,6 +215,12 @@ impl PhaseCtx {
         self.in_flight.set(self.in_flight.get() + 1);
     }
 
+    /// Gives back a claimed op that the driver did not admit.
+    pub(crate) fn unclaim(&self) {
+        self.in_flight.set(self.in_flight.get().saturating_sub(1));
+        self.exhausted.set(true);
+    }
+
     /// Records a completed op and, every [`PUBLISH_EVERY_MS`], publishes progress.
     pub(crate) fn record<D: Driver>(
         &self,
@@ -197,7 +230,22 @@ impl PhaseCtx {
         service: Duration,
         end: Instant,
     ) {
-        self.in_flight.set(self.in_flight.get().saturating_sub(1));
+        self.record_request(sh, outcome, (response, service), end, true);
+    }
+
+    /// Records one request of an op; `ends_op` when it was the op's last (a journey's other
+    /// steps leave the op in flight).
+    pub(crate) fn record_request<D: Driver>(
+        &self,
+        sh: &Shared<D>,
+        outcome: &Outcome,
+        (response, service): (Duration, Duration),
+        end: Instant,
+        ends_op: bool,
+    ) {
+        if ends_op {
+            self.in_flight.set(self.in_flight.get().saturating_sub(1));
+        }
         let at = end.saturating_duration_since(self.start);
         let mut rec = self.rec.borrow_mut();
         rec.record(outcome, response, service, self.offset + at);

@@ -14,6 +14,7 @@ mod closed;
 mod context;
 mod local;
 mod message;
+mod op;
 mod open;
 pub mod pacer;
 mod phase;

@@ -60,6 +60,10 @@ pub(crate) async fn run<D: Driver>(
             if !ctx.within_count(n) || sh.interrupted() {
                 break;
             }
+            if !sh.setup.driver.admit(n) {
+                ctx.exhausted.set(true);
+                break;
+            }
             let offset = pacer.offset(n);
             if duration.is_some_and(|d| offset >= d) {
                 break;
@@ -158,7 +162,7 @@ pub(crate) async fn run<D: Driver>(
         while set.join_next().await.is_some() {}
     };
     ctx.with_cutoff(sh, body).await;
-    if let (Some(d), false) = (duration, sh.interrupted()) {
+    if let (Some(d), false, false) = (duration, sh.interrupted(), ctx.exhausted.get()) {
         // Ops planned inside the window that the dispatcher never reached (the cut-off
         // stopped it); each op it reached was started or recorded as unsent.
         let planned = pacer.ops_before(d);
@@ -189,17 +193,7 @@ async fn slot_task<D: Driver>(
             },
         };
         if let Some(s) = s {
-            let sent = Instant::now();
-            let outcome = sh.execute(s, n).await;
-            let done = Instant::now();
-            ctx.record(
-                &sh,
-                &outcome,
-                done.saturating_duration_since(intended),
-                done - sent,
-                done,
-            );
-            if outcome.class.breaks_session() {
+            if crate::op::run(&sh, &ctx, s, (n, intended), true).await {
                 session = None;
             }
         }

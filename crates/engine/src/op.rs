@@ -1,0 +1,57 @@
+//! One op on a session, from its first request to its last: one request for most drivers, a
+//! journey's steps for others ([`Session::then`]). The engine takes every time here, so a
+//! journey's latencies are measured as any request's: the first step's from the op's
+//! intended start (open model) or its send (closed model), each later step's from the end
+//! of the previous one plus its think time, which is slept here and charged to nobody.
+
+use crate::context::{PhaseCtx, Shared};
+use perfbase_core::{Driver, Session as _, Then};
+use std::time::Instant;
+
+/// Runs op `n` on `session`, its latency from `intended` (open model) or from each send
+/// (closed model), and records every request and, for journeys, the iteration. Returns
+/// whether the session must be dropped (its last request failed in transport).
+pub(crate) async fn run<D: Driver>(
+    sh: &Shared<D>,
+    ctx: &PhaseCtx,
+    session: &mut D::Session,
+    (n, intended): (u64, Instant),
+    open: bool,
+) -> bool {
+    let mut label = None;
+    let mut from = intended;
+    let mut all_ok = true;
+    loop {
+        let sent = Instant::now();
+        let outcome = sh.execute(session, n, label).await;
+        let done = Instant::now();
+        let then = session.then(&outcome);
+        let response = if open {
+            done.saturating_duration_since(from)
+        } else {
+            done - sent
+        };
+        let last = then == Then::Done;
+        ctx.record_request(sh, &outcome, (response, done - sent), done, last);
+        all_ok &= !outcome.class.is_error();
+        match then {
+            Then::Done => {
+                if sh.iteration_span.is_some() {
+                    ctx.rec
+                        .borrow_mut()
+                        .record_iteration(done.saturating_duration_since(intended), all_ok);
+                }
+                return outcome.class.breaks_session();
+            }
+            Then::Next { think, label: next } => {
+                if !think.is_zero() {
+                    tokio::time::sleep(think).await;
+                }
+                // The next step was meant to start when the think time ended, however late
+                // the timer woke: that lag is the tool's, and is charged to the step.
+                from = done + think;
+                label = Some(next);
+            }
+        }
+    }
+}
