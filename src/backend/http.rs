@@ -4,6 +4,7 @@ use super::protocol::{Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::AppError;
 use perfbase_core::redact;
+use perfbase_drivers::http::journey::{JourneyDriver, JourneySpec};
 use perfbase_drivers::http::{HttpDriver, HttpOptions, HttpVersion, RequestSpec, Target};
 use perfbase_drivers::workload::Corpus;
 use serde_json::Value;
@@ -27,6 +28,12 @@ pub enum HttpRequests {
         specs: Vec<RequestSpec>,
         corpora: Vec<Arc<Corpus>>,
     },
+    /// A plan's journeys: each op an iteration of steps that carry values from one request
+    /// to the next.
+    Journeys {
+        spec: Box<JourneySpec>,
+        corpora: Vec<Arc<Corpus>>,
+    },
 }
 
 impl HttpTarget {
@@ -36,11 +43,30 @@ impl HttpTarget {
             HttpRequests::Mix { specs, corpora } => {
                 HttpDriver::from_specs(specs, corpora.clone(), &self.options)
             }
+            HttpRequests::Journeys { .. } => {
+                unreachable!("journeys have their own driver (journey_driver)")
+            }
         }
+    }
+
+    fn journey_driver(
+        spec: &JourneySpec,
+        corpora: &[Arc<Corpus>],
+        options: &HttpOptions,
+    ) -> Result<JourneyDriver, perfbase_drivers::http::HttpError> {
+        JourneyDriver::new(spec, corpora.to_vec(), &options.tls)
     }
 }
 
 impl Extras for HttpDriver {}
+
+impl Extras for JourneyDriver {
+    /// The set-up steps, once, before any load: a failure stops the run (exit 3), naming the
+    /// step and why.
+    fn before(&self) -> Result<(), AppError> {
+        block_on_local(self.prepare())?.map_err(AppError::Unusable)
+    }
+}
 
 impl Protocol for HttpTarget {
     fn name(&self) -> &'static str {
@@ -64,11 +90,22 @@ impl Protocol for HttpTarget {
     fn skip_setup(&mut self) {}
 
     fn validate(&self) -> Result<(), String> {
-        self.driver().map(drop).map_err(|e| e.to_string())
+        match &self.requests {
+            HttpRequests::Journeys { spec, corpora } => {
+                Self::journey_driver(spec, corpora, &self.options).map(drop)
+            }
+            _ => self.driver().map(drop),
+        }
+        .map_err(|e| e.to_string())
     }
 
     fn run(&self, args: RunArgs<'_>) -> Result<Ran, AppError> {
-        args.drive(self.driver())
+        match &self.requests {
+            HttpRequests::Journeys { spec, corpora } => {
+                args.drive(Self::journey_driver(spec, corpora, &self.options))
+            }
+            _ => args.drive(self.driver()),
+        }
     }
 
     /// The method, keep-alive, version, targets and headers (redacted).
@@ -83,6 +120,13 @@ impl Protocol for HttpTarget {
             ),
             HttpRequests::Mix { specs, .. } => {
                 (specs[0].method.clone(), specs.len(), 0, Vec::new())
+            }
+            HttpRequests::Journeys { spec, .. } => {
+                let steps: usize = spec.journeys.iter().map(|j| j.steps.len()).sum();
+                protocol.insert("journeys".into(), spec.journeys.len().into());
+                protocol.insert("setup_steps".into(), spec.setup.len().into());
+                protocol.insert("cookies".into(), spec.cookies.into());
+                ("journey".into(), steps, 0, spec.headers.clone())
             }
         };
         protocol.insert("method".into(), method.into());
@@ -111,6 +155,7 @@ impl Protocol for HttpTarget {
         match &self.requests {
             HttpRequests::Targets(t) => t.first().map(|t| t.url.to_string()),
             HttpRequests::Mix { specs, .. } => specs.first().map(|s| s.base.to_string()),
+            HttpRequests::Journeys { spec, .. } => Some(spec.base.to_string()),
         }
         .unwrap_or_default()
     }

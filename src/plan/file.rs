@@ -240,6 +240,83 @@ pub(crate) struct WorkloadDef {
     /// …the KV v2 secret read and written (under secret/), and the PKI role.
     pub kv_path: Option<S<String>>,
     pub pki_role: Option<S<String>>,
+    /// HTTP journeys: the steps of one journey…
+    pub steps: Option<Vec<StepDef>>,
+    /// …or several, mixed by weight…
+    pub journeys: Option<Vec<JourneyDef>>,
+    /// …steps sent once before the load (their captures shared by every iteration)…
+    pub setup: Option<Vec<StepDef>>,
+    /// …a feeder's rows…
+    pub feed: Option<FeedDef>,
+    /// …what a failed step does (`stop`, the default, or `continue`)…
+    pub on_failure: Option<S<String>>,
+    /// …a cookie jar per iteration (default true)…
+    pub cookies: Option<S<bool>>,
+    /// …and the think time before every step but the first (a step's own wins).
+    pub think: Option<S<toml::Value>>,
+}
+
+/// One journey of a workload's `journeys`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct JourneyDef {
+    pub name: S<String>,
+    pub weight: Option<S<i64>>,
+    pub steps: Vec<StepDef>,
+}
+
+/// One step of a journey: a request, what to take from its answer, what to check in it.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StepDef {
+    pub name: Option<S<String>>,
+    pub method: Option<S<String>>,
+    pub path: S<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, S<String>>,
+    pub body: Option<S<String>>,
+    #[serde(default)]
+    pub capture: BTreeMap<String, CaptureDef>,
+    #[serde(default)]
+    pub check: BTreeMap<String, StepCheckDef>,
+    /// `"2s"`, or `["1s", "3s"]` for a uniform pause in that range.
+    pub think: Option<S<toml::Value>>,
+}
+
+/// `capture.NAME = { json = "/ptr" }`, `{ header = "Location", regex = "…" }`,
+/// `{ regex = "…" }` (over the body) or `{ status = true }`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CaptureDef {
+    pub json: Option<S<String>>,
+    pub header: Option<S<String>>,
+    pub status: Option<S<bool>>,
+    pub regex: Option<S<String>>,
+}
+
+/// `check.NAME = { status = [200] }`, `{ body_contains = "…" }`, `{ json = "/p", equals =
+/// "…" }`, `{ json = "/p", exists = true }`, `{ header = "…", matches = "…" }` or
+/// `{ max_size = N }`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StepCheckDef {
+    pub status: Option<S<Vec<i64>>>,
+    pub body_contains: Option<S<String>>,
+    pub json: Option<S<String>>,
+    pub equals: Option<S<String>>,
+    pub exists: Option<S<bool>>,
+    pub header: Option<S<String>>,
+    pub matches: Option<S<String>>,
+    pub max_size: Option<S<i64>>,
+}
+
+/// `feed = { file = "users.csv", strategy = "queue" }`: a CSV with a header row, each column
+/// a value of the iteration.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FeedDef {
+    pub file: S<String>,
+    pub strategy: Option<S<String>>,
 }
 
 impl WorkloadDef {

@@ -33,6 +33,7 @@ mod context;
 mod corpus;
 mod describe;
 mod file;
+mod journeys;
 mod meta;
 mod model;
 mod publish;

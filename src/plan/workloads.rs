@@ -54,7 +54,9 @@ pub(super) fn workloads(
         fields_fit(cx, &field, w, *family)?;
         // Labels reach results and reports: a `${VAR}` that may hold a secret stays a name.
         let shown_url = cx.shown_url(&tdef.url, &format!("targets.{}.url", w.target.get_ref()))?;
-        let workload = if *family == Family::Http {
+        let workload = if *family == Family::Http && super::journeys::is_journey(w) {
+            super::journeys::journey_workload(cx, (name, &field, w), target, &shown_url, corpora)?
+        } else if *family == Family::Http {
             http_workload(cx, (name, &field, w), target, &shown_url, corpora)?
         } else if let Some(ops) = suite_operations(cx, &field, w, *family)? {
             // One workload per operation, `NAME/operation`; the suite names them in order.
@@ -530,6 +532,17 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
         ("body_file", &[Http], at(&w.body_file)),
         ("mix", &[Http], w.mix.as_ref().map(|_| target)),
         ("ok_status", &[Http], at(&w.ok_status)),
+        ("steps", &[Http], w.steps.as_ref().map(|_| target)),
+        ("journeys", &[Http], w.journeys.as_ref().map(|_| target)),
+        ("setup", &[Http], w.setup.as_ref().map(|_| target)),
+        (
+            "feed",
+            &[Http],
+            w.feed.as_ref().map(|f| f.file.span().start),
+        ),
+        ("on_failure", &[Http], at(&w.on_failure)),
+        ("cookies", &[Http], at(&w.cookies)),
+        ("think", &[Http], at(&w.think)),
         ("sql", &[Sql], at(&w.sql)),
         ("params", &[Sql], w.params.first().map(|v| v.span().start)),
         ("builtin", &[Sql], at(&w.builtin)),

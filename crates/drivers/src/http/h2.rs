@@ -107,14 +107,14 @@ impl H2Request {
 /// The bytes a connection moved and no op has yet reported. (Atomics, as hyper requires its
 /// IO to be `Send`; the connection runs on the worker's thread, so they are never contended.)
 #[derive(Default)]
-struct WireBytes {
+pub(crate) struct WireBytes {
     read: AtomicU64,
     written: AtomicU64,
 }
 
 impl WireBytes {
     /// What was counted since the last take: (read, written).
-    fn take(&self) -> (u64, u64) {
+    pub(crate) fn take(&self) -> (u64, u64) {
         (
             self.read.swap(0, Ordering::Relaxed),
             self.written.swap(0, Ordering::Relaxed),
@@ -123,9 +123,9 @@ impl WireBytes {
 }
 
 /// A connection's IO that counts the bytes crossing it.
-struct Counted<T> {
-    io: T,
-    bytes: Arc<WireBytes>,
+pub(crate) struct Counted<T> {
+    pub(crate) io: T,
+    pub(crate) bytes: Arc<WireBytes>,
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
@@ -386,7 +386,7 @@ async fn exchange(lease: &mut Lease, req: &H2Request) -> Result<(u16, Timing), O
 /// The outcome of a failed request: a reset or closed connection is class `read`, anything
 /// the peer did against the protocol (GOAWAY or RST_STREAM with an error, a malformed frame)
 /// class `protocol`.
-fn failure(e: &hyper::Error) -> Outcome {
+pub(crate) fn failure(e: &hyper::Error) -> Outcome {
     let io = {
         let mut source = e.source();
         let mut found = false;

@@ -12,6 +12,7 @@ pub mod chunked;
 mod conn;
 pub mod fetch;
 mod h2;
+pub mod journey;
 mod request;
 mod response;
 pub mod targets;
