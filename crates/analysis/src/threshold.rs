@@ -13,7 +13,7 @@ pub use perfbase_core::study::Verdict;
 
 /// Every metric name a threshold accepts, for error messages and docs.
 pub const METRICS: &str = "min, mean, p50, p75, p90, p95, p99, p999, max (latency), error_rate, \
-     success_ratio, rps; or k6's p(95), avg, med, http_req_failed, http_reqs";
+     success_ratio, rps, checks (a journey's check pass rate); or k6's p(95), avg, med, http_req_failed, http_reqs";
 
 /// A threshold in k6's words rewritten in perfbase's: `p(95)<200` → `p95<200`, `p(99.9)` →
 /// `p999`, `avg` → `mean`, `med` → `p50`, `http_req_failed` (and its `:rate`) → `error_rate`,
@@ -115,6 +115,9 @@ pub enum Metric {
     SuccessRatio,
     /// Completed operations per second.
     Rps,
+    /// Share of a journey's checks that passed, 0..1 (every check of every step together;
+    /// undefined without checks, so it never passes on none).
+    Checks,
 }
 
 impl Metric {
@@ -129,6 +132,7 @@ impl Metric {
             "error_rate" => Some(Metric::ErrorRate),
             "success_ratio" => Some(Metric::SuccessRatio),
             "rps" => Some(Metric::Rps),
+            "checks" => Some(Metric::Checks),
             _ => None,
         }
     }
@@ -140,6 +144,7 @@ impl Metric {
             Metric::ErrorRate => "error_rate",
             Metric::SuccessRatio => "success_ratio",
             Metric::Rps => "rps",
+            Metric::Checks => "checks",
         }
     }
 }
@@ -319,7 +324,7 @@ fn parse_own(s: &str) -> Result<Threshold, ThresholdError> {
         value: value_text.to_string(),
         expected: match metric {
             Metric::LatencyMs(_) => LATENCY_FORMS,
-            Metric::ErrorRate | Metric::SuccessRatio => RATIO_FORMS,
+            Metric::ErrorRate | Metric::SuccessRatio | Metric::Checks => RATIO_FORMS,
             Metric::Rps => RPS_FORMS,
         },
     })?;
@@ -345,7 +350,7 @@ fn parse_value(metric: Metric, s: &str) -> Option<f64> {
             Some(ms) => Some(ms),
             None => parse_duration(s).ok().map(|d| d.as_secs_f64() * 1000.0),
         },
-        Metric::ErrorRate | Metric::SuccessRatio => {
+        Metric::ErrorRate | Metric::SuccessRatio | Metric::Checks => {
             let ratio = match s.strip_suffix('%') {
                 Some(pct) => plain_number(pct.trim_end())? / 100.0,
                 None => plain_number(s)?,
@@ -379,6 +384,7 @@ impl Threshold {
             Metric::ErrorRate => 1.0 - m.success_ratio,
             Metric::SuccessRatio => m.success_ratio,
             Metric::Rps => m.rps,
+            Metric::Checks => perfbase_core::result::CheckResult::pass_ratio(&m.checks),
         }
     }
 

@@ -126,8 +126,9 @@ async fn run_phase<D: Driver>(sh: Rc<Shared<D>>, cmd: Command) -> WorkerReport {
             )
             .await;
             // A timed open phase lasts its window even when its last op came back early,
-            // so the next phase (a stage, a step) starts where the schedule says.
-            if let Some(d) = ctx.deadline {
+            // so the next phase (a stage, a step) starts where the schedule says; one whose
+            // driver's input ran out ends there.
+            if let (Some(d), false) = (ctx.deadline, ctx.exhausted.get()) {
                 ctx.with_cutoff(&sh, tokio::time::sleep_until(d.into()))
                     .await;
             }

@@ -8,6 +8,7 @@ pub mod csv;
 pub mod hlog;
 pub mod html;
 mod html_versus;
+pub mod journey_tables;
 pub mod json;
 pub mod junit;
 pub mod markdown;

@@ -4,7 +4,7 @@
 
 use crate::study_text::findings;
 use crate::table::{md_code, md_text};
-use crate::{run_tables, study_tables};
+use crate::{journey_tables, run_tables, study_tables};
 use crate::{thousands, thousands_f};
 use perfbase_analysis::study::{ScenarioStudy, Study};
 use perfbase_core::result::RunResult;
@@ -86,6 +86,7 @@ pub fn render_run(r: &RunResult) -> String {
         let _ = writeln!(out, "\n## Per endpoint\n");
         run_tables::endpoints(false, &[(String::new(), &m.endpoints[..])]).markdown(&mut out);
     }
+    journey_sections(&mut out, &journey_tables::run_journeys(m), false, "##");
     if !m.error_samples.is_empty() {
         let _ = writeln!(out, "\n## Error samples\n");
         run_tables::error_samples(m).markdown(&mut out);
@@ -209,6 +210,9 @@ fn scenario(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &Study) {
         run_tables::endpoints(true, &per_step).markdown(out);
         let _ = writeln!(out);
     }
+    let steps: Vec<String> = s.steps.iter().map(|row| row.name.clone()).collect();
+    let journeys = journey_tables::scenario_journeys(r, &s.name, &steps);
+    journey_sections(out, &journeys, true, "###");
     repetitions(out, s);
     if !s.thresholds.is_empty() {
         let _ = writeln!(out, "### Thresholds\n");
@@ -250,4 +254,21 @@ fn summary(out: &mut String, r: &RunResult, study: &Study) {
     let _ = writeln!(out, "## Summary\n");
     study_tables::summary(r, study).markdown(out);
     let _ = writeln!(out);
+}
+
+/// A journey's iterations and checks under headings of level `h`.
+fn journey_sections(
+    out: &mut String,
+    rows: &[journey_tables::JourneyRow],
+    step_col: bool,
+    h: &str,
+) {
+    if let Some(t) = journey_tables::iterations(step_col, rows) {
+        let _ = writeln!(out, "\n{h} Iterations\n");
+        t.markdown(out);
+    }
+    if let Some(t) = journey_tables::checks(step_col, rows) {
+        let _ = writeln!(out, "\n{h} Checks per name\n");
+        t.markdown(out);
+    }
 }

@@ -78,7 +78,9 @@ pub fn threshold_value(threshold: &str, v: f64) -> Option<String> {
     }
     Some(match parse_threshold(threshold).map(|t| t.metric) {
         Ok(Metric::LatencyMs(_)) => format!("{} ms", ms(v)),
-        Ok(Metric::ErrorRate | Metric::SuccessRatio) => format!("{:.2} %", v * 100.0),
+        Ok(Metric::ErrorRate | Metric::SuccessRatio | Metric::Checks) => {
+            format!("{:.2} %", v * 100.0)
+        }
         Ok(Metric::Rps) => format!("{}/s", crate::thousands_f(v)),
         // A threshold this version cannot read (another version's result): its bare figure.
         Err(_) => format!("{v}"),

@@ -99,6 +99,32 @@ fn endpoints_block(out: &mut String, endpoints: &[Endpoint]) {
         .text(&Layout::new("  ", columns), false, out);
 }
 
+/// A journey's iterations and checks, each table under its label in the summary's label
+/// column (a step column when a scenario has several steps).
+fn journey_blocks(out: &mut String, rows: &[crate::journey_tables::JourneyRow], step_col: bool) {
+    let tables = [
+        (
+            "Iterations",
+            crate::journey_tables::iterations(step_col, rows),
+        ),
+        ("Checks", crate::journey_tables::checks(step_col, rows)),
+    ];
+    for (label, table) in tables {
+        let Some(table) = table else { continue };
+        let _ = write!(out, "  {label:<LABEL$}");
+        let mut text = String::new();
+        table.text(&Layout::fitted(table.head.len()), false, &mut text);
+        for (i, line) in text.lines().enumerate() {
+            let pad = if i == 0 {
+                String::new()
+            } else {
+                format!("  {:<LABEL$}", "")
+            };
+            let _ = writeln!(out, "{pad}{line}");
+        }
+    }
+}
+
 /// The consumer side of a stream run: messages consumed, their rate, what was left, and the
 /// end-to-end latency (send stamp to receipt).
 pub fn render_consumed(m: &Measurement, consumers: u64, unconsumed: u64) -> String {
@@ -146,6 +172,7 @@ pub fn render(r: &RunResult) -> String {
     }
     latency_lines(&mut out, m);
     endpoints_block(&mut out, &m.endpoints);
+    journey_blocks(&mut out, &crate::journey_tables::run_journeys(m), false);
     if m.aborted_in_flight > 0 {
         let _ = writeln!(
             out,
@@ -463,6 +490,9 @@ fn scenario_block(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &St
         }
         endpoints_block(out, endpoints);
     }
+    let steps: Vec<String> = s.steps.iter().map(|row| row.name.clone()).collect();
+    let journeys = crate::journey_tables::scenario_journeys(r, &s.name, &steps);
+    journey_blocks(out, &journeys, journeys.len() > 1);
     for f in findings(s, study) {
         let _ = writeln!(
             out,

@@ -345,7 +345,9 @@ fn study_sections(
 ) {
     for s in &st.scenarios {
         let endpoints = crate::scenario_endpoints(r, s);
-        scenario_section(out, st, s, boxplots, &endpoints, h_sec, h_sub);
+        let steps: Vec<String> = s.steps.iter().map(|row| row.name.clone()).collect();
+        let journeys = crate::journey_tables::scenario_journeys(r, &s.name, &steps);
+        scenario_section(out, st, s, boxplots, (&endpoints, &journeys), h_sec, h_sub);
     }
     if !st.checks.is_empty() {
         let _ = writeln!(out, "<{h_sec}>Checks</{h_sec}>");
@@ -464,6 +466,7 @@ fn summary(out: &mut String, m: &Measurement) {
     if !m.endpoints.is_empty() {
         run_tables::endpoints(false, &[(String::new(), &m.endpoints[..])]).html(out);
     }
+    sections::journey_tables(out, &crate::journey_tables::run_journeys(m), false);
     if let Some(o) = &m.open_model {
         let _ = writeln!(
             out,

@@ -14,7 +14,10 @@ pub(super) fn scenario_section(
     study: &Study,
     s: &ScenarioStudy,
     boxplots: &[(String, BoxPlot)],
-    endpoints: &[(String, Vec<Endpoint>)],
+    (endpoints, journeys): (
+        &[(String, Vec<Endpoint>)],
+        &[crate::journey_tables::JourneyRow],
+    ),
     h_sec: &str,
     h_sub: &str,
 ) {
@@ -39,6 +42,7 @@ pub(super) fn scenario_section(
     if !endpoints.is_empty() {
         crate::run_tables::endpoints(true, endpoints).html(out);
     }
+    journey_tables(out, journeys, true);
     scenario_findings(out, study, s);
     if !s.repetition_stats.is_empty() {
         let _ = writeln!(
@@ -236,5 +240,19 @@ fn count(v: f64) -> String {
         format!("{v:.0}")
     } else {
         format!("{v:.1}")
+    }
+}
+
+/// A journey's iterations and checks, when the load was one.
+pub(super) fn journey_tables(
+    out: &mut String,
+    rows: &[crate::journey_tables::JourneyRow],
+    step_col: bool,
+) {
+    if let Some(t) = crate::journey_tables::iterations(step_col, rows) {
+        t.html(out);
+    }
+    if let Some(t) = crate::journey_tables::checks(step_col, rows) {
+        t.html(out);
     }
 }

@@ -1,0 +1,147 @@
+//! A journey's own tables, for every report: its iterations (count, failures, rate and
+//! duration percentiles, k6's `iterations` and `iteration_duration`) and its checks by name
+//! (k6's `checks`), per step of a scenario or for a whole run.
+
+use crate::study_text::ms;
+use crate::table::{Cell, Table};
+use crate::{thousands, thousands_f};
+use perfbase_core::result::{merge_measurements, CheckResult, Iterations, Measurement, RunResult};
+
+/// A step's journey figures: (its name, its iterations, its checks).
+pub type JourneyRow = (String, Option<Iterations>, Vec<CheckResult>);
+
+/// The journey figures of a plan scenario, per step, repetitions merged; empty when its
+/// workload was no journey.
+pub fn scenario_journeys(r: &RunResult, scenario: &str, steps: &[String]) -> Vec<JourneyRow> {
+    let mut by_step: std::collections::BTreeMap<u32, Vec<&Measurement>> = Default::default();
+    for p in &r.phases {
+        let m = &p.measurement;
+        if p.scenario.as_deref() == Some(scenario)
+            && (m.iterations.is_some() || !m.checks.is_empty())
+        {
+            by_step.entry(p.step.unwrap_or(0)).or_default().push(m);
+        }
+    }
+    by_step
+        .into_iter()
+        .map(|(step, parts)| {
+            let m = merge_measurements(&parts);
+            let name = steps
+                .get(step as usize)
+                .cloned()
+                .unwrap_or_else(|| step.to_string());
+            (name, m.iterations, m.checks)
+        })
+        .collect()
+}
+
+/// The rows of a whole run (one unnamed step).
+pub fn run_journeys(m: &Measurement) -> Vec<JourneyRow> {
+    if m.iterations.is_none() && m.checks.is_empty() {
+        return Vec::new();
+    }
+    vec![(String::new(), m.iterations.clone(), m.checks.clone())]
+}
+
+/// One row per step: iterations, how many failed, their rate and duration percentiles.
+pub fn iterations(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
+    let mut head = vec![
+        "iterations",
+        "failed",
+        "per s",
+        "p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "max ms",
+    ];
+    if step_col {
+        head.insert(0, "step");
+    }
+    let cells: Vec<Vec<Cell>> = rows
+        .iter()
+        .filter_map(|(step, it, _)| {
+            let it = it.as_ref()?;
+            let mut row = Vec::new();
+            if step_col {
+                row.push(Cell::from(step.as_str()));
+            }
+            let d = &it.duration_ms;
+            row.extend([
+                thousands(it.count).into(),
+                thousands(it.failed).into(),
+                thousands_f(it.rate).into(),
+                ms(d.p50).into(),
+                ms(d.p95).into(),
+                ms(d.p99).into(),
+                ms(d.max).into(),
+            ]);
+            Some(row)
+        })
+        .collect();
+    (!cells.is_empty()).then(|| Table::new(&head, cells, usize::from(step_col)).class("iterations"))
+}
+
+/// One row per check (per step with `step_col`): passes, failures and the pass rate.
+pub fn checks(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
+    let mut head = vec!["check", "passed", "failed", "pass rate"];
+    if step_col {
+        head.insert(0, "step");
+    }
+    let mut cells = Vec::new();
+    for (step, _, checks) in rows {
+        for c in checks {
+            let mut row = Vec::new();
+            if step_col {
+                row.push(Cell::from(step.as_str()));
+            }
+            let all = c.passed + c.failed;
+            row.extend([
+                Cell::code(c.name.as_str()),
+                thousands(c.passed).into(),
+                thousands(c.failed).into(),
+                if all == 0 {
+                    Cell::from("—")
+                } else {
+                    Cell::success(c.passed as f64 / all as f64)
+                },
+            ]);
+            cells.push(row);
+        }
+    }
+    let words = 1 + usize::from(step_col);
+    (!cells.is_empty()).then(|| Table::new(&head, cells, words).class("checks"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfbase_core::result::LatencyMs;
+
+    #[test]
+    fn iterations_and_checks_make_a_row_each_and_nothing_without_a_journey() {
+        let it = Iterations {
+            count: 1000,
+            ok: 990,
+            failed: 10,
+            rate: 100.0,
+            duration_ms: LatencyMs::NONE,
+            histogram: String::new(),
+        };
+        let check = CheckResult {
+            name: "created".into(),
+            passed: 900,
+            failed: 100,
+        };
+        let rows = vec![("c=4".to_string(), Some(it), vec![check])];
+        let mut md = String::new();
+        iterations(true, &rows).expect("a row").markdown(&mut md);
+        assert!(md.contains("| c=4 | 1,000 | 10 | 100.0 |"), "{md}");
+        let mut md = String::new();
+        checks(false, &rows).expect("a row").markdown(&mut md);
+        assert!(
+            md.contains("`created` | 900 | 100 |") && md.contains("90.00 %"),
+            "{md}"
+        );
+        assert!(iterations(false, &[]).is_none() && checks(true, &[]).is_none());
+    }
+}
