@@ -281,6 +281,8 @@ pub(crate) struct StepDef {
     pub check: BTreeMap<String, StepCheckDef>,
     /// `"2s"`, or `["1s", "3s"]` for a uniform pause in that range.
     pub think: Option<S<toml::Value>>,
+    /// Consecutive steps of one group are timed together (k6's `group`).
+    pub group: Option<S<String>>,
 }
 
 /// `capture.NAME = { json = "/ptr" }`, `{ header = "Location", regex = "…" }`,

@@ -234,6 +234,13 @@ fn step(cx: &Ctx<'_>, s: &StepDef, f: &str, think: Option<Think>) -> Result<Step
             Some(t) => think_of(cx, t, &format!("{f}.think"))?,
             None => think.unwrap_or_default(),
         },
+        group: match &s.group {
+            Some(g) => {
+                cx.name(g, &format!("{f}.group"))?;
+                Some(g.get_ref().trim().to_string())
+            }
+            None => None,
+        },
     })
 }
 

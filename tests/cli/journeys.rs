@@ -20,9 +20,9 @@ const LOGIN: &str = r#"setup = [
 
 /// Create, read and delete with the token; the id from the Location header.
 const CRUD: &str = r#"steps = [
-  { name = "create", method = "POST", path = "/items", headers = { Authorization = "Bearer {{token}}" }, body = '{"name":"x"}', capture = { id = { header = "Location", regex = "/items/(\\d+)" } }, check = { created = { status = [201] } } },
-  { name = "read", path = "/items/{{id}}", headers = { Authorization = "Bearer {{token}}" }, check = { same = { json = "/id", equals = "{{id}}" } } },
-  { name = "delete", method = "DELETE", path = "/items/{{id}}", headers = { Authorization = "Bearer {{token}}" }, check = { gone = { status = [204] } } },
+  { name = "create", method = "POST", path = "/items", headers = { Authorization = "Bearer {{token}}" }, body = '{"name":"x"}', capture = { id = { header = "Location", regex = "/items/(\\d+)" } }, check = { created = { status = [201] } }, group = "item" },
+  { name = "read", path = "/items/{{id}}", headers = { Authorization = "Bearer {{token}}" }, check = { same = { json = "/id", equals = "{{id}}" } }, group = "item" },
+  { name = "delete", method = "DELETE", path = "/items/{{id}}", headers = { Authorization = "Bearer {{token}}" }, check = { gone = { status = [204] } }, group = "item" },
   { name = "session", path = "/session" },
   { name = "session again", path = "/session", check = { returning = { json = "/returning", equals = "true" } } },
 ]"#;
@@ -80,6 +80,22 @@ fn a_thousand_journeys_make_exactly_a_thousand_of_each_step_with_no_401() {
     for c in ["created", "same", "gone", "returning"] {
         assert_eq!(check(&r, c), (1000, 0), "{c}");
     }
+    // The group of create, read and delete: one pass per iteration, as long as its steps.
+    let item = find(&r.json()["groups"], "name", "item");
+    assert_eq!(item["count"], 1000);
+    let p50 = |v: &serde_json::Value| v["latency_ms"]["p50"].as_f64().unwrap();
+    let steps: f64 = ["create", "read", "delete"]
+        .iter()
+        .map(|s| p50(find(&r.json()["endpoints"], "name", s)))
+        .sum();
+    let group = item["duration_ms"]["p50"].as_f64().unwrap();
+    let whole = r.json()["iterations"]["duration_ms"]["p50"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        group >= steps * 0.5 && group < whole,
+        "{steps} {group} {whole}"
+    );
     assert!(
         r.stdout().is_empty() || !r.stdout().contains("tok-"),
         "no token shown"
@@ -93,8 +109,8 @@ fn a_capture_that_finds_nothing_is_named_counted_and_the_run_goes_on() {
     let dir = tmp();
     // The read's capture names a field its answer does not have.
     let wrong = CRUD.replace(
-        r#"equals = "{{id}}" } } },"#,
-        r#"equals = "{{id}}" } }, capture = { size = { json = "/sise" } } },"#,
+        r#"equals = "{{id}}" } }, group"#,
+        r#"equals = "{{id}}" } }, capture = { size = { json = "/sise" } }, group"#,
     );
     let r = run_plan(
         dir.path(),
@@ -272,7 +288,12 @@ fn a_journey_that_cannot_work_is_refused_before_any_load() {
     let _g = serial();
     let server = perfbase_reference::spawn(0).unwrap();
     let url = format!("http://{}", server.addr);
-    let cases: [(&str, i32, &str); 4] = [
+    let cases: [(&str, i32, &str); 5] = [
+        (
+            r#"steps = [ { path = "/", group = "a" }, { path = "/x" }, { path = "/y", group = "a" } ]"#,
+            2,
+            "the steps of group 'a' must follow one another",
+        ),
         (
             r#"steps = [ { path = "/items/{{idd}}" } ]"#,
             2,

@@ -54,6 +54,19 @@ pub trait Driver: Send + Sync + 'static {
         None
     }
 
+    /// The names of groups of consecutive journey steps whose duration is kept apart (k6's
+    /// `group`), in the order of [`Driver::group`]'s numbers. Empty, the default, without.
+    fn groups(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The group (1-based into [`Driver::groups`], 0 for none) that the steps of label
+    /// `label` belong to. Asked only when `groups` is not empty.
+    fn group(&self, label: u16) -> u16 {
+        let _ = label;
+        0
+    }
+
     /// The names of the checks responses are put to, in the order of
     /// [`CheckBits`](crate::outcome::CheckBits)' bits. Empty, the default, without checks.
     fn check_names(&self) -> Vec<String> {

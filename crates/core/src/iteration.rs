@@ -4,7 +4,7 @@
 
 use crate::histogram::{decode_histogram, encode_histogram};
 use crate::latency::LatencyMs;
-use crate::recorder::{new_histogram, CheckCount, IterationStats, SIGFIG};
+use crate::recorder::{new_histogram, CheckCount, GroupStats, IterationStats, SIGFIG};
 use serde::{Deserialize, Serialize};
 
 /// The iterations of a journey workload: each op is one pass through its steps.
@@ -68,6 +68,47 @@ fn per_second(n: u64, secs: f64) -> f64 {
         n as f64 / secs
     } else {
         0.0
+    }
+}
+
+/// One group of journey steps (k6's `group`): how long each pass through it took.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupResult {
+    pub name: String,
+    pub count: u64,
+    pub duration_ms: LatencyMs,
+    pub histogram: String,
+}
+
+impl GroupResult {
+    pub fn from_stats(g: &GroupStats) -> GroupResult {
+        GroupResult {
+            name: g.name.clone(),
+            count: g.duration.len(),
+            duration_ms: LatencyMs::from_histogram(&g.duration),
+            histogram: encode_histogram(&g.duration),
+        }
+    }
+
+    /// Groups of several measurements added up by name (histograms decoded and added).
+    pub fn merge<'a>(parts: impl IntoIterator<Item = &'a GroupResult>) -> Vec<GroupResult> {
+        let mut out: Vec<GroupStats> = Vec::new();
+        for g in parts {
+            let i = match out.iter().position(|m| m.name == g.name) {
+                Some(i) => i,
+                None => {
+                    out.push(GroupStats {
+                        name: g.name.clone(),
+                        duration: new_histogram(SIGFIG),
+                    });
+                    out.len() - 1
+                }
+            };
+            if let Ok(h) = decode_histogram(&g.histogram) {
+                let _ = out[i].duration.add(&h);
+            }
+        }
+        out.iter().map(GroupResult::from_stats).collect()
     }
 }
 

@@ -119,6 +119,14 @@ impl IterationStats {
     }
 }
 
+/// One group of journey steps: how long each pass through it took, from its first step's
+/// intended start to its last step's end.
+#[derive(Debug, Clone)]
+pub struct GroupStats {
+    pub name: String,
+    pub duration: Histogram<u64>,
+}
+
 /// One named check: how many responses passed and failed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckCount {
@@ -160,6 +168,8 @@ pub struct Recorder {
     pub iterations: Option<Box<IterationStats>>,
     /// Journeys: each named check's passes and failures, in the driver's order.
     checks: Vec<CheckCount>,
+    /// Journeys: each group's durations, in the driver's order.
+    groups: Vec<GroupStats>,
 }
 
 impl Recorder {
@@ -183,6 +193,7 @@ impl Recorder {
             timing: self.timing.clone(),
             iterations: self.iterations.clone(),
             checks: self.checks.clone(),
+            groups: self.groups.clone(),
         }
     }
 
@@ -205,6 +216,36 @@ impl Recorder {
             timing: None,
             iterations: None,
             checks: Vec::new(),
+            groups: Vec::new(),
+        }
+    }
+
+    /// Also keeps the durations of the groups named `names` (the driver's
+    /// [`groups`](crate::Driver::groups); at most [`MAX_LABELS`]).
+    pub fn with_groups(mut self, names: &[String]) -> Recorder {
+        self.groups = names
+            .iter()
+            .take(MAX_LABELS)
+            .map(|n| GroupStats {
+                name: n.clone(),
+                duration: new_histogram(SIGFIG),
+            })
+            .collect();
+        self
+    }
+
+    /// Each group's durations, in the driver's order (empty without groups).
+    pub fn groups(&self) -> &[GroupStats] {
+        &self.groups
+    }
+
+    /// Records one pass through group `group` (1-based) that took `took`.
+    pub fn record_group(&mut self, group: u16, took: Duration) {
+        if let Some(g) = (group as usize)
+            .checked_sub(1)
+            .and_then(|i| self.groups.get_mut(i))
+        {
+            g.duration.saturating_record(as_us(took));
         }
     }
 
@@ -462,6 +503,15 @@ impl Recorder {
             (Some(a), Some(b)) => a.merge(b),
             (a @ None, Some(b)) => *a = Some(b.clone()),
             _ => {}
+        }
+        for g in &other.groups {
+            match self.groups.iter().position(|m| m.name == g.name) {
+                Some(i) => {
+                    let _ = self.groups[i].duration.add(&g.duration);
+                }
+                None if self.groups.len() < MAX_LABELS => self.groups.push(g.clone()),
+                None => {}
+            }
         }
         for c in &other.checks {
             match self.checks.iter().position(|m| m.name == c.name) {

@@ -3,7 +3,7 @@
 //! `docs/result.schema.json` in tests. Fields are only ever added, never renamed, within v1.
 
 pub use crate::histogram::{decode_histogram, encode_histogram};
-pub use crate::iteration::{CheckResult, Iterations};
+pub use crate::iteration::{CheckResult, GroupResult, Iterations};
 pub use crate::latency::LatencyMs;
 pub use crate::omission::CoEstimate;
 use crate::recorder::{new_histogram, LabelStats, Recorder, MAX_LABELS, SIGFIG};
@@ -238,6 +238,9 @@ pub struct Measurement {
     /// Journeys: each named check's passes and failures.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckResult>,
+    /// Journeys: each named group of steps' durations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupResult>,
 }
 
 impl Measurement {
@@ -302,6 +305,7 @@ impl Measurement {
                 .as_deref()
                 .map(|i| Iterations::from_stats(i, secs)),
             checks: rec.checks().iter().map(CheckResult::from_count).collect(),
+            groups: rec.groups().iter().map(GroupResult::from_stats).collect(),
         }
     }
 }
@@ -392,6 +396,7 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
             duration_s,
         ),
         checks: CheckResult::merge(parts.iter().flat_map(|m| &m.checks)),
+        groups: GroupResult::merge(parts.iter().flat_map(|m| &m.groups)),
     }
 }
 

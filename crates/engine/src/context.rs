@@ -30,6 +30,8 @@ pub(crate) struct Shared<D: Driver> {
     labels: Vec<String>,
     /// The driver's [`Driver::check_names`], counted by every recorder.
     checks: Vec<String>,
+    /// The driver's [`Driver::groups`], timed by every recorder.
+    pub(crate) groups: Vec<String>,
     /// [`Driver::iteration_span`] under the run's timeout: set when ops are journeys.
     pub(crate) iteration_span: Option<Duration>,
 }
@@ -38,6 +40,7 @@ impl<D: Driver> Shared<D> {
     pub(crate) fn new(setup: Setup<D>, timer: PreciseTimer) -> Shared<D> {
         let labels = setup.driver.labels();
         let checks = setup.driver.check_names();
+        let groups = setup.driver.groups();
         let iteration_span = setup.driver.iteration_span(setup.timeout);
         Shared {
             setup,
@@ -45,6 +48,7 @@ impl<D: Driver> Shared<D> {
             timer,
             labels,
             checks,
+            groups,
             iteration_span,
         }
     }
@@ -95,7 +99,8 @@ impl<D: Driver> Shared<D> {
     pub(crate) fn recorder(&self, open_model: bool) -> Recorder {
         let rec = Recorder::new(open_model)
             .with_labels(&self.labels)
-            .with_checks(&self.checks);
+            .with_checks(&self.checks)
+            .with_groups(&self.groups);
         if self.iteration_span.is_some() {
             rec.with_iterations()
         } else {

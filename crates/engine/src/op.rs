@@ -21,6 +21,8 @@ pub(crate) async fn run<D: Driver>(
     let mut label = None;
     let mut from = intended;
     let mut all_ok = true;
+    // The group the steps so far are in, since when, and when its last step ended.
+    let mut group = (0u16, intended, intended);
     loop {
         let sent = Instant::now();
         let outcome = sh.execute(session, n, label).await;
@@ -34,9 +36,18 @@ pub(crate) async fn run<D: Driver>(
         let last = then == Then::Done;
         ctx.record_request(sh, &outcome, (response, done - sent), done, last);
         all_ok &= !outcome.class.is_error();
+        if !sh.groups.is_empty() {
+            let g = sh.setup.driver.group(outcome.label);
+            if g != group.0 {
+                close_group(ctx, group);
+                group = (g, if open { from } else { sent }, done);
+            }
+            group.2 = done;
+        }
         match then {
             Then::Done => {
                 if sh.iteration_span.is_some() {
+                    close_group(ctx, group);
                     ctx.rec
                         .borrow_mut()
                         .record_iteration(done.saturating_duration_since(intended), all_ok);
@@ -53,5 +64,14 @@ pub(crate) async fn run<D: Driver>(
                 label = Some(next);
             }
         }
+    }
+}
+
+/// Records a pass through group `g` (none for 0) from `start` to `end`.
+fn close_group(ctx: &PhaseCtx, (g, start, end): (u16, Instant, Instant)) {
+    if g > 0 {
+        ctx.rec
+            .borrow_mut()
+            .record_group(g, end.saturating_duration_since(start));
     }
 }

@@ -5,10 +5,28 @@
 use crate::study_text::ms;
 use crate::table::{Cell, Table};
 use crate::{thousands, thousands_f};
-use perfbase_core::result::{merge_measurements, CheckResult, Iterations, Measurement, RunResult};
+use perfbase_core::result::{
+    merge_measurements, CheckResult, GroupResult, Iterations, Measurement, RunResult,
+};
 
-/// A step's journey figures: (its name, its iterations, its checks).
-pub type JourneyRow = (String, Option<Iterations>, Vec<CheckResult>);
+/// A step's journey figures: its name, iterations, checks and groups.
+pub struct JourneyRow {
+    pub step: String,
+    pub iterations: Option<Iterations>,
+    pub checks: Vec<CheckResult>,
+    pub groups: Vec<GroupResult>,
+}
+
+impl JourneyRow {
+    fn of(step: String, m: &Measurement) -> JourneyRow {
+        JourneyRow {
+            step,
+            iterations: m.iterations.clone(),
+            checks: m.checks.clone(),
+            groups: m.groups.clone(),
+        }
+    }
+}
 
 /// The journey figures of a plan scenario, per step, repetitions merged; empty when its
 /// workload was no journey.
@@ -30,17 +48,17 @@ pub fn scenario_journeys(r: &RunResult, scenario: &str, steps: &[String]) -> Vec
                 .get(step as usize)
                 .cloned()
                 .unwrap_or_else(|| step.to_string());
-            (name, m.iterations, m.checks)
+            JourneyRow::of(name, &m)
         })
         .collect()
 }
 
 /// The rows of a whole run (one unnamed step).
 pub fn run_journeys(m: &Measurement) -> Vec<JourneyRow> {
-    if m.iterations.is_none() && m.checks.is_empty() {
+    if m.iterations.is_none() && m.checks.is_empty() && m.groups.is_empty() {
         return Vec::new();
     }
-    vec![(String::new(), m.iterations.clone(), m.checks.clone())]
+    vec![JourneyRow::of(String::new(), m)]
 }
 
 /// One row per step: iterations, how many failed, their rate and duration percentiles.
@@ -59,8 +77,8 @@ pub fn iterations(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
     }
     let cells: Vec<Vec<Cell>> = rows
         .iter()
-        .filter_map(|(step, it, _)| {
-            let it = it.as_ref()?;
+        .filter_map(|r| {
+            let (step, it) = (&r.step, r.iterations.as_ref()?);
             let mut row = Vec::new();
             if step_col {
                 row.push(Cell::from(step.as_str()));
@@ -88,7 +106,7 @@ pub fn checks(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
         head.insert(0, "step");
     }
     let mut cells = Vec::new();
-    for (step, _, checks) in rows {
+    for JourneyRow { step, checks, .. } in rows {
         for c in checks {
             let mut row = Vec::new();
             if step_col {
@@ -112,6 +130,35 @@ pub fn checks(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
     (!cells.is_empty()).then(|| Table::new(&head, cells, words).class("checks"))
 }
 
+/// One row per group of steps (per step with `step_col`): passes and duration percentiles.
+pub fn groups(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
+    let mut head = vec!["group", "count", "p50 ms", "p95 ms", "p99 ms", "max ms"];
+    if step_col {
+        head.insert(0, "step");
+    }
+    let mut cells = Vec::new();
+    for JourneyRow { step, groups, .. } in rows {
+        for g in groups {
+            let mut row = Vec::new();
+            if step_col {
+                row.push(Cell::from(step.as_str()));
+            }
+            let d = &g.duration_ms;
+            row.extend([
+                Cell::from(g.name.as_str()),
+                thousands(g.count).into(),
+                ms(d.p50).into(),
+                ms(d.p95).into(),
+                ms(d.p99).into(),
+                ms(d.max).into(),
+            ]);
+            cells.push(row);
+        }
+    }
+    let words = 1 + usize::from(step_col);
+    (!cells.is_empty()).then(|| Table::new(&head, cells, words).class("groups"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,7 +179,12 @@ mod tests {
             passed: 900,
             failed: 100,
         };
-        let rows = vec![("c=4".to_string(), Some(it), vec![check])];
+        let rows = vec![JourneyRow {
+            step: "c=4".into(),
+            iterations: Some(it),
+            checks: vec![check],
+            groups: Vec::new(),
+        }];
         let mut md = String::new();
         iterations(true, &rows).expect("a row").markdown(&mut md);
         assert!(md.contains("| c=4 | 1,000 | 10 | 100.0 |"), "{md}");
@@ -143,5 +195,6 @@ mod tests {
             "{md}"
         );
         assert!(iterations(false, &[]).is_none() && checks(true, &[]).is_none());
+        assert!(groups(true, &rows).is_none());
     }
 }

@@ -267,6 +267,10 @@ fn journey_sections(
         let _ = writeln!(out, "\n{h} Iterations\n");
         t.markdown(out);
     }
+    if let Some(t) = journey_tables::groups(step_col, rows) {
+        let _ = writeln!(out, "\n{h} Groups of steps\n");
+        t.markdown(out);
+    }
     if let Some(t) = journey_tables::checks(step_col, rows) {
         let _ = writeln!(out, "\n{h} Checks per name\n");
         t.markdown(out);

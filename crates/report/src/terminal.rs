@@ -107,6 +107,7 @@ fn journey_blocks(out: &mut String, rows: &[crate::journey_tables::JourneyRow], 
             "Iterations",
             crate::journey_tables::iterations(step_col, rows),
         ),
+        ("Groups", crate::journey_tables::groups(step_col, rows)),
         ("Checks", crate::journey_tables::checks(step_col, rows)),
     ];
     for (label, table) in tables {

@@ -252,6 +252,9 @@ pub(super) fn journey_tables(
     if let Some(t) = crate::journey_tables::iterations(step_col, rows) {
         t.html(out);
     }
+    if let Some(t) = crate::journey_tables::groups(step_col, rows) {
+        t.html(out);
+    }
     if let Some(t) = crate::journey_tables::checks(step_col, rows) {
         t.html(out);
     }

@@ -51,6 +51,9 @@ pub(super) struct Compiled {
     pub(super) on_failure: OnFailure,
     pub(super) cookies: bool,
     pub(super) labels: Vec<String>,
+    /// Per label (1-based, index 0 unused), its group (1-based, 0 for none).
+    pub(super) group_of: Vec<u16>,
+    pub(super) groups: Vec<String>,
     pub(super) checks: Vec<String>,
     /// The base URL's path, before every step's.
     pub(super) prefix: String,
@@ -110,6 +113,8 @@ impl Compiled {
             corpora,
             values: &values,
             labels: Vec::new(),
+            group_of: vec![0],
+            groups: Vec::new(),
             checks: Vec::new(),
             secret: values
                 .iter()
@@ -137,6 +142,8 @@ impl Compiled {
             on_failure: spec.on_failure,
             cookies: spec.cookies,
             labels: cx.labels,
+            group_of: cx.group_of,
+            groups: cx.groups,
             checks: cx.checks,
             prefix: spec.base.path().trim_end_matches('/').to_string(),
             values,
@@ -162,6 +169,8 @@ struct Context<'a> {
     corpora: &'a [Arc<Corpus>],
     values: &'a [String],
     labels: Vec<String>,
+    group_of: Vec<u16>,
+    groups: Vec<String>,
     checks: Vec<String>,
     secret: Vec<bool>,
 }
@@ -177,8 +186,21 @@ impl Context<'_> {
         known: &mut [bool],
     ) -> Result<Vec<Step>, String> {
         let mut out = Vec::new();
+        let mut closed: Vec<&str> = Vec::new();
         for (i, s) in steps.iter().enumerate() {
             let name = s.label();
+            // A group is consecutive steps: one that starts again later would be two.
+            let previous = i.checked_sub(1).and_then(|p| steps[p].group.as_deref());
+            if previous.is_some() && previous != s.group.as_deref() {
+                closed.extend(previous);
+            }
+            if let Some(g) = s.group.as_deref().filter(|g| closed.contains(g)) {
+                return Err(format!(
+                    "{journey} step {} ('{name}') group: the steps of group '{g}' must follow \
+                     one another",
+                    i + 1
+                ));
+            }
             let at = |field: &str, e: String| {
                 format!("{journey} step {} ('{name}') {field}: {e}", i + 1)
             };
@@ -287,8 +309,30 @@ impl Context<'_> {
                 Some(p) => format!("{p}: {name}"),
                 None => name.to_string(),
             };
-            number(&mut self.labels, &shown, MAX_LABELS, "steps").map_err(|e| ("name", e))? as u16
-                + 1
+            let label = number(&mut self.labels, &shown, MAX_LABELS, "steps")
+                .map_err(|e| ("name", e))? as u16
+                + 1;
+            let group = match &s.group {
+                Some(g) => {
+                    number(&mut self.groups, g, MAX_LABELS, "groups").map_err(|e| ("group", e))?
+                        as u16
+                        + 1
+                }
+                None => 0,
+            };
+            match self.group_of.get(label as usize) {
+                Some(&known) if known != group => {
+                    return Err((
+                        "group",
+                        format!(
+                            "another step named '{shown}' is in another group: name them apart"
+                        ),
+                    ))
+                }
+                Some(_) => {}
+                None => self.group_of.push(group),
+            }
+            label
         };
         Ok(Step {
             name: name.to_string(),

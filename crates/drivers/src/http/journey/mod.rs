@@ -137,6 +137,19 @@ impl Driver for JourneyDriver {
         Some(self.shared.plan.longest(timeout))
     }
 
+    fn groups(&self) -> Vec<String> {
+        self.shared.plan.groups.clone()
+    }
+
+    fn group(&self, label: u16) -> u16 {
+        self.shared
+            .plan
+            .group_of
+            .get(label as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+
     fn check_names(&self) -> Vec<String> {
         self.shared.plan.checks.clone()
     }

@@ -47,6 +47,8 @@ pub struct StepSpec {
     pub checks: Vec<Check>,
     /// The pause before this step (after the previous one's answer): a user reading.
     pub think: Think,
+    /// The group of consecutive steps it belongs to, timed as a whole (k6's `group`).
+    pub group: Option<String>,
 }
 
 impl StepSpec {
