@@ -47,7 +47,9 @@ pub fn step_row(name: &str, offered: Offered, m: &Measurement, buckets_ms: &[f64
     StepRow {
         name: name.to_string(),
         offered,
-        achieved_rps: m.rps,
+        // In the unit the load was offered in: a journey's rate is of iterations, not of
+        // the several requests each makes, so a knee compares like with like.
+        achieved_rps: m.iterations.as_ref().map_or(m.rps, |i| i.rate),
         success_ratio: m.success_ratio,
         mean_ms: l.mean,
         min_ms: l.min,
@@ -107,6 +109,23 @@ fn p99_thirds(timeline: &[perfbase_core::timeline::TimelinePoint]) -> Option<[f6
 mod tests {
     use super::*;
     use crate::fixtures::measurement;
+
+    #[test]
+    fn a_journeys_achieved_rate_is_of_iterations_the_unit_its_load_is_offered_in() {
+        // 100 requests over 4 s are 25 requests/s, but 5 journeys of 4 steps a second.
+        let mut m = measurement(&[(1_000, 100)], &[], 4.0);
+        let row = |m: &Measurement| step_row("rate=5/s", Offered::Rate(5.0), m, &[]).achieved_rps;
+        assert_eq!(row(&m), 25.0);
+        m.iterations = Some(perfbase_core::result::Iterations {
+            count: 20,
+            ok: 20,
+            failed: 0,
+            rate: 5.0,
+            duration_ms: perfbase_core::result::LatencyMs::NONE,
+            histogram: String::new(),
+        });
+        assert_eq!(row(&m), 5.0);
+    }
 
     #[test]
     fn row_copies_the_measurement_and_counts_buckets() {

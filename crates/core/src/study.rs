@@ -151,7 +151,7 @@ pub struct StepRow {
     pub name: String,
     pub offered: Offered,
     /// Completed operations per second of the step's wall time (`Measurement::rps`), errors
-    /// included.
+    /// included; for a journey, iterations per second (the unit its load is offered in).
     #[serde(with = "crate::nan::f64")]
     pub achieved_rps: f64,
     /// Share of successful operations, 0..1.

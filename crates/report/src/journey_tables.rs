@@ -64,13 +64,7 @@ pub fn run_journeys(m: &Measurement) -> Vec<JourneyRow> {
 /// One row per step: iterations, how many failed, their rate and duration percentiles.
 pub fn iterations(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
     let mut head = vec![
-        "iterations",
-        "failed",
-        "per s",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "max ms",
+        "count", "failed", "per s", "p50 ms", "p95 ms", "p99 ms", "max ms",
     ];
     if step_col {
         head.insert(0, "step");
