@@ -84,6 +84,7 @@ def _login(environment, **_kw):
         except (ValueError, KeyError, TypeError):
             token = None
     if not token:
+        environment.process_exit_code = 2  # whatever --exit-code-on-error says
         raise StopTest(f"journey: POST {host}/login failed: status {resp.status_code}, error {resp.error!r}, body {resp.text!r:.200}")
     _state["token"] = token
     _state["auth"] = {"Authorization": f"Bearer {token}"}
