@@ -269,22 +269,26 @@ impl JourneySession {
         }
         o.checks = bits;
         if o.class.is_error() {
+            // An error answer has none of the values a success would carry.
             return;
         }
-        if let Some(why) = failure {
-            o.class = Class::Check;
-            o.detail = Some(format!("step '{}': {why}", step.name).into_boxed_str());
-            return;
-        }
+        // Captured even when a check failed: with on_failure = "continue" the later steps
+        // still get what this answer gave.
         for take in &step.takes {
             match take.apply(answer) {
                 Ok(v) => self.it.values[take.slot] = Some(v),
                 Err(why) => {
+                    failure.get_or_insert(why);
                     o.class = Class::Capture;
-                    o.detail = Some(format!("step '{}': {why}", step.name).into_boxed_str());
-                    return;
                 }
             }
+        }
+        if bits.failed != 0 {
+            // A failed check is the step's first fault, and its class.
+            o.class = Class::Check;
+        }
+        if let Some(why) = failure {
+            o.detail = Some(format!("step '{}': {why}", step.name).into_boxed_str());
         }
     }
 }

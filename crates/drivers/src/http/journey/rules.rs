@@ -203,8 +203,13 @@ impl Test {
                     ));
                 }
                 let want = String::from_utf8_lossy(&want);
+                // A token or password found there is never shown, expected or not.
+                let secret = perfbase_core::redact::is_secret_name(
+                    pointer.rsplit('/').next().unwrap_or_default(),
+                );
                 match answer.pointer(pointer) {
                     Ok(Some(v)) if text_of(v) == want => return Ok(()),
+                    Ok(Some(_)) if secret => format!("{pointer} is not the expected value"),
                     Ok(Some(v)) => format!(
                         "{pointer} is '{}', not '{}'",
                         shown(&text_of(v)),
@@ -315,6 +320,27 @@ mod tests {
             value: value.into(),
         };
         assert_eq!(run(equals("{{id}}")), Ok(()));
+        let token = Rule::JsonEquals {
+            pointer: "/access_token".into(),
+            value: "x".into(),
+        };
+        let hidden = Test::compile(
+            &Check {
+                name: "t".into(),
+                rule: token,
+            },
+            0,
+            &names,
+        )
+        .expect("compiles")
+        .apply(
+            &mut answer(&headers, br#"{"access_token":"tok-secret"}"#),
+            &fill,
+        );
+        assert_eq!(
+            hidden,
+            Err("check 't': /access_token is not the expected value".into())
+        );
         assert_eq!(
             run(equals("6")),
             Err("check 'c': /id is '5', not '6'".into())
