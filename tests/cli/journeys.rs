@@ -100,6 +100,22 @@ fn a_thousand_journeys_make_exactly_a_thousand_of_each_step_with_no_401() {
         r.stdout().is_empty() || !r.stdout().contains("tok-"),
         "no token shown"
     );
+    // The CSV's journey columns: iterations, failed, p95, checks passed and failed.
+    let csv = assert_cmd::Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["report", "--format", "csv"])
+        .arg(dir.path().join("out/result.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&csv.stdout);
+    let mut lines = text.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .ends_with("iterations,iterations_failed,iteration_p95_ms,checks_passed,checks_failed"));
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(row[row.len() - 5..][..2], ["1000", "0"]);
+    assert_eq!(row[row.len() - 2..], ["4000", "0"]);
 }
 
 #[test]

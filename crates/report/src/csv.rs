@@ -5,7 +5,7 @@
 
 use perfbase_core::result::{Measurement, RunResult};
 
-const HEADER: [&str; 22] = [
+const HEADER: [&str; 27] = [
     "run",
     "phase",
     "scenario",
@@ -28,6 +28,12 @@ const HEADER: [&str; 22] = [
     "p99_ms",
     "p999_ms",
     "max_ms",
+    // A journey's: empty for one request per op.
+    "iterations",
+    "iterations_failed",
+    "iteration_p95_ms",
+    "checks_passed",
+    "checks_failed",
 ];
 
 /// Which columns carry which precision, and why.
@@ -94,7 +100,7 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    fn fields(&self) -> [String; 22] {
+    fn fields(&self) -> [String; 27] {
         let m = self.m;
         let l = &m.latency_ms;
         let ms = |v: f64| fixed(v, digits::MS);
@@ -121,7 +127,24 @@ impl Row<'_> {
             ms(l.p99),
             ms(l.p999),
             ms(l.max),
+            opt(m.iterations.as_ref().map(|i| i.count)),
+            opt(m.iterations.as_ref().map(|i| i.failed)),
+            m.iterations
+                .as_ref()
+                .map(|i| ms(i.duration_ms.p95))
+                .unwrap_or_default(),
+            checks(m, |c| c.passed),
+            checks(m, |c| c.failed),
         ]
+    }
+}
+
+/// A journey's checks added up (`passed` or `failed`), empty without checks.
+fn checks(m: &Measurement, count: fn(&perfbase_core::result::CheckResult) -> u64) -> String {
+    if m.checks.is_empty() {
+        String::new()
+    } else {
+        m.checks.iter().map(count).sum::<u64>().to_string()
     }
 }
 
