@@ -198,6 +198,18 @@ fn a_check_failing_one_time_in_ten_reads_90_percent_and_fails_its_threshold() {
     let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
     assert!(report.contains("| `fine` | 90 | 10 |"), "{report}");
     assert!(report.contains("checks > 95%"), "{report}");
+    let junit = assert_cmd::Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["report", "--format", "junit"])
+        .arg(dir.path().join("out/result.json"))
+        .output()
+        .unwrap();
+    let junit = String::from_utf8_lossy(&junit.stdout);
+    assert!(junit.contains("checks passed: fine 90 of 100"), "{junit}");
+    assert!(
+        junit.contains("checks &gt; 95%") || junit.contains("checks > 95%"),
+        "{junit}"
+    );
     // A status the check lists is expected: a planned 404 is then no error.
     let dir = tmp();
     let r = run_plan(

@@ -58,10 +58,11 @@ fn actual(threshold: &str, v: f64) -> String {
     }
 }
 
-/// The measurement's one line, for the suite's `<system-out>`.
+/// The measurement's line, for the suite's `<system-out>`; a journey's iterations and checks
+/// on a second. (Checks gate a run through a `checks` threshold, which has its own case.)
 fn summary(m: &Measurement) -> String {
     let errors: u64 = m.errors.values().sum();
-    format!(
+    let mut out = format!(
         "{} requests in {:.3} s ({}/s), {} errors; latency mean {} ms, p99 {} ms, max {} ms\n",
         crate::thousands(m.requests),
         m.duration_s,
@@ -70,7 +71,26 @@ fn summary(m: &Measurement) -> String {
         crate::study_text::ms(m.latency_ms.mean),
         crate::study_text::ms(m.latency_ms.p99),
         crate::study_text::ms(m.latency_ms.max),
-    )
+    );
+    if let Some(it) = &m.iterations {
+        let checks: Vec<String> = m
+            .checks
+            .iter()
+            .map(|c| format!("{} {} of {}", c.name, c.passed, c.passed + c.failed))
+            .collect();
+        out.push_str(&format!(
+            "{} iterations ({} failed), p95 {} ms; checks passed: {}\n",
+            crate::thousands(it.count),
+            crate::thousands(it.failed),
+            crate::study_text::ms(it.duration_ms.p95),
+            if checks.is_empty() {
+                "none".into()
+            } else {
+                checks.join(", ")
+            },
+        ));
+    }
+    out
 }
 
 fn cases(r: &RunResult) -> Vec<Case> {
