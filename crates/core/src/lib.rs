@@ -13,6 +13,7 @@
 pub mod clock;
 pub mod conditions;
 pub mod driver;
+mod endpoint;
 mod histogram;
 pub mod iteration;
 pub mod latency;
@@ -26,6 +27,7 @@ pub mod recorder;
 pub mod redact;
 pub mod result;
 pub mod study;
+mod tally;
 pub mod timeline;
 pub mod timing;
 pub mod trend;

@@ -4,10 +4,10 @@
 
 pub use crate::histogram::{new_histogram, HIGHEST_US, SIGFIG, UNIT_PER_S};
 use crate::outcome::{CheckBits, Class, Outcome, MAX_CHECKS};
+pub use crate::tally::{CheckCount, GroupStats, IterationStats, LabelStats};
 use crate::timeline::Timeline;
 use crate::timing::TimingStats;
 use hdrhistogram::Histogram;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How many distinct error messages are kept as samples.
@@ -28,111 +28,6 @@ pub struct ErrorSample {
     pub class: Class,
     pub message: String,
     pub count: u64,
-}
-
-/// The figures of one kind of operation (one endpoint of a mix).
-#[derive(Debug, Clone)]
-pub struct LabelStats {
-    pub name: String,
-    /// Response time, as in [`Recorder::response`].
-    pub response: Histogram<u64>,
-    classes: [u64; Class::COUNT],
-    /// Status code → count (few distinct codes per endpoint: a map, not a flat array).
-    status: BTreeMap<u16, u64>,
-}
-
-impl LabelStats {
-    fn new(name: String) -> LabelStats {
-        LabelStats {
-            name,
-            response: new_histogram(SIGFIG),
-            classes: [0; Class::COUNT],
-            status: BTreeMap::new(),
-        }
-    }
-
-    fn merge(&mut self, other: &LabelStats) {
-        let _ = self.response.add(&other.response);
-        for (a, b) in self.classes.iter_mut().zip(other.classes.iter()) {
-            *a += b;
-        }
-        for (code, n) in &other.status {
-            *self.status.entry(*code).or_default() += n;
-        }
-    }
-
-    /// Completed operations (every class).
-    pub fn requests(&self) -> u64 {
-        self.classes.iter().sum()
-    }
-
-    /// Operations of one class.
-    pub fn count(&self, class: Class) -> u64 {
-        self.classes[class.index()]
-    }
-
-    /// Non-zero class counts, in [`Class::ALL`] order.
-    pub fn class_counts(&self) -> Vec<(Class, u64)> {
-        Class::ALL
-            .into_iter()
-            .map(|c| (c, self.count(c)))
-            .filter(|(_, n)| *n > 0)
-            .collect()
-    }
-
-    /// Status counts as (code, count), ascending; code 0 means "no status".
-    pub fn status_counts(&self) -> Vec<(u16, u64)> {
-        self.status.iter().map(|(c, n)| (*c, *n)).collect()
-    }
-}
-
-/// The iterations of multi-step operations (journeys): how long each took from its intended
-/// start to its last response, think times included (k6's `iteration_duration`).
-#[derive(Debug, Clone)]
-pub struct IterationStats {
-    pub duration: Histogram<u64>,
-    /// Iterations whose every request succeeded.
-    pub ok: u64,
-    /// Iterations that a failed request (an error, a failed check or capture) ended or
-    /// marked.
-    pub failed: u64,
-}
-
-impl IterationStats {
-    fn new() -> IterationStats {
-        IterationStats {
-            duration: new_histogram(SIGFIG),
-            ok: 0,
-            failed: 0,
-        }
-    }
-
-    fn merge(&mut self, other: &IterationStats) {
-        let _ = self.duration.add(&other.duration);
-        self.ok += other.ok;
-        self.failed += other.failed;
-    }
-
-    /// Every iteration that ended.
-    pub fn count(&self) -> u64 {
-        self.ok + self.failed
-    }
-}
-
-/// One group of journey steps: how long each pass through it took, from its first step's
-/// intended start to its last step's end.
-#[derive(Debug, Clone)]
-pub struct GroupStats {
-    pub name: String,
-    pub duration: Histogram<u64>,
-}
-
-/// One named check: how many responses passed and failed it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckCount {
-    pub name: String,
-    pub passed: u64,
-    pub failed: u64,
 }
 
 /// Counters and histograms of one worker (or, after merging, of one phase).
