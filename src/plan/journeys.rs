@@ -30,11 +30,80 @@ pub(super) fn journey_workload(
     corpora: &[Arc<Corpus>],
 ) -> Result<Workload, PlanError> {
     let url = url.as_ref().expect("http targets are parsed URLs");
-    let refuse = |what: &str| cx.err(&w.target, field, what.to_string());
+    refuse_what_journeys_lack(cx, field, w, tdef)?;
+    let think = match &w.think {
+        Some(t) => think_of(cx, t, &format!("{field}.think"))?,
+        None => Think::None,
+    };
+    let mut headers = Vec::new();
+    for (k, v) in &tdef.headers {
+        let f = format!("targets.{}.headers.{k}", w.target.get_ref());
+        headers.push((k.clone(), cx.env(v, &f)?));
+    }
+    let spec = JourneySpec {
+        base: url.clone(),
+        headers,
+        journeys: journeys_of(cx, (name, field, w), think)?,
+        setup: match &w.setup {
+            Some(s) => steps_of(cx, s, &format!("{field}.setup"), Think::None)?,
+            None => Vec::new(),
+        },
+        feed: w
+            .feed
+            .as_ref()
+            .map(|f| feed(cx, f, &format!("{field}.feed")))
+            .transpose()?,
+        on_failure: on_failure(cx, field, w)?,
+        cookies: w.cookies.as_ref().is_none_or(|c| *c.get_ref()),
+    };
+    let spec = with_target_headers(spec);
+    perfbase_drivers::http::journey::check(&spec, corpora)
+        .map_err(|e| cx.err(&w.target, field, e))?;
+    let steps: usize = spec.journeys.iter().map(|j| j.steps.len()).sum();
+    let options = HttpOptions {
+        tls: perfbase_drivers::http::TlsOptions {
+            insecure: tdef.insecure.unwrap_or(false),
+            ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
+        },
+        ..HttpOptions::default()
+    };
+    Ok(Workload {
+        name: name.to_string(),
+        label: format!(
+            "{} (journey of {steps} step{})",
+            shown_url.trim_end_matches('/'),
+            if steps == 1 { "" } else { "s" }
+        ),
+        corpora: corpora.to_vec(),
+        shown_headers: tdef
+            .headers
+            .iter()
+            .map(|(k, v)| perfbase_core::redact::header_line(k, v.get_ref()))
+            .collect(),
+        backend: Backend::Http(HttpTarget {
+            requests: HttpRequests::Journeys {
+                spec: Box::new(spec),
+                corpora: corpora.to_vec(),
+            },
+            options,
+        }),
+        suite: Vec::new(),
+    })
+}
+
+/// A journey's workload has no single request, no `ok_status` (its checks say which
+/// statuses are expected) and runs over HTTP/1.1 keep-alive connections.
+fn refuse_what_journeys_lack(
+    cx: &Ctx<'_>,
+    field: &str,
+    w: &file::WorkloadDef,
+    tdef: &file::TargetDef,
+) -> Result<(), PlanError> {
+    let refuse = |what: &str| Err(cx.err(&w.target, field, what.to_string()));
     if w.mix.is_some() || w.path.is_some() || w.method.is_some() || w.body.is_some() {
-        return Err(refuse(
+        return refuse(
             "give either steps (or journeys) or a request (method, path, body, mix), not both",
-        ));
+        );
     }
     if let Some(o) = &w.ok_status {
         return Err(cx.err(
@@ -44,28 +113,28 @@ pub(super) fn journey_workload(
         ));
     }
     if tdef.http2.as_ref().is_some_and(|h| *h.get_ref()) || tdef.keepalive == Some(false) {
-        return Err(refuse(
+        return refuse(
             "journeys run over HTTP/1.1 keep-alive connections: drop http2 and keepalive = \
              false from the target",
-        ));
+        );
     }
-    let think = match &w.think {
-        Some(t) => think_of(cx, t, &format!("{field}.think"))?,
-        None => Think::None,
-    };
-    let steps_of = |steps: &[StepDef], f: &str| -> Result<Vec<StepSpec>, PlanError> {
-        steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| step(cx, s, &format!("{f}[{i}]"), (i > 0).then_some(think)))
-            .collect()
-    };
+    Ok(())
+}
+
+/// The workload's one journey (`steps`) or its weighted `journeys`.
+fn journeys_of(
+    cx: &Ctx<'_>,
+    (name, field, w): (&str, &str, &file::WorkloadDef),
+    think: Think,
+) -> Result<Vec<Journey>, PlanError> {
     let journeys = match (&w.steps, &w.journeys) {
-        (Some(_), Some(_)) => return Err(refuse("give either steps or journeys, not both")),
+        (Some(_), Some(_)) => {
+            return Err(cx.err(&w.target, field, "give either steps or journeys, not both"))
+        }
         (Some(steps), None) => vec![Journey {
             name: name.to_string(),
             weight: 1,
-            steps: steps_of(steps, &format!("{field}.steps"))?,
+            steps: steps_of(cx, steps, &format!("{field}.steps"), think)?,
         }],
         (None, Some(js)) => {
             let mut out = Vec::new();
@@ -80,7 +149,7 @@ pub(super) fn journey_workload(
                 out.push(Journey {
                     name: j.name.get_ref().clone(),
                     weight,
-                    steps: steps_of(&j.steps, &format!("{f}.steps"))?,
+                    steps: steps_of(cx, &j.steps, &format!("{f}.steps"), think)?,
                 });
             }
             out
@@ -88,87 +157,42 @@ pub(super) fn journey_workload(
         (None, None) => unreachable!("is_journey said so"),
     };
     if journeys.iter().all(|j| j.weight == 0) || journeys.iter().any(|j| j.steps.is_empty()) {
-        return Err(refuse(
+        return Err(cx.err(
+            &w.target,
+            field,
             "every journey needs a step, and one journey a weight above 0",
         ));
     }
-    let setup = match &w.setup {
-        Some(s) => steps_of(s, &format!("{field}.setup"))?
-            .into_iter()
-            .map(|mut s| {
-                s.think = Think::None;
-                s
-            })
-            .collect(),
-        None => Vec::new(),
-    };
-    let mut headers = Vec::new();
-    for (k, v) in &tdef.headers {
-        headers.push((
-            k.clone(),
-            cx.env(v, &format!("targets.{}.headers.{k}", w.target.get_ref()))?,
-        ));
-    }
-    let spec = JourneySpec {
-        base: url.clone(),
-        headers,
-        journeys,
-        setup,
-        feed: w
-            .feed
-            .as_ref()
-            .map(|f| feed(cx, f, &format!("{field}.feed")))
-            .transpose()?,
-        on_failure: match &w.on_failure {
-            None => OnFailure::Stop,
-            Some(o) => match o.get_ref().as_str() {
-                "stop" => OnFailure::Stop,
-                "continue" => OnFailure::Continue,
-                other => {
-                    return Err(cx.err(
-                        o,
-                        format!("{field}.on_failure"),
-                        format!("'{other}': use stop or continue"),
-                    ))
-                }
-            },
-        },
-        cookies: w.cookies.as_ref().is_none_or(|c| *c.get_ref()),
-    };
-    let spec = with_target_headers(spec);
-    perfbase_drivers::http::journey::check(&spec, corpora)
-        .map_err(|e| cx.err(&w.target, field, e))?;
-    let steps: usize = spec.journeys.iter().map(|j| j.steps.len()).sum();
-    let options = HttpOptions {
-        tls: perfbase_drivers::http::TlsOptions {
-            insecure: tdef.insecure.unwrap_or(false),
-            ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
-        },
-        ..HttpOptions::default()
-    };
-    let shown_headers = tdef
-        .headers
+    Ok(journeys)
+}
+
+/// Steps in order; `think` goes before each but the first, unless a step sets its own.
+fn steps_of(
+    cx: &Ctx<'_>,
+    steps: &[StepDef],
+    f: &str,
+    think: Think,
+) -> Result<Vec<StepSpec>, PlanError> {
+    steps
         .iter()
-        .map(|(k, v)| perfbase_core::redact::header_line(k, v.get_ref()))
-        .collect();
-    Ok(Workload {
-        name: name.to_string(),
-        label: format!(
-            "{} (journey of {steps} step{})",
-            shown_url.trim_end_matches('/'),
-            if steps == 1 { "" } else { "s" }
-        ),
-        corpora: corpora.to_vec(),
-        shown_headers,
-        backend: Backend::Http(HttpTarget {
-            requests: HttpRequests::Journeys {
-                spec: Box::new(spec),
-                corpora: corpora.to_vec(),
-            },
-            options,
-        }),
-        suite: Vec::new(),
-    })
+        .enumerate()
+        .map(|(i, s)| step(cx, s, &format!("{f}[{i}]"), (i > 0).then_some(think)))
+        .collect()
+}
+
+fn on_failure(cx: &Ctx<'_>, field: &str, w: &file::WorkloadDef) -> Result<OnFailure, PlanError> {
+    match &w.on_failure {
+        None => Ok(OnFailure::Stop),
+        Some(o) => match o.get_ref().as_str() {
+            "stop" => Ok(OnFailure::Stop),
+            "continue" => Ok(OnFailure::Continue),
+            other => Err(cx.err(
+                o,
+                format!("{field}.on_failure"),
+                format!("'{other}': use stop or continue"),
+            )),
+        },
+    }
 }
 
 /// The target's headers go on every step, under the step's own of the same name.

@@ -248,6 +248,7 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
         aborted += m.aborted_in_flight;
         duration_s += m.duration_s;
     }
+    let (iterations, checks, groups) = journey_parts(parts, duration_s);
     Measurement {
         requests,
         duration_s,
@@ -285,16 +286,23 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
                 .filter_map(|m| m.http_timing.as_ref())
                 .collect::<Vec<_>>(),
         ),
-        iterations: Iterations::merge(
-            &parts
-                .iter()
-                .filter_map(|m| m.iterations.as_ref())
-                .collect::<Vec<_>>(),
-            duration_s,
-        ),
-        checks: CheckResult::merge(parts.iter().flat_map(|m| &m.checks)),
-        groups: GroupResult::merge(parts.iter().flat_map(|m| &m.groups)),
+        iterations,
+        checks,
+        groups,
     }
+}
+
+/// A journey's figures of measurements taken one after another, added up exactly.
+fn journey_parts(
+    parts: &[&Measurement],
+    duration_s: f64,
+) -> (Option<Iterations>, Vec<CheckResult>, Vec<GroupResult>) {
+    let iterations: Vec<&Iterations> = parts.iter().filter_map(|m| m.iterations.as_ref()).collect();
+    (
+        Iterations::merge(&iterations, duration_s),
+        CheckResult::merge(parts.iter().flat_map(|m| &m.checks)),
+        GroupResult::merge(parts.iter().flat_map(|m| &m.groups)),
+    )
 }
 
 /// The open-model figures of measurements taken one after another at the same rate (the

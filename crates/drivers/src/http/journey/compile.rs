@@ -256,24 +256,7 @@ impl Context<'_> {
             format!("/{}", s.path)
         };
         let path = Text::parse(&path, &names, true).map_err(|e| ("path", e))?;
-        let mut headers = Vec::new();
-        for (k, v) in &s.headers {
-            let name = HeaderName::from_bytes(k.as_bytes())
-                .map_err(|_| ("headers", format!("'{k}' is no header name")))?;
-            if OWN_HEADERS.contains(&name.as_str()) {
-                return Err((
-                    "headers",
-                    format!("{k} is written by perfbase (from the request and the cookie jar)"),
-                ));
-            }
-            let text = Text::parse(v, &names, false).map_err(|e| ("headers", e))?;
-            if perfbase_core::redact::is_secret_name(k) {
-                for slot in text.slots() {
-                    self.secret[slot] = true;
-                }
-            }
-            headers.push((name, text));
-        }
+        let headers = self.headers(s, &names)?;
         let body = match &s.body {
             Some(b) => Some(Text::parse(b, &names, false).map_err(|e| ("body", e))?),
             None => None,
@@ -309,30 +292,7 @@ impl Context<'_> {
                 Some(p) => format!("{p}: {name}"),
                 None => name.to_string(),
             };
-            let label = number(&mut self.labels, &shown, MAX_LABELS, "steps")
-                .map_err(|e| ("name", e))? as u16
-                + 1;
-            let group = match &s.group {
-                Some(g) => {
-                    number(&mut self.groups, g, MAX_LABELS, "groups").map_err(|e| ("group", e))?
-                        as u16
-                        + 1
-                }
-                None => 0,
-            };
-            match self.group_of.get(label as usize) {
-                Some(&known) if known != group => {
-                    return Err((
-                        "group",
-                        format!(
-                            "another step named '{shown}' is in another group: name them apart"
-                        ),
-                    ))
-                }
-                Some(_) => {}
-                None => self.group_of.push(group),
-            }
-            label
+            self.endpoint(&shown, s.group.as_deref())?
         };
         Ok(Step {
             name: name.to_string(),
@@ -345,5 +305,63 @@ impl Context<'_> {
             takes,
             think: s.think,
         })
+    }
+
+    /// A step's headers: names checked, values parsed; the values a secret-named header
+    /// carries are credentials.
+    fn headers(
+        &mut self,
+        s: &StepSpec,
+        names: &Names<'_>,
+    ) -> Result<Vec<(HeaderName, Text)>, (&'static str, String)> {
+        let mut headers = Vec::new();
+        for (k, v) in &s.headers {
+            let name = HeaderName::from_bytes(k.as_bytes())
+                .map_err(|_| ("headers", format!("'{k}' is no header name")))?;
+            if OWN_HEADERS.contains(&name.as_str()) {
+                return Err((
+                    "headers",
+                    format!("{k} is written by perfbase (from the request and the cookie jar)"),
+                ));
+            }
+            let text = Text::parse(v, names, false).map_err(|e| ("headers", e))?;
+            if perfbase_core::redact::is_secret_name(k) {
+                for slot in text.slots() {
+                    self.secret[slot] = true;
+                }
+            }
+            headers.push((name, text));
+        }
+        Ok(headers)
+    }
+
+    /// The endpoint (1-based label) named `shown`, in `group`: steps of one name share a row,
+    /// so they must share a group too.
+    fn endpoint(
+        &mut self,
+        shown: &str,
+        group: Option<&str>,
+    ) -> Result<u16, (&'static str, String)> {
+        let label = number(&mut self.labels, shown, MAX_LABELS, "steps").map_err(|e| ("name", e))?
+            as u16
+            + 1;
+        let group = match group {
+            Some(g) => {
+                number(&mut self.groups, g, MAX_LABELS, "groups").map_err(|e| ("group", e))? as u16
+                    + 1
+            }
+            None => 0,
+        };
+        match self.group_of.get(label as usize) {
+            Some(&known) if known != group => Err((
+                "group",
+                format!("another step named '{shown}' is in another group: name them apart"),
+            )),
+            Some(_) => Ok(label),
+            None => {
+                self.group_of.push(group);
+                Ok(label)
+            }
+        }
     }
 }
