@@ -1,33 +1,40 @@
 #!/usr/bin/env bash
-# perfbase's multi-step "journey" beside Locust (PyPI) and Artillery 2.x (npm), against the
-# reference service `perfbase serve` on 127.0.0.1. The journey: once for the whole run,
-# POST /login -> token; then per iteration, with `Authorization: Bearer <token>`:
+# perfbase's multi-step "journey" beside Locust (PyPI), Artillery 2.x (npm) and Gatling 3.x (Maven
+# Central, Java DSL), against the reference service `perfbase serve` on 127.0.0.1. The journey:
+# once for the whole run, POST /login -> token; then per iteration, with `Authorization: Bearer
+# <token>`:
 # POST /items (201, {"id":ID}) -> GET /items/{ID} (200) -> DELETE /items/{ID} (204).
-# The peers' scripts: bench/journey/locustfile.py, bench/journey/artillery.yml (+ processor).
+# The peers' scripts: bench/journey/locustfile.py, bench/journey/artillery.yml (+ processor),
+# bench/journey/gatling/JourneySimulation.java (+ gatling.conf, logback.xml).
 #
-#   bench/journey_vs_peers.sh                              # rate + closed, 3 tools x 3 reps, 10 s each
+#   bench/journey_vs_peers.sh                              # rate + closed, 4 tools x 3 reps, 10 s each
 #   D=5 REPS=1 TOOLS="locust artillery" bench/journey_vs_peers.sh
 #   MODES=closed USERS=20 bench/journey_vs_peers.sh
 #
 # Modes: rate   = RATE journeys/s for D s (open model: Locust paces one shared schedule with at
 #                 most RATE_USERS journeys in flight; Artillery starts RATE new VUs/s, one
-#                 journey each, uncapped);
+#                 journey each, uncapped; Gatling likewise: constantUsersPerSec(RATE) for D s,
+#                 one journey per virtual user, uncapped);
 #        closed = USERS users each looping the journey back to back for D s (Locust: USERS
 #                 users, wait_time constant(0); Artillery: USERS VUs arriving within 1 s, each
-#                 looping until D s after the first started).
+#                 looping until D s after the first started; Gatling: atOnceUsers(USERS), each
+#                 looping in during(D s), a journey under way at the end being finished).
 # Knobs (environment): D (seconds of load per run, 10), REPS (3), MODES ("rate closed"), TOOLS
-# ("locust artillery perfbase"), RATE (journeys/s in the rate mode, 200), USERS (closed-loop
+# ("locust artillery gatling perfbase"), RATE (journeys/s in the rate mode, 200), USERS (closed-loop
 # users, 50), RATE_USERS (Locust's in-flight cap in the rate mode, USERS), ARTILLERY_POOL
 # (empty: a connection per VU, Artillery's default; N: all VUs share N connections), BASELINE
 # (1: one short run per tool first to measure its start-up CPU; 0: none), PORT (18480, first
 # free port from there on), PAUSE (2 s between runs), PERFBASE (target/release/perfbase),
 # HOST (only 127.0.0.1 is accepted), LOCUST_VERSION (2.47.0), ARTILLERY_VERSION (2.0.21: the
-# last 2.x that runs on Node 20; 2.0.22 and later need Node >= 22.13).
+# last 2.x that runs on Node 20; 2.0.22 and later need Node >= 22.13), GATLING_VERSION (3.13.5),
+# GATLING_JAVA_OPTS (-Xmx1g; JIT and GC left to the JVM; see -XX:ActiveProcessorCount below).
 #
 # `perfbase serve` runs on CPU 0, the load tool on CPU 1. The peers are installed when missing:
-# Locust into a venv at ~/.cache/bench-locust, Artillery with npm into ~/.cache/bench-artillery
-# (python3-venv, nodejs and npm from apt-get). Raw outputs and the tables land in
-# bench/out/journey-<UTC stamp>/.
+# Locust into a venv at ~/.cache/bench-locust, Artillery with npm into ~/.cache/bench-artillery,
+# Gatling's jars (io.gatling.highcharts:gatling-charts-highcharts and its dependencies, from
+# Maven Central with mvn) into ~/.cache/bench-gatling-VERSION/lib and the simulation compiled
+# with javac into .../classes (python3-venv, nodejs, npm, default-jdk-headless and maven from
+# apt-get). Raw outputs and the tables land in bench/out/journey-<UTC stamp>/.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,7 +45,7 @@ export PATH="${HOME:-/root}/.cargo/bin:$PATH"
 D="${D:-10}"
 REPS="${REPS:-3}"
 MODES="${MODES:-rate closed}"
-TOOLS="${TOOLS:-locust artillery perfbase}"
+TOOLS="${TOOLS:-locust artillery gatling perfbase}"
 RATE="${RATE:-200}"
 USERS="${USERS:-50}"
 RATE_USERS="${RATE_USERS:-$USERS}"
@@ -50,10 +57,14 @@ HOST="${HOST:-127.0.0.1}"
 PERFBASE="${PERFBASE:-$ROOT/target/release/perfbase}"
 LOCUST_VERSION="${LOCUST_VERSION:-2.47.0}"
 ARTILLERY_VERSION="${ARTILLERY_VERSION:-2.0.21}"
+GATLING_VERSION="${GATLING_VERSION:-3.13.5}"
+GATLING_JAVA_OPTS="${GATLING_JAVA_OPTS:--Xmx1g}"
 LOCUST_VENV="${LOCUST_VENV:-${HOME:-/root}/.cache/bench-locust}"
 ARTILLERY_DIR="${ARTILLERY_DIR:-${HOME:-/root}/.cache/bench-artillery}"
+GATLING_DIR="${GATLING_DIR:-${HOME:-/root}/.cache/bench-gatling-$GATLING_VERSION}"
 LOCUSTFILE="$HERE/journey/locustfile.py"
 ARTILLERY_YML="$HERE/journey/artillery.yml"
+GATLING_SRC="$HERE/journey/gatling"
 SERVER_CPU=0
 TOOL_CPU=1
 
@@ -69,6 +80,7 @@ have() { command -v "$1" > /dev/null 2>&1; }
 [[ "$RATE" =~ ^[1-9][0-9]*$ ]] || die "RATE must be a positive whole number of journeys/s (got '$RATE')"
 [[ "$USERS" =~ ^[1-9][0-9]*$ ]] || die "USERS must be a positive integer (got '$USERS')"
 [[ "$RATE_USERS" =~ ^[1-9][0-9]*$ ]] || die "RATE_USERS must be a positive integer (got '$RATE_USERS')"
+[[ "$GATLING_VERSION" =~ ^3\.[0-9]+\.[0-9]+$ ]] || die "GATLING_VERSION must be a Gatling 3.x version such as 3.13.5 (got '$GATLING_VERSION')"
 [[ -z "$ARTILLERY_POOL" || "$ARTILLERY_POOL" =~ ^[1-9][0-9]*$ ]] || die "ARTILLERY_POOL must be empty or a positive integer (got '$ARTILLERY_POOL')"
 [[ "$BASELINE" == 0 || "$BASELINE" == 1 ]] || die "BASELINE must be 0 or 1 (got '$BASELINE')"
 [[ "$PAUSE" =~ ^[0-9]+$ ]] || die "PAUSE must be a whole number of seconds (got '$PAUSE')"
@@ -78,13 +90,16 @@ for m in $MODES; do
   [[ "$m" == rate || "$m" == closed ]] || die "unknown mode '$m' (known: rate closed)"
 done
 for t in $TOOLS; do
-  [[ "$t" == locust || "$t" == artillery || "$t" == perfbase ]] || die "unknown tool '$t' (known: locust artillery perfbase)"
+  [[ "$t" == locust || "$t" == artillery || "$t" == gatling || "$t" == perfbase ]] \
+    || die "unknown tool '$t' (known: locust artillery gatling perfbase)"
 done
 [[ -n "${MODES// /}" && -n "${TOOLS// /}" ]] || die "MODES and TOOLS must not be empty"
 [[ -f "$LOCUSTFILE" && -f "$ARTILLERY_YML" && -f "$HERE/journey/artillery-processor.js" && -f "$HERE/journey/artillery-no-telemetry.js" ]] \
   || die "bench/journey/ is incomplete (locustfile.py, artillery.yml, artillery-processor.js, artillery-no-telemetry.js)"
+[[ -f "$GATLING_SRC/JourneySimulation.java" && -f "$GATLING_SRC/gatling.conf" && -f "$GATLING_SRC/logback.xml" ]] \
+  || die "bench/journey/gatling/ is incomplete (JourneySimulation.java, gatling.conf, logback.xml)"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (server on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
-CAP=$(( D + 30 ))   # every run is killed after this: D + start-up (Node, Python) + drain
+CAP=$(( D + 30 ))   # every run is killed after this: D + start-up (Node, Python, the JVM) + drain
 wants() { [[ " $TOOLS " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------- installs
@@ -156,6 +171,83 @@ fi
 export ARTILLERY_DISABLE_TELEMETRY=true
 ART_ENV=(env WORKERS=1 "NODE_OPTIONS=--require \"$HERE/journey/artillery-no-telemetry.js\"")
 
+# Gatling: its jars from Maven Central (a throwaway pom and `mvn dependency:copy-dependencies`,
+# as bench/amqp_vs_perftest.sh fetches PerfTest; not the bundle zip), the simulation compiled
+# with javac, run as `java -cp CLASSES:bench/journey/gatling:LIB/* io.gatling.app.Gatling -s
+# JourneySimulation -nr` (-nr: no HTML report; bench/journey/gatling is on the class path for its
+# gatling.conf and logback.xml). Nothing but 127.0.0.1 may be contacted, and by default Gatling
+# 3.13 would (seen with strace):
+#  - usage analytics, posted to an analytics service at the start of every run: off in
+#    gatling.conf (gatling.data.enableAnalytics = false), and as -D too;
+#  - an HTTP warm-up request to https://gatling.io: off in gatling.conf and disableWarmUp();
+#  - a look-up of its latest release on search.maven.org at every start, which no setting turns
+#    off; it is skipped while a recent check is recorded in Java's user preferences. Those live
+#    in GATLING_DIR/prefs (-Djava.util.prefs.userRoot; not ~/.java), seeded with a check dated
+#    2100, so none is made;
+#  - should any of these come back: -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=9 sends the
+#    JDK's own HTTPS clients to a closed port on loopback (no DNS look-up either). Gatling's load
+#    goes through its Netty client, which ignores those properties, and the login in before()
+#    is plain http to 127.0.0.1.
+# --add-opens java.base/java.lang: Gatling's simulation.log writer needs it on Java 17 ("module
+# java.base does not open java.lang to unnamed module"); its own launchers pass it.
+# -XX:ActiveProcessorCount=2: Gatling 3.13 deadlocks at start where the JVM sees one CPU, as it
+# does pinned to CPU $TOOL_CPU (its actor pool has one thread per CPU, and the controller blocks
+# that one thread waiting for the data writers: "TimeoutException: Future timed out after [5
+# seconds]" at DataWritersStatsEngine.start, then a hang; gatling/gatling issue 4620). The JVM
+# is told of two CPUs (so also sizes its GC, G1 then, and Netty's event loops for two) and still
+# runs on one.
+GATLING_LIB="$GATLING_DIR/lib"
+GATLING_CLASSES="$GATLING_DIR/classes"
+GATLING_PREFS="$GATLING_DIR/prefs"
+GATLING=()
+if wants gatling; then
+  need_cmd java default-jdk-headless
+  need_cmd javac default-jdk-headless
+  java_spec="$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/ {print $2}')"
+  [[ "$java_spec" =~ ^[0-9]+$ ]] && (( java_spec >= 11 )) \
+    || die "Gatling $GATLING_VERSION needs Java 11 or later (java here: ${java_spec:-unknown}); apt-get install default-jdk-headless"
+  if [[ ! -f "$GATLING_LIB/gatling-app-$GATLING_VERSION.jar" || ! -f "$GATLING_LIB/gatling-charts-highcharts-$GATLING_VERSION.jar" ]]; then
+    need_cmd mvn maven
+    pom_dir="$(mktemp -d)"
+    cat > "$pom_dir/pom.xml" << POM
+<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>
+  <groupId>local.bench</groupId><artifactId>gatling</artifactId><version>1</version><packaging>pom</packaging>
+  <dependencies><dependency><groupId>io.gatling.highcharts</groupId><artifactId>gatling-charts-highcharts</artifactId>
+    <version>$GATLING_VERSION</version></dependency></dependencies></project>
+POM
+    log "mvn dependency:copy-dependencies io.gatling.highcharts:gatling-charts-highcharts:$GATLING_VERSION into $GATLING_LIB (about 30 s, 120 MB; log: $GATLING_DIR.install.log)"
+    # -Dmaven.repo.local: Maven's download cache under GATLING_DIR too, not ~/.m2
+    (cd "$pom_dir" && mvn -q -B "-Dmaven.repo.local=$GATLING_DIR/m2" dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$GATLING_LIB") \
+      > "$GATLING_DIR.install.log" 2>&1 \
+      || { rm -rf "$pom_dir"; die "mvn could not fetch Gatling $GATLING_VERSION; see $GATLING_DIR.install.log"; }
+    rm -rf "$pom_dir"
+    [[ -f "$GATLING_LIB/gatling-app-$GATLING_VERSION.jar" ]] || die "no gatling-app-$GATLING_VERSION.jar in $GATLING_LIB after mvn"
+  fi
+  if [[ ! -f "$GATLING_CLASSES/JourneySimulation.class" || "$GATLING_SRC/JourneySimulation.java" -nt "$GATLING_CLASSES/JourneySimulation.class" ]]; then
+    log "javac $GATLING_SRC/JourneySimulation.java into $GATLING_CLASSES"
+    rm -rf "$GATLING_CLASSES"
+    mkdir -p "$GATLING_CLASSES"
+    javac -cp "$GATLING_LIB/*" -d "$GATLING_CLASSES" "$GATLING_SRC/JourneySimulation.java" > "$GATLING_DIR.javac.log" 2>&1 \
+      || die "javac JourneySimulation.java against Gatling $GATLING_VERSION failed; see $GATLING_DIR.javac.log"
+  fi
+  prefs="$GATLING_PREFS/.java/.userPrefs/io/gatling/latestVersion/prefs.xml"
+  if ! grep -q 'key="lastCheckTimestamp" value="4102444800000"' "$prefs" 2> /dev/null; then
+    mkdir -p "$(dirname "$prefs")"
+    cat > "$prefs" << 'XML'
+<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!DOCTYPE map SYSTEM "http://java.sun.com/dtd/preferences.dtd">
+<map MAP_XML_VERSION="1.0">
+  <entry key="lastCheckTimestamp" value="4102444800000"/>
+</map>
+XML
+  fi
+  read -r -a gatling_opts <<< "$GATLING_JAVA_OPTS"
+  GATLING=(java -XX:ActiveProcessorCount=2 "${gatling_opts[@]}" --add-opens=java.base/java.lang=ALL-UNNAMED
+           "-Djava.util.prefs.userRoot=$GATLING_PREFS" -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=9
+           -Dgatling.data.enableAnalytics=false -cp "$GATLING_CLASSES:$GATLING_SRC:$GATLING_LIB/*")
+fi
+
 if [[ ! -x "$PERFBASE" ]]; then
   [[ "$PERFBASE" == "$ROOT/target/release/perfbase" ]] || die "PERFBASE=$PERFBASE is not an executable file"
   have cargo || die "perfbase is not built and there is no cargo to build it"
@@ -175,6 +267,7 @@ mkdir -p "$OUT"
   echo "server: $PERFBASE serve ($("$PERFBASE" --version 2>&1 | head -1))"
   wants locust && echo "locust: $("$LOCUST" --version 2>&1 | head -1)"
   wants artillery && echo "artillery: $(art_version) on node $(node --version)"
+  wants gatling && echo "gatling: $GATLING_VERSION (Java DSL) on $(java -version 2>&1 | head -1), java opts: $GATLING_JAVA_OPTS"
   wants perfbase && echo "perfbase: $PERFBASE ($("$PERFBASE" --version 2>&1 | head -1))"
   true
 } > "$OUT/env.txt"
@@ -307,6 +400,15 @@ tool_cmd() {      # tool_cmd MODE TOOL DIR -> CMD array; false if TOOL has no su
       phases="[{\"duration\":1,\"arrivalCount\":1}]"
       CMD=("${ART_ENV[@]}" JOURNEY_LOOP_SECONDS=0 "$ARTILLERY" run -t "$URL"
            --overrides "{\"config\":{\"phases\":$phases$pool}}" -o "$dir/report.json" "$ARTILLERY_YML") ;;
+    rate/gatling)
+      CMD=("${GATLING[@]}" "-Djourney.url=$URL" -Djourney.mode=rate "-Djourney.rate=$RATE" "-Djourney.duration=$D"
+           io.gatling.app.Gatling -s JourneySimulation -nr -rf "$dir/results") ;;
+    closed/gatling)
+      CMD=("${GATLING[@]}" "-Djourney.url=$URL" -Djourney.mode=closed "-Djourney.users=$USERS" "-Djourney.duration=$D"
+           io.gatling.app.Gatling -s JourneySimulation -nr -rf "$dir/results") ;;
+    baseline/gatling)
+      CMD=("${GATLING[@]}" "-Djourney.url=$URL" -Djourney.mode=baseline -Djourney.duration=1
+           io.gatling.app.Gatling -s JourneySimulation -nr -rf "$dir/results") ;;
     */perfbase)
       CMD=()
       run_perfbase "$mode" "$dir" || return 1
@@ -405,6 +507,39 @@ def p_artillery(d):
     if notes: r["note"] = "; ".join(notes)
     return r
 
+def p_gatling(d):
+    # Gatling's console summary on stdout, printed every 5 s (gatling.conf) and once more at the
+    # end of the run: the last "---- Requests ----" block counts the whole run, one row per
+    # request name, "> NAME | total | OK | KO" (thousands with commas); "delete" is OK only when
+    # answered 204 (its check), so its OK count is the completed journeys, and Global's KO every
+    # failed request (a status, a missing id, a connection error). "---- Errors ----" rows:
+    # "> MESSAGE  COUNT (PCT%)". (Gatling 3.13's simulation.log is a binary format.)
+    out, err = read(f"{d}/stdout"), read(f"{d}/stderr")
+    if "journey: logged in once" not in out:
+        m = re.search(r"journey: POST .*|\w+(?:Exception|Error): .*", out + err)
+        raise ValueError(m.group(0)[:200] if m else "no login (see stdout, stderr)")
+    blocks = out.split("---- Requests ")
+    if len(blocks) < 2:
+        m = re.search(r"\w+(?:Exception|Error): .*", out + err)
+        raise ValueError("no console summary" + (f" ({m.group(0)[:200]})" if m else ""))
+    last = blocks[-1]
+    num = lambda x: int(x.replace(",", ""))
+    rows = {m.group(1): (num(m.group(2)), num(m.group(3)), num(m.group(4))) for m in
+            re.finditer(r"^> (\S.*?)\s*\|\s*([\d,]+) \|\s*([\d,]+) \|\s*([\d,]+)\s*$", last, re.M)}
+    if "Global" not in rows:
+        raise ValueError("no Global row in the last console summary")
+    r = {"journeys": rows.get("delete", (0, 0, 0))[1], "errors": rows["Global"][2]}
+    notes = []
+    m = re.search(r"waiting:\s*(\d+) / active:\s*(\d+)\s*/ done:\s*(\d+)", last)
+    if m and (int(m.group(1)) or int(m.group(2))):
+        notes.append(f"{m.group(1)} users waiting, {m.group(2)} active at the end")
+    if "---- Errors " in last:
+        errs = last.split("---- Errors ", 1)[1].split("\n\n", 1)[0]
+        errs = re.findall(r"^> (.*?)\s+([\d,]+)\s+\(\s*[\d.]+%\)\s*$", errs, re.M)
+        if errs: notes.append(", ".join(f"{e.strip()[:80]} {n}" for e, n in errs[:3]))
+    if notes: r["note"] = "; ".join(notes)
+    return r
+
 def p_perfbase(d):
     # perfbase's result: completed journeys are the DELETE step's 204s (as the peers' are);
     # errors every request that failed (a status, a check, a capture, a transport error).
@@ -421,7 +556,7 @@ def run(d, tool, mode, rc, wall_us, nticks, clk, rate, dur, server_dels):
     r = {"tool": tool, "mode": mode, "rep": os.path.basename(d), "rc": int(rc),
          "wall_s": int(wall_us) / 1e6, "d_s": int(dur)}
     try:
-        r.update({"locust": p_locust, "artillery": p_artillery, "perfbase": p_perfbase}[tool](d))
+        r.update({"locust": p_locust, "artillery": p_artillery, "gatling": p_gatling, "perfbase": p_perfbase}[tool](d))
     except Exception as e:
         r["parse_error"] = f"{type(e).__name__}: {e}"
     if r.get("load_s") and mode != "baseline" and abs(r["load_s"] - int(dur)) > 0.02 * int(dur):
@@ -502,7 +637,7 @@ def table(out, modes, tools, rate, users, rate_users):
             rows.append(cells)
         if not rows: continue
         if mode == "rate":
-            print(f"\n### rate: fixed {rate:,} journeys/s (Locust: at most {rate_users} in flight; Artillery: a new VU per journey)\n")
+            print(f"\n### rate: fixed {rate:,} journeys/s (Locust: at most {rate_users} in flight; Artillery, Gatling: a new VU per journey)\n")
             head = ["tool", "ok runs", "journeys/s", "% of requested", "errors", "CPU µs/journey",
                     "CPU µs/journey less start-up", "peak RSS MiB", "server CPU %", "server DELETEs", "notes"]
         else:
