@@ -86,6 +86,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             let store = a.store.options();
             crate::merge::merge(a, &store)
         }
+        Command::Import(a) => crate::import::import(a),
         Command::Completions(a) => shell_text(|cmd, out| {
             clap_complete::generate(a.shell, cmd, "perfbase", out);
             Ok(())

@@ -20,6 +20,7 @@ pub mod cli;
 pub mod env;
 pub mod exit;
 pub mod exporting;
+pub mod import;
 pub mod inspect;
 pub mod interrupt;
 #[cfg(feature = "k8s")]

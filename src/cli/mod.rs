@@ -7,6 +7,7 @@ mod amqp;
 mod command;
 pub use command::check_outputs;
 mod http;
+mod import;
 mod inspect;
 mod load;
 #[cfg(feature = "mongo")]
@@ -28,6 +29,7 @@ mod vault;
 #[cfg(feature = "amqp")]
 pub use amqp::AmqpArgs;
 pub use http::{parse_header, HttpArgs};
+pub use import::{ImportArgs, ImportWhat};
 pub use inspect::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryAction, HistoryArgs, ReportArgs,
     ShowArgs, VerdictFiles,
@@ -321,6 +323,8 @@ pub enum Command {
     /// Print the Kubernetes manifests that run a plan as N agents (kubectl apply -f -)
     #[cfg(feature = "k8s")]
     K8s(K8sArgs),
+    /// Write a plan from a curl command or a HAR recording: perfbase import har FILE.har
+    Import(ImportArgs),
     /// Print a shell completion script: source <(perfbase completions bash)
     Completions(CompletionsArgs),
     /// Print perfbase's man page (roff): perfbase man | man -l -

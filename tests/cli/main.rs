@@ -13,6 +13,7 @@ mod exports;
 mod hostile;
 mod hostile2;
 mod http;
+mod import;
 mod journeys;
 mod k8s;
 mod page;
