@@ -290,6 +290,43 @@ steps = [ { name = "login", method = "POST", path = "/login", body = '{"user":"{
 }
 
 #[test]
+fn without_the_jar_a_step_may_send_its_own_cookie() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let url = format!("http://{}", server.addr);
+    // The session id from the first answer's Set-Cookie, sent back by hand.
+    let steps = r#"steps = [
+  { path = "/session", capture = { sid = { header = "Set-Cookie", regex = "sid=([^;]+)" } } },
+  { path = "/session", headers = { Cookie = "sid={{sid}}" }, check = { back = { json = "/returning", equals = "true" } } },
+]"#;
+    let dir = tmp();
+    let r = run_plan(
+        dir.path(),
+        &plan(
+            &url,
+            &format!("cookies = false\n{steps}"),
+            "concurrency = 1\nrequests = 5",
+        ),
+    );
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    assert_eq!(check(&r, "back"), (5, 0));
+    assert_eq!(server.stats.route(Route::SessionReturning), 5);
+    // With the jar on, the jar writes Cookie: a step's own is refused before any load.
+    let dir = tmp();
+    let r = run_plan(
+        dir.path(),
+        &plan(&url, steps, "concurrency = 1\nrequests = 5"),
+    );
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr()
+            .contains("cookies = false to write Cookie yourself"),
+        "{}",
+        r.stderr()
+    );
+}
+
+#[test]
 fn journeys_mix_by_weight_exactly() {
     let _g = serial();
     let server = perfbase_reference::spawn(0).unwrap();

@@ -15,14 +15,9 @@ use perfbase_core::MAX_CHECKS;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Headers hyper writes from the request itself; a plan's own would contradict them.
-const OWN_HEADERS: [&str; 5] = [
-    "host",
-    "content-length",
-    "transfer-encoding",
-    "connection",
-    "cookie",
-];
+/// Headers hyper writes from the request itself; a plan's own would contradict them. (And
+/// `Cookie`, while the cookie jar writes it.)
+const OWN_HEADERS: [&str; 4] = ["host", "content-length", "transfer-encoding", "connection"];
 
 pub(super) struct Step {
     /// What messages call it: its name, or `METHOD path`.
@@ -110,6 +105,7 @@ impl Compiled {
             }
         }
         let mut cx = Context {
+            jar: spec.cookies,
             corpora,
             values: &values,
             labels: Vec::new(),
@@ -166,6 +162,8 @@ impl Compiled {
 }
 
 struct Context<'a> {
+    /// The cookie jar writes `Cookie`.
+    jar: bool,
     corpora: &'a [Arc<Corpus>],
     values: &'a [String],
     labels: Vec<String>,
@@ -318,10 +316,13 @@ impl Context<'_> {
         for (k, v) in &s.headers {
             let name = HeaderName::from_bytes(k.as_bytes())
                 .map_err(|_| ("headers", format!("'{k}' is no header name")))?;
-            if OWN_HEADERS.contains(&name.as_str()) {
+            if OWN_HEADERS.contains(&name.as_str()) || (self.jar && name == hyper::header::COOKIE) {
                 return Err((
                     "headers",
-                    format!("{k} is written by perfbase (from the request and the cookie jar)"),
+                    format!(
+                        "{k} is written by perfbase (from the request, or the cookie jar: \
+                         cookies = false to write Cookie yourself)"
+                    ),
                 ));
             }
             let text = Text::parse(v, names, false).map_err(|e| ("headers", e))?;
