@@ -22,8 +22,8 @@ pub struct ImportArgs {
 pub enum ImportWhat {
     /// A curl command line, in one quoted argument: perfbase import curl 'curl -X POST …'
     Curl {
-        /// The command, as you would type it (curl's flags -X, -H, -d, --json, -u, -k, -A,
-        /// -e, -b, -G)
+        /// The command, as you would type it (curl's flags -X, -H, -d, --data-raw,
+        /// --data-binary, --data-urlencode, --json, -u, -A, -e, -b, -k, -G, -I, --url)
         command: String,
     },
     /// An HTTP Archive (a browser's recording): one journey step per request, the values

@@ -1,215 +1,240 @@
-//! `perfbase import curl 'curl …'`: the flags of curl that shape a request, read from one
+//! `perfbase import curl 'curl …'`: the request a curl command sends, read from the one
 //! command line split as a shell would split it (the `shell-words` crate), written as a plan
-//! of that one request.
+//! of that request. curl's flags that shape the request are read; those that only change
+//! what curl prints, saves or retries are dropped; any other is refused by name, since
+//! ignoring it could load a service with a request other than the one meant.
 
-use super::text::{inline, origin, q, Secrets};
-use super::Recorded;
+mod flags;
 
-/// Flags that change nothing about the request (output, verbosity, redirects followed by
-/// the client, compression asked for): read and dropped. Those that take a value say so.
-const HARMLESS: [(&str, bool); 14] = [
-    ("-s", false),
-    ("--silent", false),
-    ("-S", false),
-    ("--show-error", false),
-    ("-v", false),
-    ("--verbose", false),
-    ("-i", false),
-    ("--include", false),
-    ("-L", false),
-    ("--location", false),
-    ("--compressed", false),
-    ("-o", true),
-    ("--output", true),
-    ("-w", true),
-];
+use super::text::{fields, hazard, origin, q, Secrets};
+use super::Request;
+use base64::Engine as _;
+use flags::Flags;
 
-/// What a curl command asks for.
-struct Command {
-    request: Recorded,
+/// What a curl command sends.
+struct Curl {
+    url: url::Url,
+    request: Request,
+    /// Whether the Authorization header is `-u`'s `USER:PASSWORD` (whose variable the
+    /// header comment explains).
+    basic: bool,
     insecure: bool,
 }
 
-/// The flags read, before they make a request.
-#[derive(Default)]
-struct Flags {
-    method: Option<String>,
-    url: Option<String>,
-    headers: Vec<(String, String)>,
-    data: Vec<String>,
-    insecure: bool,
-    get: bool,
-}
-
-impl Flags {
-    /// Reads every word after `curl`.
-    fn read(mut words: impl Iterator<Item = String>) -> Result<Flags, String> {
-        let mut f = Flags::default();
-        while let Some(w) = words.next() {
-            let mut value =
-                |flag: &str| words.next().ok_or_else(|| format!("{flag} needs a value"));
-            match w.as_str() {
-                "-X" | "--request" => f.method = Some(value(&w)?.to_ascii_uppercase()),
-                "-H" | "--header" => {
-                    let h = value(&w)?;
-                    let (k, v) = h
-                        .split_once(':')
-                        .ok_or_else(|| format!("-H '{h}': write a header as 'Name: value'"))?;
-                    f.headers.push((k.trim().to_string(), v.trim().to_string()));
-                }
-                "-d" | "--data" | "--data-raw" | "--data-binary" | "--data-ascii" => {
-                    let d = value(&w)?;
-                    f.data
-                        .push(match d.strip_prefix('@').filter(|_| w != "--data-raw") {
-                            Some(file) => std::fs::read_to_string(file)
-                                .map_err(|e| format!("{w} @{file}: cannot read it: {e}"))?,
-                            None => d,
-                        });
-                }
-                "--json" => {
-                    f.data.push(value(&w)?);
-                    f.headers
-                        .push(("Content-Type".into(), "application/json".into()));
-                    f.headers.push(("Accept".into(), "application/json".into()));
-                }
-                "-u" | "--user" => {
-                    let _credentials = value(&w)?;
-                    // Never written: the variable holds base64(user:password).
-                    f.headers
-                        .push(("Authorization".into(), "Basic credentials".into()));
-                }
-                "-A" | "--user-agent" => f.headers.push(("User-Agent".into(), value(&w)?)),
-                "-e" | "--referer" => f.headers.push(("Referer".into(), value(&w)?)),
-                "-b" | "--cookie" => f.headers.push(("Cookie".into(), value(&w)?)),
-                "-k" | "--insecure" => f.insecure = true,
-                "-G" | "--get" => f.get = true,
-                "--url" => f.url = Some(value(&w)?),
-                flag if flag.starts_with('-') => f.other(flag, &mut value)?,
-                _ => f.url = Some(w),
-            }
-        }
-        Ok(f)
+/// Reads `line` (`curl [flags] URL`) into the request it sends.
+fn parse(line: &str) -> Result<Curl, String> {
+    if line.contains(" $'") {
+        return Err(
+            "the command uses bash's $'…' quoting, which import does not read: quote with \
+             '…' instead (or copy the request as cURL for POSIX)"
+                .into(),
+        );
     }
-
-    /// A flag that shapes no request (read and dropped), short flags given together
-    /// (`-sSk`), or one perfbase cannot import.
-    fn other(
-        &mut self,
-        flag: &str,
-        value: &mut impl FnMut(&str) -> Result<String, String>,
-    ) -> Result<(), String> {
-        match HARMLESS.iter().find(|(f, _)| *f == flag) {
-            Some((_, true)) => value(flag).map(drop),
-            Some((_, false)) => Ok(()),
-            None if flag.len() > 2
-                && !flag.starts_with("--")
-                && flag[1..].chars().all(|c| "sSviLkG".contains(c)) =>
-            {
-                self.insecure |= flag.contains('k');
-                self.get |= flag.contains('G');
-                Ok(())
-            }
-            None => Err(format!(
-                "curl's {flag} is not read by perfbase import: drop it, or write the plan by \
-                 hand (read: -X, -H, -d, --data-raw, --data-binary, --json, -u, -A, -e, -b, \
-                 -k, -G, --url)"
-            )),
-        }
-    }
-}
-
-/// Reads `line` (`curl [flags] URL`) into its request.
-fn parse(line: &str) -> Result<Command, String> {
-    let words =
-        shell_words::split(line).map_err(|e| format!("the curl command does not split: {e}"))?;
-    let mut words = words.into_iter();
-    match words.next().as_deref() {
-        Some("curl") => {}
-        other => {
-            return Err(format!(
-                "give the whole curl command, starting with 'curl' (it starts with {:?})",
-                other.unwrap_or("")
-            ))
-        }
-    }
-    let f = Flags::read(words)?;
-    let url = f.url.ok_or("the curl command names no URL")?;
-    let mut url = url::Url::parse(&url).map_err(|e| format!("'{url}' is no URL: {e}"))?;
-    if !matches!(url.scheme(), "http" | "https") {
+    let words = shell_words::split(&line.replace("\r\n", "\n"))
+        .map_err(|e| format!("the curl command does not split as a shell would: {e}"))?;
+    let (first, rest) = words
+        .split_first()
+        .ok_or("the curl command is empty: give it as one argument, 'curl …'")?;
+    if !matches!(first.rsplit('/').next(), Some("curl" | "curl.exe")) {
         return Err(format!(
-            "'{url}': only http:// and https:// requests can be imported"
+            "give the whole curl command, starting with 'curl' (it starts with '{first}')"
         ));
     }
-    let mut body = (!f.data.is_empty()).then(|| f.data.join("&"));
+    let f = Flags::read(rest.to_vec())?;
+    let (mut url, user) = url_of(&f)?;
+    let (mut body, json) = body_of(&f);
+    let mut r = Request::default();
+    for (k, v) in &f.headers {
+        r.add_header(k, v);
+    }
+    let default = |r: &mut Request, k: &str, v: &str| {
+        if r.header(k).is_none() && !f.removed.iter().any(|x| x.eq_ignore_ascii_case(k)) {
+            r.add_header(k, v);
+        }
+    };
     if f.get {
         if let Some(d) = body.take() {
             let query = match url.query() {
-                Some(q) => format!("{q}&{d}"),
-                None => d,
+                Some(q) if !q.is_empty() => format!("{q}&{d}"),
+                _ => d,
             };
             url.set_query(Some(&query));
         }
+    } else if body.is_some() && json {
+        default(&mut r, "Content-Type", "application/json");
+        default(&mut r, "Accept", "application/json");
+    } else if body.is_some() {
+        default(&mut r, "Content-Type", "application/x-www-form-urlencoded");
     }
-    let method = f
-        .method
-        .unwrap_or_else(|| if body.is_some() { "POST" } else { "GET" }.into());
-    Ok(Command {
-        request: Recorded {
-            method,
-            url,
-            headers: f.headers,
-            body,
-        },
+    let basic = match &user {
+        Some(u) if !u.contains(':') => {
+            return Err(format!(
+                "-u {u}: no password, so curl would ask for it; give -u USER:PASSWORD"
+            ))
+        }
+        // An Authorization given with -H wins over -u, as in curl.
+        Some(u) if r.header("authorization").is_none() => {
+            let encoded = base64::engine::general_purpose::STANDARD.encode(u);
+            r.add_header("Authorization", &format!("Basic {encoded}"));
+            true
+        }
+        _ => false,
+    };
+    r.method = match (&f.method, f.head, f.get, &body) {
+        (Some(m), ..) => m.clone(),
+        (None, true, ..) => "HEAD".into(),
+        (None, _, false, Some(_)) => "POST".into(),
+        _ => "GET".into(),
+    };
+    r.path = url.path().to_string();
+    r.query = url.query().map(String::from);
+    r.body = body;
+    Ok(Curl {
+        url,
+        request: r,
+        basic,
         insecure: f.insecure,
     })
 }
 
-/// The plan of one request: a closed scenario of 10 connections for 10 s, to review.
-pub(super) fn plan(line: &str) -> Result<String, String> {
-    let Command {
-        request: r,
-        insecure,
-    } = parse(line)?;
+/// The URL (curl's default scheme added, user info taken out) and the credentials: `-u`'s,
+/// or the URL's own.
+fn url_of(f: &Flags) -> Result<(url::Url, Option<String>), String> {
+    let written = f.url.clone().ok_or("the curl command names no URL")?;
+    // curl's default scheme.
+    let with_scheme = if written.contains("://") {
+        written.clone()
+    } else {
+        format!("http://{written}")
+    };
+    let mut url =
+        url::Url::parse(&with_scheme).map_err(|e| format!("'{written}' is no URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "'{written}': only http:// and https:// requests can be imported"
+        ));
+    }
+    let mut user = f.user.clone();
+    if !url.username().is_empty() {
+        let decode =
+            |s: &str| String::from_utf8_lossy(&perfbase_core::percent::decode(s)).into_owned();
+        let pass = url.password().map(decode).unwrap_or_default();
+        user.get_or_insert(format!("{}:{pass}", decode(url.username())));
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
+    Ok((url, user))
+}
+
+/// The body as curl joins the pieces (`-d` with `&`, `--json` as one document), and
+/// whether it is JSON.
+fn body_of(f: &Flags) -> (Option<String>, bool) {
+    let json = f.data.iter().any(|(_, j)| *j);
+    let mut body = None::<String>;
+    for (d, j) in &f.data {
+        match &mut body {
+            // --json pieces are one document; the -d family's are joined as curl joins them.
+            Some(b) if *j => b.push_str(d),
+            Some(b) => {
+                b.push('&');
+                b.push_str(d);
+            }
+            None => body = Some(d.clone()),
+        }
+    }
+    (body, json)
+}
+
+/// The request with every secret a variable; whether its body held one (so it must be a
+/// journey step, whose body reads the environment) and the headers a step may not write.
+fn without_secrets(c: &Curl, secrets: &mut Secrets) -> (Request, bool, Vec<String>) {
+    let mut r = c.request.clone();
+    for h in &mut r.headers {
+        h.1 = match h.1.strip_prefix("Basic ") {
+            Some(b64) if c.basic && h.0 == "Authorization" => format!(
+                "Basic {}",
+                secrets.var(
+                    "Authorization",
+                    b64,
+                    "-u's USER:PASSWORD in base64: printf %s 'USER:PASSWORD' | base64"
+                )
+            ),
+            _ => secrets.header(&h.0, &h.1),
+        };
+    }
+    r.query = r.query.map(|q| secrets.pairs(&q, "the query parameter"));
+    let form = r.form();
+    // A plain workload sends its body as written; a step's body reads ${…} from the
+    // environment: a body that holds a secret makes the request a one-step journey.
+    let (body, as_step) = match r.body.take() {
+        Some(b) => {
+            let (b, replaced) = secrets.body(&b, form, "the body's");
+            (Some(b), replaced)
+        }
+        None => (None, false),
+    };
+    r.body = body;
+    // A step refuses the headers its client writes from the request itself.
+    let own = ["host", "content-length", "transfer-encoding", "connection"];
+    let mut dropped = Vec::new();
+    if as_step {
+        dropped = r
+            .headers
+            .iter()
+            .filter(|(k, _)| own.contains(&k.to_ascii_lowercase().as_str()))
+            .map(|(k, _)| k.clone())
+            .collect();
+        r.headers.retain(|(k, _)| !dropped.contains(k));
+    }
+    (r, as_step, dropped)
+}
+
+/// The plan of the request: 10 connections for 10 s, to review before it runs.
+pub(super) fn plan(line: &str, run_as: &str) -> Result<String, String> {
+    let c = parse(line)?;
     let mut secrets = Secrets::default();
-    let headers: Vec<(String, String)> = r
-        .headers
-        .iter()
-        .map(|(k, v)| (k.clone(), secrets.header(k, v)))
-        .collect();
-    let path = secrets.target(&r.url);
-    let body = r.body.as_deref().map(|b| secrets.body(b));
-    // A plain request sends its body as written; a secret in it must come from the
-    // environment, which a journey's step reads: then the request is a one-step journey.
-    let as_step = body.as_ref().is_some_and(|(_, replaced)| *replaced);
+    let (r, as_step, dropped) = without_secrets(&c, &mut secrets);
+    let target = origin(&c.url);
     let mut out = format!(
-        "# Imported by `perfbase import curl`: {} {}. Review it, then: perfbase run FILE\n",
-        r.method,
-        r.url.path()
+        "# Imported by `perfbase import curl`: {} {target}{}, sent by 10 connections\n\
+         # for 10 s. Review it (the load above all), then: perfbase run {run_as}\n",
+        r.method, r.path
     );
     out.push_str(&secrets.comment());
+    if !dropped.is_empty() {
+        out.push_str(&format!(
+            "# review: a journey step writes {} from the request itself: the command's were \
+             dropped\n",
+            dropped.join(", ")
+        ));
+    }
+    if hazard(&c.request) {
+        out.push_str(
+            "# review: the request holds '{{' or '${', which a plan reads as a placeholder or \
+             an environment variable: edit it\n",
+        );
+    }
     out.push_str(&format!(
         "\n[plan]\nname = \"imported request\"\n\n[targets.api]\nurl = {}\n",
-        q(&origin(&r.url))
+        q(&target)
     ));
-    if insecure {
-        out.push_str("insecure = true               # curl -k: any certificate is accepted\n");
+    if c.insecure {
+        out.push_str("insecure = true         # curl -k: any certificate is accepted\n");
     }
     out.push_str("\n[workloads.request]\ntarget = \"api\"\n");
-    let mut fields = vec![
-        format!("method = {}", q(&r.method)),
-        format!("path = {}", q(&path)),
-    ];
-    if !headers.is_empty() {
-        fields.push(format!("headers = {}", inline(&headers)));
-    }
-    if let Some((b, _)) = &body {
-        fields.push(format!("body = {}", q(b)));
+    if as_step && r.header("cookie").is_some() {
+        // As curl, which has no cookie jar unless asked: the Cookie given is sent as it is.
+        out.push_str("cookies = false         # the Cookie header below is sent as given\n");
     }
     if as_step {
-        out.push_str(&format!("steps = [ {{ {} }} ]\n", fields.join(", ")));
-    } else {
-        out.push_str(&(fields.join("\n") + "\n"));
+        out.push_str(&format!(
+            "\n# A one-step journey, not a plain request: its body holds a secret, and a step's\n\
+             # body reads ${{…}} from the environment.\n[[workloads.request.steps]]\n\
+             name = {}\n",
+            q(&format!("{} {}", r.method, r.path))
+        ));
     }
+    out.push_str(&fields(&r));
     out.push_str(
         "\n[[scenarios]]\nname = \"imported\"\nworkload = \"request\"\nconcurrency = 10\n\
          duration = \"10s\"\n",
@@ -218,53 +243,4 @@ pub(super) fn plan(line: &str) -> Result<String, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flags_shape_the_request_and_secrets_stay_out() {
-        let c = parse(
-            "curl -sS -X put 'http://127.0.0.1:8080/a?b=1' -H 'X-Id: 7' -H 'Authorization: \
-             Bearer s3cret' --data-raw '{\"k\":1}' -A ua -k -o /dev/null",
-        )
-        .expect("parses");
-        assert_eq!(c.request.method, "PUT");
-        assert_eq!(c.request.url.as_str(), "http://127.0.0.1:8080/a?b=1");
-        assert_eq!(c.request.body.as_deref(), Some("{\"k\":1}"));
-        assert!(c.insecure);
-        assert_eq!(c.request.headers.len(), 3);
-        let text = plan("curl http://h/login -d '{\"user\":\"u\",\"password\":\"pw\"}' -u a:b")
-            .expect("a plan");
-        assert!(!text.contains("pw") && !text.contains("a:b"), "{text}");
-        assert!(text.contains("export PERFBASE_IMPORT_PASSWORD"), "{text}");
-        assert!(
-            text.contains("Basic ${PERFBASE_IMPORT_AUTHORIZATION}"),
-            "{text}"
-        );
-        assert!(
-            text.contains("steps = [ {"),
-            "a secret body is a step's: {text}"
-        );
-        assert!(toml::from_str::<toml::Table>(&text).is_ok(), "{text}");
-        let get = parse("curl -G http://h/s -d q=1 -d r=2").expect("parses");
-        assert_eq!(
-            (get.request.method.as_str(), get.request.url.query()),
-            ("GET", Some("q=1&r=2"))
-        );
-    }
-
-    #[test]
-    fn what_cannot_be_imported_says_why() {
-        for (line, says) in [
-            ("wget http://h/", "starting with 'curl'"),
-            ("curl --proxy x http://h/", "--proxy is not read"),
-            ("curl -H", "-H needs a value"),
-            ("curl -s", "names no URL"),
-            ("curl ftp://h/f", "only http:// and https://"),
-            ("curl 'http://h/", "does not split"),
-        ] {
-            let e = plan(line).expect_err(line);
-            assert!(e.contains(says), "{line}: {e}");
-        }
-    }
-}
+mod tests;

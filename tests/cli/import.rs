@@ -1,12 +1,14 @@
-//! `perfbase import`: plans written from a curl command and from a browser's HAR recording
-//! run against the reference service, with stale recorded values replaced by captures and no
-//! secret written.
+//! `perfbase import`: plans written from a curl command and from a browser's HAR recording,
+//! run against the reference service; the recorded (stale) token and id are replaced by
+//! captures, no secret is written, and what cannot be imported is refused by name.
 
 use crate::common::*;
 use perfbase_reference::Route;
-use serde_json::json;
+use serde_json::{json, Value};
+use std::path::Path;
 
-fn import(args: &[&str], dir: &std::path::Path) -> (i32, String, String) {
+/// `perfbase import ARGS` in `dir`: exit code, stdout, stderr.
+fn import(args: &[&str], dir: &Path) -> (i32, String, String) {
     let out = assert_cmd::Command::cargo_bin("perfbase")
         .unwrap()
         .arg("import")
@@ -22,127 +24,211 @@ fn import(args: &[&str], dir: &std::path::Path) -> (i32, String, String) {
 }
 
 #[test]
-fn a_curl_command_becomes_a_plan_that_runs() {
+fn a_curl_command_becomes_a_plan_whose_run_sends_that_request() {
     let _g = serial();
     let server = perfbase_reference::spawn(0).unwrap();
     let dir = tmp();
     let curl = format!(
-        "curl -X POST http://{}/login -H 'Content-Type: application/json' \
-         -d '{{\"user\":\"u\",\"password\":\"hunter22\"}}'",
+        "curl -X POST http://{}/login -H 'Content-Type: application/json' -d '{{\"user\":\"u\"}}'",
         server.addr
     );
     let (code, plan, err) = import(&["curl", &curl], dir.path());
     assert_eq!(code, 0, "{err}");
-    assert!(!plan.contains("hunter22"), "no secret written: {plan}");
-    assert!(plan.contains("export PERFBASE_IMPORT_PASSWORD"), "{plan}");
-    let plan = plan.replace("duration = \"10s\"", "requests = 20");
-    let r = run_plan_with(dir.path(), &plan, |c| {
-        c.env("PERFBASE_IMPORT_PASSWORD", "hunter22");
-    });
-    assert_eq!(r.code(), 0, "{}", r.stderr());
-    assert_eq!(server.stats.route(Route::Login), 20);
+    assert!(
+        plan.contains("method = \"POST\"\npath = \"/login\"\n"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("concurrency = 10\nduration = \"10s\""),
+        "{plan}"
+    );
+    // A shorter run than the imported 10 s: the count is what matters.
+    let r = run_plan_with(dir.path(), &plan.replace("\"10s\"", "\"1s\""), |_| {});
+    assert_eq!(r.code(), 0, "{}\n{plan}", r.stderr());
+    let sent = r.json()["requests"].as_u64().unwrap();
+    assert!(sent > 0);
+    assert_eq!(r.json()["success_ratio"], 1.0);
+    assert_eq!(
+        server.stats.route(Route::Login),
+        sent,
+        "one login per request run"
+    );
+    // A body with a password: a one-step journey whose body reads it from the environment,
+    // and whose Cookie (from -b, a secret too) is sent as given.
+    let secret = format!(
+        "curl http://{}/login -b 'sid=s-0' -d '{{\"user\":\"u\",\"password\":\"hunter22\"}}'",
+        server.addr
+    );
+    let (code, journey, err) = import(&["curl", &secret], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !journey.contains("hunter22") && !journey.contains("s-0"),
+        "{journey}"
+    );
+    assert!(journey.contains("[[workloads.request.steps]]"), "{journey}");
+    let before = server.stats.route(Route::Login);
+    let r = run_plan_with(
+        dir.path(),
+        &journey.replace("duration = \"10s\"", "requests = 30"),
+        |c| {
+            c.env("PERFBASE_IMPORT_PASSWORD", "hunter22")
+                .env("PERFBASE_IMPORT_COOKIE", "sid=s-0");
+        },
+    );
+    assert_eq!(r.code(), 0, "{}\n{journey}", r.stderr());
+    assert_eq!(server.stats.route(Route::Login) - before, 30);
+    // -o writes the plan; an existing file is kept unless --force.
+    let (code, stdout, err) = import(&["curl", &curl, "-o", "login.toml"], dir.path());
+    assert_eq!((code, stdout.as_str()), (0, ""), "{err}");
+    assert!(err.contains("perfbase run login.toml"), "{err}");
+    let written = std::fs::read_to_string(dir.path().join("login.toml")).unwrap();
+    assert_eq!(written, plan.replace("PLAN.toml", "login.toml"));
+    std::fs::write(dir.path().join("login.toml"), "mine").unwrap();
+    let (code, _, err) = import(&["curl", &curl, "-o", "login.toml"], dir.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("-o login.toml: the file exists"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("login.toml")).unwrap(),
+        "mine"
+    );
+    let (code, _, err) = import(&["curl", &curl, "-o", "login.toml", "--force"], dir.path());
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("login.toml")).unwrap(),
+        written
+    );
 }
 
-/// A HAR as a browser records it against the service at `addr`: a login, an item created,
-/// read and deleted with the (by now stale) token and id, a script and a foreign image.
-fn har(addr: &str) -> serde_json::Value {
-    let stale = "tok-1-deadbeefdeadbeef";
-    let auth = json!({"name": "Authorization", "value": format!("Bearer {stale}")});
-    let entry = |method: &str,
-                 url: String,
-                 headers: serde_json::Value,
-                 body: Option<&str>,
-                 status: u16,
-                 rheaders: serde_json::Value,
-                 text: &str,
-                 mime: &str| {
-        let mut req = json!({"method": method, "url": url, "headers": headers});
-        if let Some(b) = body {
-            req["postData"] = json!({"mimeType": "application/json", "text": b});
-        }
-        json!({"request": req, "response": {"status": status, "headers": rheaders,
-               "content": {"mimeType": mime, "text": text}}})
+/// The stale token a browser was given when it recorded; a replay must never send it.
+const STALE: &str = "tok-1-deadbeefdeadbeef";
+
+/// A HAR entry as a browser records it.
+fn entry(
+    method: &str,
+    url: &str,
+    headers: Value,
+    body: Option<&str>,
+    answer: (u16, Value, &str),
+) -> Value {
+    let mut request = json!({"method": method, "url": url, "httpVersion": "HTTP/1.1",
+                             "headers": headers, "queryString": [], "cookies": []});
+    if let Some(b) = body {
+        request["postData"] = json!({"mimeType": "application/json", "text": b});
+    }
+    let (status, headers, text) = answer;
+    let mime = if text.starts_with('{') {
+        "application/json"
+    } else {
+        "text/plain"
     };
-    let base = format!("http://{addr}");
-    json!({"log": {"version": "1.2", "entries": [
-        entry("GET", format!("{base}/app.js"), json!([]), None, 200, json!([]), "x()", "application/javascript"),
-        entry("POST", format!("{base}/login"),
-              json!([{"name": "Content-Type", "value": "application/json"}, {"name": ":authority", "value": addr}]),
-              Some(r#"{"user":"u","password":"p"}"#), 200, json!([]),
-              &format!(r#"{{"access_token":"{stale}","token_type":"Bearer","expires_in":3600}}"#),
-              "application/json"),
-        entry("POST", format!("{base}/items"), json!([auth, {"name": "Cookie", "value": "sid=s-1-x"}]),
-              Some(r#"{"name":"x"}"#), 201, json!([{"name": "Location", "value": "/items/7"}]),
-              r#"{"id":7}"#, "application/json"),
-        entry("GET", "https://cdn.example.com/x.png".into(), json!([]), None, 200, json!([]), "", "image/png"),
-        entry("POST", "https://analytics.example.com/collect".into(), json!([]), Some("{}"), 204, json!([]), "", ""),
-        entry("GET", format!("{base}/items/7"), json!([auth]), None, 200, json!([]),
-              r#"{"id":7,"size":12}"#, "application/json"),
-        entry("DELETE", format!("{base}/items/7"), json!([auth]), None, 204, json!([]), "", ""),
+    json!({"startedDateTime": "2026-11-26T10:00:00.000Z", "time": 3.5, "request": request,
+           "response": {"status": status, "statusText": "", "headers": headers,
+                        "content": {"size": text.len(), "mimeType": mime, "text": text}},
+           "cache": {}, "timings": {"send": 0, "wait": 3, "receive": 0.5}})
+}
+
+/// What a browser recorded against the service at `base`: a login, an item created, read
+/// and deleted with the token, the page's script, and an image from a CDN.
+fn recording(base: &str) -> String {
+    let auth = json!([{"name": "Authorization", "value": format!("Bearer {STALE}")},
+                      {"name": "Cookie", "value": "sid=s-1-0123456789abcdef"},
+                      {"name": "Accept", "value": "application/json"}]);
+    let none = json!([]);
+    let login_answer =
+        format!(r#"{{"access_token":"{STALE}","token_type":"Bearer","expires_in":3600}}"#);
+    json!({"log": {"version": "1.2", "creator": {"name": "Firefox", "version": "130"},
+    "entries": [
+        entry("GET", &format!("{base}/app.js"), none.clone(), None, (200, none.clone(), "init()")),
+        entry("POST", &format!("{base}/login"), json!([{"name": "Host", "value": "x"}]),
+              Some(r#"{"user":"u","password":"p"}"#), (200, none.clone(), &login_answer)),
+        entry("POST", &format!("{base}/items"), auth.clone(), Some(r#"{"name":"x"}"#),
+              (201, json!([{"name": "Location", "value": "/items/7"}]), r#"{"id":7}"#)),
+        entry("GET", "https://cdn.example.com/x.png", none.clone(), None, (200, none.clone(), "")),
+        entry("GET", &format!("{base}/items/7"), auth.clone(), None,
+              (200, none.clone(), r#"{"id":7,"size":10}"#)),
+        entry("DELETE", &format!("{base}/items/7"), auth, None, (204, none, "")),
     ]}})
+    .to_string()
 }
 
 #[test]
-fn a_har_recording_becomes_a_journey_that_captures_fresh_values() {
+fn a_har_recording_becomes_a_journey_that_takes_fresh_values_from_its_answers() {
     let _g = serial();
     let server = perfbase_reference::spawn(0).unwrap();
     let dir = tmp();
-    let file = dir.path().join("site.har");
-    std::fs::write(&file, har(&server.addr.to_string()).to_string()).unwrap();
+    let base = format!("http://{}", server.addr);
+    std::fs::write(dir.path().join("site.har"), recording(&base)).unwrap();
     let (code, plan, err) = import(&["har", "site.har"], dir.path());
     assert_eq!(code, 0, "{err}");
+    println!("{plan}");
     assert!(
         !plan.contains("deadbeef"),
-        "the stale token is captured, not written: {plan}"
-    );
-    assert!(plan.contains("2 static asset(s)"), "{plan}");
-    assert!(
-        plan.contains("1 request(s) to other origins (https://analytics.example.com)"),
-        "{plan}"
+        "the stale token is not written: {plan}"
     );
     assert!(
-        plan.contains(r#"capture = { "access_token" = { json = "/access_token" } }"#),
-        "{plan}"
+        !plan.contains("0123456789abcdef"),
+        "nor the recorded cookie: {plan}"
     );
-    assert!(
-        plan.contains(r#"capture = { "id" = { json = "/id" } }"#),
-        "{plan}"
+    assert_eq!(plan.matches("\ncapture.").count(), 2, "{plan}");
+    for line in [
+        &format!("4 requests to {base}, replayed") as &str,
+        "#   1 static asset (scripts, styles, images, fonts; --include-static keeps them)",
+        "#   1 request to another origin (a journey talks to one): https://cdn.example.com",
+        "capture.access_token = { json = \"/access_token\" }",
+        "capture.id = { json = \"/id\" }",
+        "headers.Authorization = \"Bearer {{access_token}}\"",
+        "path = \"/items/{{id}}\"",
+        "#   export PERFBASE_IMPORT_PASSWORD=…",
+    ] {
+        assert!(plan.contains(line), "{line}\n---\n{plan}");
+    }
+    let n = 25;
+    let r = run_plan_with(
+        dir.path(),
+        &plan.replace("requests = 10", &format!("requests = {n}")),
+        |c| {
+            c.env("PERFBASE_IMPORT_PASSWORD", "p");
+        },
     );
-    assert!(plan.contains("path = \"/items/{{id}}\""), "{plan}");
-    assert!(plan.contains("Bearer {{access_token}}"), "{plan}");
-    assert!(
-        !plan.contains("sid=") && !plan.contains(":authority"),
-        "{plan}"
-    );
-    // The recorded password is a variable the run must be given.
-    assert!(plan.contains("export PERFBASE_IMPORT_PASSWORD"), "{plan}");
-    let r = run_plan_with(dir.path(), &plan, |c| {
-        c.env("PERFBASE_IMPORT_PASSWORD", "p");
-    });
     assert_eq!(r.code(), 0, "{}\n{plan}", r.stderr());
     let s = &server.stats;
-    // Ten iterations of the four steps, each with a fresh token and id.
-    assert_eq!(s.route(Route::Login), 10);
+    assert_eq!(s.route(Route::Login), n, "a fresh token per journey");
     for route in [Route::ItemsCreate, Route::ItemsRead, Route::ItemsDelete] {
-        assert_eq!(s.route(route), 10, "{route:?}");
+        assert_eq!(s.route(route), n, "{route:?}");
     }
-    assert_eq!(s.route(Route::Unauthorized), 0);
-    // -o writes the file, and will not overwrite it without --force.
-    let (code, _, err) = import(&["har", "site.har", "-o", "plan.toml"], dir.path());
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("plan.toml exists"), "{err}");
-    let (code, _, _) = import(&["har", "site.har", "-o", "new.toml"], dir.path());
-    assert_eq!(code, 0);
+    assert_eq!(
+        s.route(Route::Unauthorized),
+        0,
+        "the stale token was never sent"
+    );
+    assert_eq!(r.json()["iterations"]["failed"], 0);
+    let checks = find(&r.json()["checks"], "name", "status");
+    assert_eq!(
+        (checks["passed"].as_u64(), checks["failed"].as_u64()),
+        (Some(4 * n), Some(0))
+    );
 }
 
 #[test]
 fn what_cannot_be_imported_is_refused_by_name() {
     let dir = tmp();
     std::fs::write(dir.path().join("bad.har"), "<html>").unwrap();
-    let (code, _, err) = import(&["har", "bad.har"], dir.path());
-    assert_eq!(code, 2);
+    let (code, out, err) = import(&["har", "bad.har"], dir.path());
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(err.contains("bad.har: not an HTTP Archive"), "{err}");
-    let (code, _, err) = import(&["curl", "curl --proxy p http://127.0.0.1:1/"], dir.path());
-    assert_eq!(code, 2);
-    assert!(err.contains("--proxy is not read"), "{err}");
+    let (code, _, err) = import(&["har", "missing.har"], dir.path());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("missing.har: cannot read it"), "{err}");
+    let (code, out, err) = import(&["curl", "curl --proxy p http://127.0.0.1:1/"], dir.path());
+    assert_eq!((code, out.as_str()), (2, ""), "{err}");
+    assert!(
+        err.contains("curl's --proxy is not read by perfbase import"),
+        "{err}"
+    );
+    let (code, _, err) = import(
+        &["curl", "curl -d @nowhere.json http://127.0.0.1:1/"],
+        dir.path(),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("-d @nowhere.json: cannot read it"), "{err}");
 }
