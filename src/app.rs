@@ -87,12 +87,17 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             crate::merge::merge(a, &store)
         }
         Command::Import(a) => crate::import::import(a),
-        Command::Completions(a) => shell_text(|cmd, out| {
-            clap_complete::generate(a.shell, cmd, "perfbase", out);
-            Ok(())
-        }),
+        Command::Completions(a) => completions(a.shell),
         Command::Man => shell_text(|cmd, out| clap_mangen::Man::new(cmd.clone()).render(out)),
     }
+}
+
+/// `perfbase completions SHELL`.
+fn completions(shell: clap_complete::Shell) -> Result<Exit, AppError> {
+    shell_text(|cmd, out| {
+        clap_complete::generate(shell, cmd, "perfbase", out);
+        Ok(())
+    })
 }
 
 /// `perfbase completions SHELL` and `perfbase man`: text made from the one clap definition of

@@ -216,9 +216,8 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
     let mut status: BTreeMap<String, u64> = BTreeMap::new();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     let mut samples: Vec<ErrorSampleOut> = Vec::new();
-    let (mut requests, mut ok, mut bytes_read, mut bytes_written, mut aborted) =
-        (0u64, 0.0f64, 0, 0, 0);
-    let mut duration_s = 0.0;
+    let (mut requests, mut ok, mut bytes_read, mut bytes_written, mut aborted, mut duration_s) =
+        (0u64, 0.0f64, 0, 0, 0, 0.0);
     let mut endpoints = Vec::new();
     for m in parts {
         for e in &m.endpoints {
