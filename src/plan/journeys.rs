@@ -6,7 +6,7 @@
 use super::context::Ctx;
 use super::file::{self, CaptureDef, StepCheckDef, StepDef, S};
 use super::model::*;
-use super::targets::TargetInfo;
+use super::targets::{tls_of, TargetInfo};
 use crate::backend::{HttpRequests, HttpTarget};
 use perfbase_drivers::http::journey::{
     Capture, Check, Feed, Journey, JourneySpec, OnFailure, Rule, Source, StepSpec, Strategy, Think,
@@ -61,10 +61,7 @@ pub(super) fn journey_workload(
         .map_err(|e| cx.err(&w.target, field, e))?;
     let steps: usize = spec.journeys.iter().map(|j| j.steps.len()).sum();
     let options = HttpOptions {
-        tls: perfbase_drivers::http::TlsOptions {
-            insecure: tdef.insecure.unwrap_or(false),
-            ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
-        },
+        tls: tls_of(cx, tdef),
         ..HttpOptions::default()
     };
     Ok(Workload {

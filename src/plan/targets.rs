@@ -236,3 +236,12 @@ pub(super) fn http_version(
         (None, false) => Ok(HttpVersion::Http1),
     }
 }
+
+/// How an https:// target is trusted, as its plan table says (`insecure`, `cacert` relative to
+/// the plan): one reading for request mixes, journeys and Vault.
+pub(super) fn tls_of(cx: &Ctx, tdef: &file::TargetDef) -> perfbase_drivers::http::TlsOptions {
+    perfbase_drivers::http::TlsOptions {
+        insecure: tdef.insecure.unwrap_or(false),
+        ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
+    }
+}

@@ -18,7 +18,7 @@ use super::backends::vault_workload;
 use super::context::Ctx;
 use super::file::{self, PlanFile, RequestDef, S};
 use super::model::*;
-use super::targets::{http_version, Family, TargetInfo};
+use super::targets::{http_version, tls_of, Family, TargetInfo};
 #[cfg(feature = "sql")]
 use crate::backend::Dialect;
 use crate::backend::{HttpRequests, HttpTarget};
@@ -248,10 +248,7 @@ fn backend_of(
             let http = HttpOptions {
                 version: http_version(cx, tdef, target)?,
                 keepalive: tdef.keepalive.unwrap_or(true),
-                tls: perfbase_drivers::http::TlsOptions {
-                    insecure: tdef.insecure.unwrap_or(false),
-                    ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
-                },
+                tls: tls_of(cx, tdef),
                 ..HttpOptions::default()
             };
             let vault = vault_workload(cx, field, w, (tdef, target), url_text, http)?;
@@ -339,10 +336,7 @@ fn http_workload(
     let options = HttpOptions {
         version: http_version(cx, tdef, w.target.get_ref())?,
         keepalive: tdef.keepalive.unwrap_or(true),
-        tls: perfbase_drivers::http::TlsOptions {
-            insecure: tdef.insecure.unwrap_or(false),
-            ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
-        },
+        tls: tls_of(cx, tdef),
         ok_status: ok_status_of(cx, field, w)?,
         ..HttpOptions::default()
     };

@@ -32,6 +32,17 @@ fn run_plan(dir: &std::path::Path, text: &str) -> Run {
     run_plan_with(dir, text, |_| {})
 }
 
+/// `perfbase report --format FORMAT` of the run in DIR/out.
+fn report(dir: &std::path::Path, format: &str) -> String {
+    let out = assert_cmd::Command::cargo_bin("perfbase")
+        .unwrap()
+        .args(["report", "--format", format])
+        .arg(dir.join("out/result.json"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn endpoint(r: &Run, name: &str) -> u64 {
     find(&r.json()["endpoints"], "name", name)["requests"]
         .as_u64()
@@ -101,13 +112,7 @@ fn a_thousand_journeys_make_exactly_a_thousand_of_each_step_with_no_401() {
         "no token shown"
     );
     // The CSV's journey columns: iterations, failed, p95, checks passed and failed.
-    let csv = assert_cmd::Command::cargo_bin("perfbase")
-        .unwrap()
-        .args(["report", "--format", "csv"])
-        .arg(dir.path().join("out/result.json"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&csv.stdout);
+    let text = report(dir.path(), "csv");
     let mut lines = text.lines();
     assert!(lines
         .next()
@@ -195,16 +200,10 @@ fn a_check_failing_one_time_in_ten_reads_90_percent_and_fails_its_threshold() {
     assert_eq!(r.code(), 1, "a failed threshold: {}", r.stderr());
     assert_eq!(check(&r, "fine"), (90, 10));
     assert_eq!(r.json()["errors"]["http_4xx"], 10);
-    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
-    assert!(report.contains("| `fine` | 90 | 10 |"), "{report}");
-    assert!(report.contains("checks > 95%"), "{report}");
-    let junit = assert_cmd::Command::cargo_bin("perfbase")
-        .unwrap()
-        .args(["report", "--format", "junit"])
-        .arg(dir.path().join("out/result.json"))
-        .output()
-        .unwrap();
-    let junit = String::from_utf8_lossy(&junit.stdout);
+    let md = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(md.contains("| `fine` | 90 | 10 |"), "{md}");
+    assert!(md.contains("checks > 95%"), "{md}");
+    let junit = report(dir.path(), "junit");
     assert!(junit.contains("checks passed: fine 90 of 100"), "{junit}");
     assert!(
         junit.contains("checks &gt; 95%") || junit.contains("checks > 95%"),

@@ -17,12 +17,12 @@ pub struct Endpoint {
     pub requests: u64,
     /// Share of this endpoint's operations of class `ok`, 0..1 (0 when none completed).
     pub success_ratio: f64,
-    /// Status code → count, as in [`Measurement::status`].
+    /// Status code → count, as in [`Measurement::status`](crate::result::Measurement::status).
     pub status: BTreeMap<String, u64>,
     /// Error class → count; only classes that occurred.
     pub errors: BTreeMap<String, u64>,
     pub latency_ms: LatencyMs,
-    /// The response-time histogram, encoded as [`Histograms::response`].
+    /// The response-time histogram, encoded as [`Histograms::response`](crate::result::Histograms::response).
     pub histogram: String,
 }
 

@@ -283,33 +283,33 @@ mod tests {
         );
     }
 
-    #[test]
-    fn checks_pass_or_say_which_rule_failed() {
-        let headers = HeaderMap::new();
-        let body = br#"{"id":5}"#;
+    /// Check `rule` (named `c`) on an answer with `body`, the iteration's `id` being 5.
+    fn judge(rule: Rule, body: &[u8]) -> Result<(), String> {
+        let ids = ["id".to_string()];
         let names = Names {
-            values: &["id".to_string()],
+            values: &ids,
             corpora: &[],
         };
         let values = [Some("5".to_string())];
         let fill = Fill {
-            names: &["id".to_string()],
+            names: &ids,
             values: &values,
             corpora: &[],
             op: 0,
         };
-        let run = |rule| {
-            let t = Test::compile(
-                &Check {
-                    name: "c".into(),
-                    rule,
-                },
-                0,
-                &names,
-            )
-            .expect("compiles");
-            t.apply(&mut answer(&headers, body), &fill)
+        let check = Check {
+            name: "c".into(),
+            rule,
         };
+        let headers = HeaderMap::new();
+        Test::compile(&check, 0, &names)
+            .expect("compiles")
+            .apply(&mut answer(&headers, body), &fill)
+    }
+
+    #[test]
+    fn checks_pass_or_say_which_rule_failed() {
+        let run = |rule| judge(rule, br#"{"id":5}"#);
         assert_eq!(run(Rule::Status(vec![200, 201])), Ok(()));
         assert_eq!(
             run(Rule::Status(vec![200])),
@@ -335,50 +335,15 @@ mod tests {
 
     #[test]
     fn a_check_never_shows_a_secret_fields_value_nor_parses_what_is_no_json() {
-        let headers = HeaderMap::new();
-        let names = Names {
-            values: &["id".to_string()],
-            corpora: &[],
-        };
-        let values = [Some("5".to_string())];
-        let fill = Fill {
-            names: &["id".to_string()],
-            values: &values,
-            corpora: &[],
-            op: 0,
-        };
         let token = Rule::JsonEquals {
             pointer: "/access_token".into(),
             value: "x".into(),
         };
-        let hidden = Test::compile(
-            &Check {
-                name: "t".into(),
-                rule: token,
-            },
-            0,
-            &names,
-        )
-        .expect("compiles")
-        .apply(
-            &mut answer(&headers, br#"{"access_token":"tok-secret"}"#),
-            &fill,
-        );
         assert_eq!(
-            hidden,
-            Err("check 't': /access_token is not the expected value".into())
+            judge(token, br#"{"access_token":"tok-secret"}"#),
+            Err("check 'c': /access_token is not the expected value".into())
         );
-        let no_json = Test::compile(
-            &Check {
-                name: "j".into(),
-                rule: Rule::JsonExists("/a".into()),
-            },
-            0,
-            &names,
-        )
-        .expect("compiles")
-        .apply(&mut answer(&headers, b"<html>"), &fill)
-        .expect_err("not JSON");
+        let no_json = judge(Rule::JsonExists("/a".into()), b"<html>").expect_err("not JSON");
         assert!(no_json.contains("the body is no JSON"), "{no_json}");
     }
 }
