@@ -41,8 +41,11 @@
 #             dev mode as vault's) PERFBASE_OPENBAO_UNSEAL_KEY
 #   kubernetes: PERFBASE_KUBECONFIG=<absolute path of its kubeconfig (server, CA, token)>
 #             PERFBASE_KUBE_APISERVER_PID=<pid> PERFBASE_KUBE_ETCD_PID=<pid> (kube-apiserver
-#             v1.34.3 and etcd v3.6.6 built once from the Go module proxy; only the API server
-#             and its etcd: objects are validated and stored, no pod runs; new token at every start)
+#             v1.34.3 and etcd v3.6.6 built once from the Go module proxy; new token at every
+#             start) and one real node, perfbase-node (kubelet, kube-controller-manager and
+#             kube-scheduler built with the API server; containerd and runc from Debian):
+#             PERFBASE_KUBE_NODE=perfbase-node PERFBASE_KUBE_CONTAINERD=<its socket>
+#             PERFBASE_KUBELET_PID=<pid>; scripts/image.sh imports the agent image into it
 #
 # Progress goes to stderr, exports to stdout. As root the servers run as their packages' system
 # user (PostgreSQL refuses to run as root). A service is one function `svc_NAME ACTION` with
@@ -78,6 +81,10 @@ source "$SERVICES_LIB/prometheus.sh"
 source "$SERVICES_LIB/vault.sh"
 # shellcheck source=SCRIPTDIR/services/kubernetes.sh
 source "$SERVICES_LIB/kubernetes.sh"
+# shellcheck source=SCRIPTDIR/services/oci.sh
+source "$SERVICES_LIB/oci.sh"
+# shellcheck source=SCRIPTDIR/services/kube_node.sh
+source "$SERVICES_LIB/kube_node.sh"
 
 SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq mongodb prometheus vault openbao kubernetes)
 

