@@ -103,3 +103,39 @@ pub fn barrier(
     );
     Ok((start, clock))
 }
+
+/// How often an agent beats and looks for a stop request: a stop reaches every agent within
+/// this, plus the engine's own stop (within a second).
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+
+/// Starts the agent's watcher, on its own thread and store connection, for the agent's whole
+/// life: it beats in the store (so `perfbase merge --wait-for` can tell a lost agent from a
+/// slow one) and, when the run is asked to stop there, stops this agent as Ctrl-C would,
+/// with the reason. A store that fails now and then costs beats, not the run.
+pub fn watch(a: &crate::cli::AgentArgs, o: &StoreOptions) -> Result<(), AppError> {
+    let segment = a.run.segment.segment()?.to_string();
+    let run = a.run_id.clone();
+    let mut store = crate::store::open(o)?;
+    store
+        .heartbeat(&run, &segment)
+        .map_err(|e| bad_input(format!("the store: {e}")))?;
+    std::thread::Builder::new()
+        .name("perfbase-watch".into())
+        .spawn(move || {
+            let mut stopped = false;
+            loop {
+                std::thread::sleep(WATCH_EVERY);
+                let _ = store.heartbeat(&run, &segment);
+                if stopped {
+                    continue;
+                }
+                if let Ok(Some((reason, _))) = store.stop_request(&run) {
+                    errln!("perfbase: segment {segment} of run {run}: stopping: {reason}");
+                    crate::interrupt::stop(format!("stopped through the store: {reason}"));
+                    stopped = true;
+                }
+            }
+        })
+        .map_err(|e| bad_input(format!("cannot start the agent's watcher thread: {e}")))?;
+    Ok(())
+}

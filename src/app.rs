@@ -74,6 +74,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::K8s(a) => crate::k8s::k8s(a),
         Command::Agent(mut a) => {
             let store = crate::agent::store_options(&a)?;
+            crate::agent::watch(&a, &store)?;
             let mut clock = None;
             if a.barrier {
                 let (start, offset) = crate::agent::barrier(&a, &store)?;

@@ -15,64 +15,121 @@ use perfbase_engine::Segment;
 pub const RUN_LABEL: &str = "agent-run";
 /// The label of a merged run that `perfbase merge --run-id ID --save` saved.
 pub const MERGED_LABEL: &str = "merged-run";
+/// The label of a merged run some of whose agents were lost: their segments.
+pub const LOST_LABEL: &str = "lost-segments";
 
-/// The results the agents of run `id` saved, oldest first; with `wait_for`, polled every
-/// second until that many are there or `timeout` has passed.
-fn agents_of(
-    o: &StoreOptions,
-    id: &str,
-    wait_for: Option<u32>,
+/// How `--wait-for` waits: for how many agents, how long in all, and when an agent whose
+/// heartbeat stopped counts as lost.
+struct Wait {
+    agents: u32,
     timeout: std::time::Duration,
-) -> Result<Vec<(String, RunResult)>, AppError> {
+    lost_after: std::time::Duration,
+}
+
+/// What the agents of one run left in the store: their results, oldest first, and the
+/// segments of the agents that were lost.
+struct Agents {
+    runs: Vec<(String, RunResult)>,
+    lost: Vec<String>,
+}
+
+/// The results the agents of run `id` saved; with `wait`, polled every second until all of
+/// them are there, or all but the lost ones (whose heartbeat stopped with no result saved),
+/// or the wait's timeout has passed.
+fn agents_of(o: &StoreOptions, id: &str, wait: Option<Wait>) -> Result<Agents, AppError> {
     let mut store = crate::store::open(o)?;
+    let err = |e: perfbase_store::StoreError| bad_input(e.to_string());
     let filter = vec![(RUN_LABEL.to_string(), id.to_string())];
-    let deadline = std::time::Instant::now() + timeout;
-    let summaries = loop {
-        let found = store
-            .history(&filter, 0)
-            .map_err(|e| bad_input(e.to_string()))?;
-        let enough = wait_for.is_none_or(|n| found.len() >= n as usize);
-        if enough || std::time::Instant::now() >= deadline {
-            if let Some(n) = wait_for.filter(|&n| found.len() < n as usize) {
-                return Err(bad_input(format!(
-                    "run {id}: {} of {n} agents saved their results within {} (perfbase history --label {RUN_LABEL}={id} lists them)",
-                    found.len(),
-                    perfbase_core::units::format_duration(timeout)
-                )));
+    let deadline = wait.as_ref().map(|w| std::time::Instant::now() + w.timeout);
+    let mut runs: std::collections::BTreeMap<i64, RunResult> = Default::default();
+    let lost = loop {
+        for s in store.history(&filter, 0).map_err(err)? {
+            if let std::collections::btree_map::Entry::Vacant(e) = runs.entry(s.id) {
+                e.insert(
+                    store
+                        .get(&perfbase_store::RunRef::Id(s.id))
+                        .map_err(err)?
+                        .result,
+                );
             }
-            break found;
+        }
+        let Some(w) = &wait else { break Vec::new() };
+        if runs.len() >= w.agents as usize {
+            break Vec::new();
+        }
+        let saved: Vec<&str> = runs.values().filter_map(|r| r.segment.as_deref()).collect();
+        let lost: Vec<String> = store
+            .heartbeats(id)
+            .map_err(err)?
+            .into_iter()
+            .filter(|(seg, age)| {
+                *age as u128 > w.lost_after.as_millis() && !saved.contains(&seg.as_str())
+            })
+            .map(|(seg, _)| seg)
+            .collect();
+        if !lost.is_empty() && runs.len() + lost.len() >= w.agents as usize {
+            break lost;
+        }
+        if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return Err(bad_input(format!(
+                "run {id}: {} of {} agents saved their results within {} (perfbase history --label {RUN_LABEL}={id} lists them)",
+                runs.len(),
+                w.agents,
+                perfbase_core::units::format_duration(w.timeout)
+            )));
         }
         std::thread::sleep(std::time::Duration::from_secs(1));
     };
-    if summaries.is_empty() {
+    if runs.is_empty() {
         return Err(bad_input(format!(
             "run {id}: no agent saved a result with the label {RUN_LABEL}={id} in this store"
         )));
     }
-    let mut runs = Vec::new();
-    for s in summaries.iter().rev() {
-        let r = store
-            .get(&perfbase_store::RunRef::Id(s.id))
-            .map_err(|e| bad_input(e.to_string()))?;
-        runs.push((format!("run {}", s.id), r.result));
+    for seg in &lost {
+        errln!(
+            "perfbase: warning: run {id}: the agent of segment {seg} was lost (no heartbeat for \
+             over {} and no result): the merged run is partial",
+            perfbase_core::units::format_duration(
+                wait.as_ref()
+                    .map_or_else(Default::default, |w| w.lost_after)
+            )
+        );
     }
-    Ok(runs)
+    Ok(Agents {
+        runs: runs
+            .into_iter()
+            .map(|(id, r)| (format!("run {id}"), r))
+            .collect(),
+        lost,
+    })
 }
 
 pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
-    let runs: Vec<(String, RunResult)> = match &a.run_id {
-        Some(id) => agents_of(o, id, a.wait_for, a.wait_timeout)?,
+    let Agents { runs, lost } = match &a.run_id {
+        Some(id) => {
+            let wait = a.wait_for.map(|agents| Wait {
+                agents,
+                timeout: a.wait_timeout,
+                lost_after: a.lost_after,
+            });
+            agents_of(o, id, wait)?
+        }
         None => {
             let mut store = None;
-            a.runs
+            let runs = a
+                .runs
                 .iter()
                 .map(|r| load(&mut store, o, r))
-                .collect::<Result<_, _>>()?
+                .collect::<Result<_, _>>()?;
+            Agents {
+                runs,
+                lost: Vec::new(),
+            }
         }
     };
-    check_segments(&runs)?;
+    check_segments(&runs, &lost)?;
     check_one_run(&runs)?;
-    let mut merged = merge_runs(&runs)?;
+    let mut merged = merge_runs(&runs, &lost)?;
     let study = match &a.plan {
         Some(path) => {
             let plan = crate::plan::load(path, a.scale).map_err(|e| bad_input(e.to_string()))?;
@@ -100,10 +157,14 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         ),
         None => out!("{}", perfbase_report::terminal::render(&merged)),
     }
-    let mut lost = false;
+    let mut unsaved = false;
     if let (true, Some(id)) = (a.save, &a.run_id) {
-        let labels = [(MERGED_LABEL.to_string(), id.clone())].into();
-        lost = crate::store::save(o, "merged", &merged, &labels).is_err();
+        let mut labels = vec![(MERGED_LABEL.to_string(), id.clone())];
+        if !lost.is_empty() {
+            // So that nobody takes it for a whole run: `perfbase history` shows it.
+            labels.push((LOST_LABEL.to_string(), lost.join(" ")));
+        }
+        unsaved = crate::store::save(o, "merged", &merged, &labels.into_iter().collect()).is_err();
     }
     let offsets: Vec<String> = runs
         .iter()
@@ -133,7 +194,7 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             }
         }
     }
-    if lost {
+    if unsaved {
         return Ok(Exit::Failed);
     }
     Ok(Exit::of(&merged, study.is_none_or(|s| s.passed)))
@@ -143,9 +204,9 @@ fn segment_of(r: &RunResult) -> String {
     r.segment.clone().unwrap_or_else(|| "none".into())
 }
 
-/// Every segment of one N exactly once; results without a segment merge as they are
-/// (hand-split runs), but not mixed with segments.
-fn check_segments(runs: &[(String, RunResult)]) -> Result<(), AppError> {
+/// Every segment of one N exactly once, but the `lost` ones (their agents died); results
+/// without a segment merge as they are (hand-split runs), but not mixed with segments.
+fn check_segments(runs: &[(String, RunResult)], lost: &[String]) -> Result<(), AppError> {
     let parsed: Vec<Option<Segment>> = runs
         .iter()
         .map(|(label, r)| {
@@ -187,6 +248,7 @@ fn check_segments(runs: &[(String, RunResult)]) -> Result<(), AppError> {
         .enumerate()
         .filter(|(_, l)| l.is_none())
         .map(|(i, _)| format!("{i}/{n}"))
+        .filter(|s| !lost.contains(s))
         .collect();
     if !missing.is_empty() {
         let (noun, verb) = if missing.len() == 1 {
@@ -319,7 +381,7 @@ fn check_plan(plan: &crate::plan::Plan, runs: &[(String, RunResult)]) -> Result<
     Ok(())
 }
 
-fn merge_runs(runs: &[(String, RunResult)]) -> Result<RunResult, AppError> {
+fn merge_runs(runs: &[(String, RunResult)], lost: &[String]) -> Result<RunResult, AppError> {
     // The run with the most phases is the schedule; an agent killed or interrupted part way
     // has a prefix of it (its result is saved after every phase).
     let (_, longest) = runs
@@ -347,14 +409,26 @@ fn merge_runs(runs: &[(String, RunResult)]) -> Result<RunResult, AppError> {
     let mut merged = longest.clone();
     merged.segment = None;
     merged.clock_offset_ms = None;
-    merged.interrupted = runs.iter().any(|(_, r)| r.interrupted);
+    merged.interrupted = runs.iter().any(|(_, r)| r.interrupted) || !lost.is_empty();
+    merged.stop_reason = runs.iter().find_map(|(_, r)| r.stop_reason.clone());
+    merged.lost_segments = lost.to_vec();
     merged.measurement =
         merge_concurrent(&runs.iter().map(|(_, r)| &r.measurement).collect::<Vec<_>>());
     for (i, phase) in merged.phases.iter_mut().enumerate() {
-        let missing: Vec<String> = runs
+        let short: Vec<&RunResult> = runs
             .iter()
             .filter(|(_, r)| r.phases.len() <= i)
-            .map(|(label, r)| format!("{label} (segment {})", segment_of(r)))
+            .map(|(_, r)| r)
+            .collect();
+        let missing: Vec<String> = short
+            .iter()
+            .map(|r| format!("segment {}", segment_of(r)))
+            .chain(lost.iter().map(|s| format!("segment {s} (lost)")))
+            .collect();
+        phase.missing_segments = short
+            .iter()
+            .map(|r| segment_of(r))
+            .chain(lost.iter().cloned())
             .collect();
         if !missing.is_empty() {
             // Without every segment the step is not the schedule it names: say so, and the
@@ -366,6 +440,11 @@ fn merge_runs(runs: &[(String, RunResult)]) -> Result<RunResult, AppError> {
             );
             merged.interrupted = true;
         }
+        // The load of the step is every agent's share together.
+        let shares: Vec<&perfbase_core::result::PhaseResult> =
+            runs.iter().filter_map(|(_, r)| r.phases.get(i)).collect();
+        phase.offered_connections = sum_some(shares.iter().map(|p| p.offered_connections));
+        phase.offered_rate = sum_some(shares.iter().map(|p| p.offered_rate));
         phase.measurement = merge_concurrent(
             &runs
                 .iter()
@@ -373,8 +452,26 @@ fn merge_runs(runs: &[(String, RunResult)]) -> Result<RunResult, AppError> {
                 .collect::<Vec<_>>(),
         );
     }
+    merged.config.connections = sum_some(runs.iter().map(|(_, r)| r.config.connections));
+    merged.config.rate = sum_some(runs.iter().map(|(_, r)| r.config.rate));
+    merged.config.max_inflight = sum_some(runs.iter().map(|(_, r)| r.config.max_inflight));
+    if merged.config.connections.is_none() {
+        // A plan's run has no one load: its headline gives the peak of its steps'.
+        merged.config.connections = merged
+            .phases
+            .iter()
+            .filter_map(|p| p.offered_connections)
+            .max();
+    }
     // Findings (knees, thresholds) were each agent's; they are not carried over.
     merged.study = None;
     merged.monitor = None;
     Ok(merged)
+}
+
+/// The sum of the values that are there; none when none is.
+fn sum_some<T: std::iter::Sum<T>>(values: impl Iterator<Item = Option<T>>) -> Option<T> {
+    let mut any = false;
+    let sum = values.flatten().inspect(|_| any = true).sum();
+    any.then_some(sum)
 }

@@ -123,6 +123,8 @@ impl LoadArgs {
             repetitions: 1,
             precision: None,
             max_repetitions: 1,
+            abort_on_fail: Vec::new(),
+            delay_abort_eval: Duration::ZERO,
             max_time: None,
             thresholds: Vec::new(),
             section: None,

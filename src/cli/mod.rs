@@ -350,6 +350,12 @@ pub struct MergeArgs {
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse::duration)]
     pub wait_timeout: std::time::Duration,
 
+    /// With --wait-for: an agent whose heartbeat in the store is older than this and that
+    /// saved no result is lost (its pod or machine died); the merge then goes on without it,
+    /// and the merged run is partial, naming the lost segment (exit 130)
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse::duration, requires = "wait_for")]
+    pub lost_after: std::time::Duration,
+
     /// Write the merged result JSON (perfbase.result/v1) to this file, - for stdout
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,

@@ -382,6 +382,12 @@ pub(crate) struct ScenarioDef {
     pub max_inflight: Option<S<i64>>,
     #[serde(default)]
     pub thresholds: Vec<S<String>>,
+    /// Thresholds judged live, about once a second on the step so far (across all agents of
+    /// a run), that stop the run when one fails: k6's `abortOnFail`.
+    #[serde(default)]
+    pub abort_on_fail: Vec<S<String>>,
+    /// How far into a step `abort_on_fail` starts to be judged: k6's `delayAbortEval`.
+    pub delay_abort_eval: Option<S<String>>,
     /// The page section it is shown in (default: its service kind, e.g. `PostgreSQL`).
     pub section: Option<S<String>>,
     /// A page's API tables: the implementation whose table it is a row of, the row's endpoint

@@ -189,7 +189,12 @@ pub struct Scenario {
     /// scenario's measured runs may take together, before its figures are marked instead.
     pub max_repetitions: u32,
     pub max_time: Option<Duration>,
+    /// Judged on each measured phase at its end; the `abort_on_fail` ones are among them.
     pub thresholds: Vec<Threshold>,
+    /// Thresholds judged live on each measured step so far, from `delay_abort_eval` into it:
+    /// one that fails stops the run (and every agent of it), saying which.
+    pub abort_on_fail: Vec<Threshold>,
+    pub delay_abort_eval: Duration,
     /// The page section it is shown in, when the plan names one.
     pub section: Option<String>,
     /// A row of a page's API table: (implementation, endpoint, note).

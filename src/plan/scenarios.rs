@@ -181,6 +181,19 @@ fn scenario(
     };
     check_steps(cx, field, sd, kind, &steps, scale)?;
     let repeat = super::repeat::scenario(cx, field, sd, defaults)?;
+    let aborts = sd
+        .abort_on_fail
+        .iter()
+        .map(|t| cx.threshold(t, &format!("{field}.abort_on_fail")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let (Some(d), true) = (&sd.delay_abort_eval, aborts.is_empty()) {
+        return Err(cx.err(
+            d,
+            format!("{field}.delay_abort_eval"),
+            "delays abort_on_fail, which this scenario does not have: add abort_on_fail = \
+             [\"error_rate < 5%\"] or remove it",
+        ));
+    }
     let (kind, steps) = if suite.is_empty() {
         (kind, steps)
     } else {
@@ -212,7 +225,15 @@ fn scenario(
             .thresholds
             .iter()
             .map(|t| cx.threshold(t, &format!("{field}.thresholds")))
+            .chain(aborts.iter().map(|t| Ok(t.clone())))
             .collect::<Result<Vec<_>, _>>()?,
+        abort_on_fail: aborts,
+        delay_abort_eval: sd
+            .delay_abort_eval
+            .as_ref()
+            .map(|d| cx.duration(d, &format!("{field}.delay_abort_eval")))
+            .transpose()?
+            .unwrap_or_default(),
         section: sd.section.as_ref().map(|s| s.get_ref().trim().to_string()),
         api: api_row(cx, field, sd)?,
     })

@@ -4,6 +4,7 @@
 //! as it ends, then the analysis (sweeps, knee, operating point, repetition statistics,
 //! thresholds, checks) is added, the result stored and the reports written.
 
+mod abort;
 mod analyse;
 mod interleave;
 mod jsonl;
@@ -199,7 +200,7 @@ fn prepare<'a>(
         .iter()
         .flat_map(|s| s.steps.iter().map(|st| &st.load));
     let started = SystemTime::now();
-    let (sinks, run_id) = sinks::Sinks::open(o, started)?;
+    let (sinks, run_id) = sinks::Sinks::open(plan, o, started)?;
     let mut state = Progressive {
         plan,
         output: &o.output,

@@ -154,6 +154,7 @@ impl Progressive<'_> {
             repetition: slot.map(|s| s.rep),
             offered_rate,
             offered_connections,
+            missing_segments: Vec::new(),
             measurement,
         });
     }
@@ -228,6 +229,8 @@ impl Progressive<'_> {
             model,
             config,
             interrupted: self.interrupted,
+            stop_reason: crate::interrupt::reason(),
+            lost_segments: Vec::new(),
             measurement: Measurement::from_recorder(&Recorder::new(false), Duration::ZERO, None),
             phases: Vec::new(),
             study: None,
@@ -308,6 +311,7 @@ impl Progressive<'_> {
                 repetition: None,
                 offered_rate: r.config.rate,
                 offered_connections: r.config.connections,
+                missing_segments: Vec::new(),
                 measurement: m.clone(),
             };
             r.phases = vec![phase("publish", &r.measurement), phase("consume", consumed)];
@@ -335,6 +339,7 @@ impl Progressive<'_> {
                 repetition: Some(1),
                 offered_rate: r.config.rate,
                 offered_connections: r.config.connections,
+                missing_segments: Vec::new(),
                 measurement: m.clone(),
             })
             .collect();

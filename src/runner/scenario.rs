@@ -375,7 +375,9 @@ fn engine(plan: &Plan, threads: usize, clock: &RunClock, o: &StudyOptions) -> En
         timeout: plan.timeout,
         pacing: plan.pacing,
         clock: clock.clone(),
-        live: o.metrics.enabled(),
+        // Live copies of the workers' recorders, once a second: for the live exports, and for
+        // abort_on_fail, judged on them.
+        live: o.metrics.enabled() || plan.scenarios.iter().any(|s| !s.abort_on_fail.is_empty()),
         segment: o.segment,
     }
 }

@@ -1,5 +1,5 @@
 //! Where a run's figures go while it runs, besides the result file: the progress line,
-//! `--jsonl` and the live Prometheus exports. Each is a [`Sink`]; the run holds them in one
+//! `--jsonl`, the live Prometheus exports and the judge of `abort_on_fail`. Each is a [`Sink`]; the run holds them in one
 //! list ([`Sinks`]) and tells each the same events as the engine hands them over, as
 //! hyperfine's export manager tells its exporters.
 
@@ -46,10 +46,14 @@ impl Sinks {
     /// The sinks `o` asks for, opened before any load (a file that cannot be written stops
     /// the run then), and the live exports' run id when there are any.
     pub fn open(
+        plan: &crate::plan::Plan,
         o: &StudyOptions,
         started: SystemTime,
     ) -> Result<(Sinks, Option<String>), AppError> {
         let mut list: Vec<Box<dyn Sink>> = vec![Box::new(ProgressLine::new(o.progress))];
+        if let Some(aborts) = super::abort::Aborts::of(plan, o) {
+            list.push(Box::new(aborts));
+        }
         if let Some(path) = &o.jsonl {
             let jsonl = Jsonl::open(path)
                 .map_err(|e| bad_input(format!("--jsonl {}: cannot write: {e}", path.display())))?;

@@ -6,6 +6,7 @@
 //! by another test's load on this 2-core machine.
 
 mod agents;
+mod agents_stop;
 mod brokers;
 mod common;
 mod edges;

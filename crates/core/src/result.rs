@@ -413,6 +413,10 @@ pub struct PhaseResult {
     pub offered_rate: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offered_connections: Option<u64>,
+    /// A merged run: the segments (`I/N`) that gave no result for this step. A step without
+    /// all its segments is not the load it names: it is invalid, and the run partial.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_segments: Vec<String>,
     #[serde(flatten)]
     pub measurement: Measurement,
 }
@@ -443,6 +447,15 @@ pub struct RunResult {
     pub config: LoadConfig,
     /// True when the run was interrupted (Ctrl-C) and this is a partial result.
     pub interrupted: bool,
+    /// Why the run stopped early when something other than a signal to this process asked it
+    /// to: a stop request through the store (Ctrl-C of `perfbase k8s --follow`, an abort
+    /// threshold on the agents' merged figures), with who asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// A merged run: the segments (`I/N`) whose agents were lost (their heartbeat stopped and
+    /// they saved no result); the run is partial and none of its steps is whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost_segments: Vec<String>,
     #[serde(flatten)]
     pub measurement: Measurement,
     /// Phases of a plan, in order; empty for a single ad-hoc run.

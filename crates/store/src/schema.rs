@@ -12,7 +12,7 @@
 //! columns beside it are for listing without parsing every result.
 
 /// The schema version this perfbase writes and understands.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// One step of the schema.
 pub(crate) struct Migration {
@@ -215,5 +215,49 @@ CREATE TABLE run_env (
 );
 ",
         fill: Some(Fill::TrendFigures),
+    },
+    Migration {
+        version: 5,
+        sqlite: "
+CREATE TABLE agent_heartbeat (
+    run_id TEXT NOT NULL,
+    segment TEXT NOT NULL,
+    seen_ms INTEGER NOT NULL,
+    PRIMARY KEY (run_id, segment)
+);
+CREATE TABLE run_stop (
+    run_id TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    at_ms INTEGER NOT NULL
+);
+CREATE TABLE agent_live (
+    run_id TEXT NOT NULL,
+    segment TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    figures TEXT NOT NULL,
+    PRIMARY KEY (run_id, segment)
+);
+",
+        postgres: "
+CREATE TABLE agent_heartbeat (
+    run_id TEXT NOT NULL,
+    segment TEXT NOT NULL,
+    seen_ms BIGINT NOT NULL,
+    PRIMARY KEY (run_id, segment)
+);
+CREATE TABLE run_stop (
+    run_id TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    at_ms BIGINT NOT NULL
+);
+CREATE TABLE agent_live (
+    run_id TEXT NOT NULL,
+    segment TEXT NOT NULL,
+    phase TEXT NOT NULL,
+    figures TEXT NOT NULL,
+    PRIMARY KEY (run_id, segment)
+);
+",
+        fill: None,
     },
 ];

@@ -93,3 +93,26 @@ fn an_endless_input_file_is_refused_with_its_field() {
         assert!(started.elapsed() < Duration::from_secs(5), "{e}");
     }
 }
+
+/// `abort_on_fail` thresholds are judged at the end too; a bad one, or a `delay_abort_eval`
+/// without any, is refused with its line and field.
+#[test]
+fn abort_on_fail_reads_like_thresholds() {
+    let base = "[targets.t]\nurl = \"http://127.0.0.1:1/\"\n[workloads.w]\ntarget = \"t\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 10\nduration = \"10s\"\n";
+    let p = plan(&format!(
+        "{base}thresholds = [\"p99 < 1s\"]\nabort_on_fail = [\"error_rate < 5%\"]\ndelay_abort_eval = \"3s\"\n"
+    ))
+    .unwrap();
+    let s = &p.scenarios[0];
+    assert_eq!(s.abort_on_fail.len(), 1);
+    assert_eq!(s.abort_on_fail[0].text, "error_rate < 5%");
+    assert_eq!(s.delay_abort_eval, Duration::from_secs(3));
+    let judged: Vec<&str> = s.thresholds.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(judged, ["p99 < 1s", "error_rate < 5%"]);
+    let err = |text: &str| plan(&format!("{base}{text}")).unwrap_err().to_string();
+    assert!(err("abort_on_fail = [\"errors < 5\"]\n")
+        .starts_with("p.toml:10: scenarios[0].abort_on_fail: invalid threshold 'errors < 5'"));
+    assert!(err("delay_abort_eval = \"3s\"\n").starts_with(
+        "p.toml:10: scenarios[0].delay_abort_eval: delays abort_on_fail, which this scenario does not have"
+    ));
+}

@@ -47,6 +47,8 @@ fn run(measurement: Measurement, phases: Vec<PhaseResult>, study: Option<Study>)
             protocol: BTreeMap::new(),
         },
         interrupted: false,
+        stop_reason: None,
+        lost_segments: Vec::new(),
         measurement,
         phases,
         study,
@@ -123,6 +125,7 @@ fn repetitions_without_a_study_still_get_a_box_plot() {
         repetition: Some(rep),
         offered_rate: None,
         offered_connections: Some(8),
+        missing_segments: Vec::new(),
         measurement: measurement(40, ms, 1),
     };
     let r = run(

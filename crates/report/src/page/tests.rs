@@ -112,6 +112,7 @@ fn scenario(
                     Offered::Concurrency(c) => Some(*c),
                     Offered::Rate(_) => None,
                 },
+                missing_segments: Vec::new(),
                 measurement: m,
             });
         }
@@ -347,6 +348,8 @@ fn result(study: Study, phases: Vec<PhaseResult>) -> RunResult {
             protocol: BTreeMap::new(),
         },
         interrupted: false,
+        stop_reason: None,
+        lost_segments: Vec::new(),
         measurement: measurement(),
         phases,
         study: Some(study),

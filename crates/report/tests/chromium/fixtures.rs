@@ -208,6 +208,7 @@ pub fn plan_run() -> RunResult {
             repetition: Some(1),
             offered_rate: Some(rate),
             offered_connections: None,
+            missing_segments: Vec::new(),
             measurement: m.clone(),
         });
         ladder_ms.push(m);
@@ -269,6 +270,7 @@ pub fn plan_run() -> RunResult {
             repetition: Some(rep),
             offered_rate: Some(200.0),
             offered_connections: None,
+            missing_segments: Vec::new(),
             measurement: m.clone(),
         });
         runs.push(m);
@@ -340,6 +342,8 @@ pub fn plan_run() -> RunResult {
         model: Model::Open,
         config: config(None),
         interrupted: false,
+        stop_reason: None,
+        lost_segments: Vec::new(),
         measurement: Measurement::from_recorder(&total, total_elapsed, None),
         phases,
         study: Some(study),
@@ -375,6 +379,8 @@ pub fn http_run() -> RunResult {
         model: Model::Open,
         config: config(Some(300.0)),
         interrupted: false,
+        stop_reason: None,
+        lost_segments: Vec::new(),
         measurement: measure(&rec, 300.0, 10),
         phases: Vec::new(),
         study: None,

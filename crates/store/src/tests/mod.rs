@@ -90,6 +90,8 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             protocol,
         },
         interrupted: seed == 2,
+        stop_reason: None,
+        lost_segments: Vec::new(),
         measurement: m.clone(),
         phases: vec![PhaseResult {
             name: format!("ramp step {seed}"),
@@ -99,6 +101,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             repetition: Some(1),
             offered_rate: Some(0.1 + 0.2),
             offered_connections: None,
+            missing_segments: Vec::new(),
             measurement: m,
         }],
         study: Some(perfbase_core::study::Study {
