@@ -17,6 +17,8 @@ pub const RUN_LABEL: &str = "agent-run";
 pub const MERGED_LABEL: &str = "merged-run";
 /// The label of a merged run some of whose agents were lost: their segments.
 pub const LOST_LABEL: &str = "lost-segments";
+/// The label of a merged run some of whose agents were interrupted: their segments.
+pub const INTERRUPTED_LABEL: &str = "interrupted-segments";
 
 /// How `--wait-for` waits: for how many agents, how long in all, and when an agent whose
 /// heartbeat stopped counts as lost.
@@ -160,9 +162,17 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     let mut unsaved = false;
     if let (true, Some(id)) = (a.save, &a.run_id) {
         let mut labels = vec![(MERGED_LABEL.to_string(), id.clone())];
+        // So that nobody takes a partial run for a whole one: `perfbase history` shows these.
         if !lost.is_empty() {
-            // So that nobody takes it for a whole run: `perfbase history` shows it.
             labels.push((LOST_LABEL.to_string(), lost.join(" ")));
+        }
+        let cut: Vec<String> = runs
+            .iter()
+            .filter(|(_, r)| r.interrupted)
+            .map(|(_, r)| segment_of(r))
+            .collect();
+        if !cut.is_empty() {
+            labels.push((INTERRUPTED_LABEL.to_string(), cut.join(" ")));
         }
         unsaved = crate::store::save(o, "merged", &merged, &labels.into_iter().collect()).is_err();
     }
@@ -440,11 +450,6 @@ fn merge_runs(runs: &[(String, RunResult)], lost: &[String]) -> Result<RunResult
             );
             merged.interrupted = true;
         }
-        // The load of the step is every agent's share together.
-        let shares: Vec<&perfbase_core::result::PhaseResult> =
-            runs.iter().filter_map(|(_, r)| r.phases.get(i)).collect();
-        phase.offered_connections = sum_some(shares.iter().map(|p| p.offered_connections));
-        phase.offered_rate = sum_some(shares.iter().map(|p| p.offered_rate));
         phase.measurement = merge_concurrent(
             &runs
                 .iter()
@@ -452,11 +457,10 @@ fn merge_runs(runs: &[(String, RunResult)], lost: &[String]) -> Result<RunResult
                 .collect::<Vec<_>>(),
         );
     }
-    merged.config.connections = sum_some(runs.iter().map(|(_, r)| r.config.connections));
-    merged.config.rate = sum_some(runs.iter().map(|(_, r)| r.config.rate));
-    merged.config.max_inflight = sum_some(runs.iter().map(|(_, r)| r.config.max_inflight));
+    // Each agent records the whole schedule's load (its segment is its share of it), so the
+    // merged run's is any agent's. A plan's run has no one load: its headline gives the peak
+    // of its steps' instead of none.
     if merged.config.connections.is_none() {
-        // A plan's run has no one load: its headline gives the peak of its steps'.
         merged.config.connections = merged
             .phases
             .iter()
@@ -467,11 +471,4 @@ fn merge_runs(runs: &[(String, RunResult)], lost: &[String]) -> Result<RunResult
     merged.study = None;
     merged.monitor = None;
     Ok(merged)
-}
-
-/// The sum of the values that are there; none when none is.
-fn sum_some<T: std::iter::Sum<T>>(values: impl Iterator<Item = Option<T>>) -> Option<T> {
-    let mut any = false;
-    let sum = values.flatten().inspect(|_| any = true).sum();
-    any.then_some(sum)
 }

@@ -450,6 +450,22 @@ pub struct K8sArgs {
     /// instead of printing their YAML
     #[arg(long)]
     pub apply: bool,
+
+    /// With --apply and --merge-job: wait for the agents' pods and the merge Job, saying what
+    /// each pod does, then print the merged run from the store (--store, the same store the
+    /// pods' Secret names) and exit with its code; a Ctrl-C stops every agent through the
+    /// store (each saves its partial result, and the merge Job merges them)
+    #[arg(long, requires_all = ["apply", "merge_job"])]
+    pub follow: bool,
+
+    /// The pods use the node's network (hostNetwork), so that 127.0.0.1 in the plan is the
+    /// node's loopback: for a service on the nodes themselves, or a one-node test cluster.
+    /// Off, the pods reach targets through the cluster's network, as services usually are
+    #[arg(long)]
+    pub host_network: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, clap::Args)]

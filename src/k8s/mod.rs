@@ -8,6 +8,7 @@
 //! `kubectl apply -f -`. The store's URL (with its password) never enters a manifest: the
 //! pods read it from a Secret the user made.
 
+mod follow;
 mod names;
 
 use crate::cli::K8sArgs;
@@ -65,7 +66,14 @@ pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
             crate::backend::setup::block_on_local(apply(&objects, a.namespace.as_deref()))?
                 .map_err(bad_input)?;
         for line in applied {
-            outln!("{line}");
+            if a.follow {
+                errln!("perfbase: {line}");
+            } else {
+                outln!("{line}");
+            }
+        }
+        if a.follow {
+            return follow_run(&a, &objects);
         }
     } else {
         out!("{}", objects.yaml()?);
@@ -73,11 +81,42 @@ pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
     Ok(Exit::Success)
 }
 
+/// `--follow`: the run the objects just applied make, followed to its merged result.
+fn follow_run(a: &K8sArgs, o: &Objects) -> Result<Exit, AppError> {
+    let name = |j: &Job| j.metadata.name.clone().unwrap_or_default();
+    let agents_job = name(&o.jobs[0]);
+    let merge_job = o.jobs.get(1).map(name).unwrap_or_default();
+    let run_id = o.run_id.clone();
+    let deadline = o
+        .jobs
+        .iter()
+        .filter_map(|j| j.spec.as_ref()?.active_deadline_seconds)
+        .max()
+        .map_or(FOLLOW_DEFAULT, |s| {
+            std::time::Duration::from_secs(s.max(0) as u64 + 60)
+        });
+    follow::follow(
+        &follow::Follow {
+            namespace: a.namespace.as_deref(),
+            agents_job: &agents_job,
+            merge_job: &merge_job,
+            run_id: &run_id,
+            timeout: deadline,
+        },
+        &a.store.options(),
+    )
+}
+
+/// How long --follow waits for Jobs without a deadline.
+const FOLLOW_DEFAULT: std::time::Duration = std::time::Duration::from_secs(6 * 3600);
+
 /// The objects of one distributed run: the plan's ConfigMap, the agents' Job and, with
 /// --merge-job, the merge Job.
 pub struct Objects {
     pub config: ConfigMap,
     pub jobs: Vec<Job>,
+    /// The id the agents save under.
+    pub run_id: String,
 }
 
 impl Objects {
@@ -158,8 +197,11 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
             completions: Some(a.agents as i32),
             parallelism: Some(a.agents as i32),
             // A failed agent is not retried: its segment would start late and unaligned;
-            // `perfbase merge` names the missing segment instead.
-            backoff_limit: Some(0),
+            // `perfbase merge` names the missing segment instead. Per index, so that one lost
+            // agent fails its own index only: with a Job-wide backoffLimit of 0 the Job
+            // controller fails the whole Job at the first failed pod and deletes the others
+            // mid-run.
+            backoff_limit_per_index: Some(0),
             template: pods.template(agent_args(a, &file, &run_id, &name), true),
             ..JobSpec::default()
         }),
@@ -167,9 +209,13 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
     };
     let mut jobs = vec![job];
     if a.merge_job {
-        jobs.push(merge_job(&pods, run_id));
+        jobs.push(merge_job(&pods, run_id.clone(), &file));
     }
-    Objects { config, jobs }
+    Objects {
+        config,
+        jobs,
+        run_id,
+    }
 }
 
 /// The plan's file name: its key in the ConfigMap, and so its name in the pods.
@@ -220,7 +266,7 @@ fn store_env(a: &K8sArgs) -> Vec<EnvVar> {
 
 /// Started with the agents, it waits in the store for all N of them, then merges and saves
 /// the merged run (label merged-run=ID).
-fn merge_job(pods: &Pods<'_>, run_id: String) -> Job {
+fn merge_job(pods: &Pods<'_>, run_id: String, file: &str) -> Job {
     let a = pods.a;
     let merge_args = vec![
         "merge".to_string(),
@@ -231,6 +277,9 @@ fn merge_job(pods: &Pods<'_>, run_id: String) -> Job {
         "--wait-timeout".into(),
         "6h".into(),
         "--save".into(),
+        // The plan's thresholds, checks and findings are judged on the merged run.
+        "--plan".into(),
+        format!("{PLAN_DIR}/{file}"),
     ];
     Job {
         metadata: pods.meta(&format!("{}-merge", pods.name)),
@@ -264,9 +313,9 @@ impl Pods<'_> {
         }
     }
 
-    /// One pod's spec: the image with `args`, the store from the Secret, and (for the
-    /// agents) the plan mounted from the ConfigMap.
-    fn template(&self, args: Vec<String>, with_plan: bool) -> PodTemplateSpec {
+    /// One pod's spec (an agent's, or the merge's): the image with `args`, the store from the
+    /// Secret, and the plan mounted from the ConfigMap.
+    fn template(&self, args: Vec<String>, agent: bool) -> PodTemplateSpec {
         let mount = VolumeMount {
             name: "plan".into(),
             mount_path: PLAN_DIR.into(),
@@ -289,14 +338,22 @@ impl Pods<'_> {
             spec: Some(PodSpec {
                 restart_policy: Some("Never".into()),
                 containers: vec![Container {
-                    name: if with_plan { "agent" } else { "merge" }.into(),
+                    name: if agent { "agent" } else { "merge" }.into(),
                     image: Some(self.a.image.clone()),
                     args: Some(args),
                     env: Some(self.env.clone()),
-                    volume_mounts: with_plan.then(|| vec![mount]),
+                    volume_mounts: Some(vec![mount]),
                     ..Container::default()
                 }],
-                volumes: with_plan.then(|| vec![volume]),
+                volumes: Some(vec![volume]),
+                host_network: self.a.host_network.then_some(true),
+                // Agents never talk to the API server: no token of it in the pods.
+                automount_service_account_token: Some(false),
+                // On the host's network, the cluster's DNS still answers first.
+                dns_policy: self
+                    .a
+                    .host_network
+                    .then(|| "ClusterFirstWithHostNet".into()),
                 ..PodSpec::default()
             }),
         }

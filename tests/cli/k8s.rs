@@ -58,13 +58,25 @@ fn the_manifests_run_n_agents_of_the_plan_and_hold_no_secret() {
             "4",
             "--wait-timeout",
             "6h",
-            "--save"
+            "--save",
+            "--plan",
+            "/etc/perfbase/api-sweep.toml"
         ]
         .map(String::from)
     );
     assert_eq!(mc.env.clone().unwrap()[0].name, "PERFBASE_STORE");
     assert!(mc.env.clone().unwrap()[0].value.is_none());
-    assert!(mpod.volumes.is_none());
+    // The merge judges the plan's thresholds and checks: it mounts the plan too.
+    assert_eq!(
+        mpod.volumes.clone().unwrap()[0]
+            .config_map
+            .as_ref()
+            .unwrap()
+            .name,
+        "perfbase-api-sweep"
+    );
+    assert_eq!(mpod.automount_service_account_token, Some(false));
+    assert_eq!(mpod.host_network, None);
     assert!(
         yaml.contains("kind: ConfigMap") && yaml.contains("kind: Job"),
         "{yaml}"
@@ -77,8 +89,12 @@ fn the_manifests_run_n_agents_of_the_plan_and_hold_no_secret() {
     let spec = job.spec.unwrap();
     assert_eq!(spec.completion_mode.as_deref(), Some("Indexed"));
     assert_eq!((spec.completions, spec.parallelism), (Some(4), Some(4)));
-    assert_eq!(spec.backoff_limit, Some(0));
+    // One failed agent fails its own index only, and is not retried.
+    assert_eq!(spec.backoff_limit, None);
+    assert_eq!(spec.backoff_limit_per_index, Some(0));
     let pod = spec.template.spec.unwrap();
+    assert_eq!(pod.automount_service_account_token, Some(false));
+    assert_eq!((pod.host_network, pod.dns_policy.as_deref()), (None, None));
     assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
     let c = &pod.containers[0];
     assert_eq!(c.image.as_deref(), Some("registry.example/perfbase:0.1.0"));
@@ -144,8 +160,49 @@ fn the_manifests_run_n_agents_of_the_plan_and_hold_no_secret() {
     assert!(!stderr.contains("hunter2") && !out.contains("hunter2"));
 }
 
+/// `--host-network` puts every pod on its node's network (127.0.0.1 is the node's), with the
+/// cluster's DNS still first; --follow needs --apply and --merge-job.
+#[test]
+fn host_network_pods_and_follow_needs_apply() {
+    let dir = tmp();
+    let plan = dir.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        "[targets.api]\nurl = \"http://127.0.0.1:8080\"\n[workloads.w]\ntarget = \"api\"\n\
+         path = \"/\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 10\n\
+         duration = \"5s\"\n",
+    )
+    .unwrap();
+    let base = [
+        "k8s",
+        plan.to_str().unwrap(),
+        "--agents",
+        "2",
+        "--image",
+        "perfbase:1",
+        "--store-secret",
+        "s",
+        "--merge-job",
+    ];
+    let (code, yaml, stderr) = pb(dir.path(), &[&base[..], &["--host-network"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let docs: Vec<Job> = serde_yaml_ng::Deserializer::from_str(&yaml)
+        .skip(1)
+        .map(|d| Job::deserialize(d).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 2);
+    for job in docs {
+        let pod = job.spec.unwrap().template.spec.unwrap();
+        assert_eq!(pod.host_network, Some(true));
+        assert_eq!(pod.dns_policy.as_deref(), Some("ClusterFirstWithHostNet"));
+    }
+    let (code, _, stderr) = pb(dir.path(), &[&base[..], &["--follow"]].concat());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--apply"), "{stderr}");
+}
+
 /// `--apply` against a real Kubernetes API server (scripts/services.sh's `kubernetes`:
-/// kube-apiserver and etcd, no kubelet, so no pod runs): the objects are applied server-side,
+/// its image is not pulled, so its pods never start; k8s_node.rs runs real ones): the objects are applied server-side,
 /// read back as the API server stored them, and applied again without change; without a
 /// cluster to reach, the error says how to give one.
 #[test]

@@ -17,6 +17,7 @@ mod http;
 mod import;
 mod journeys;
 mod k8s;
+mod k8s_node;
 mod page;
 mod prometheus;
 mod shell;

@@ -1,0 +1,451 @@
+//! `perfbase k8s --apply` on a real node: the Indexed Job's pods run in the containerd of the
+//! node `scripts/services.sh up kubernetes` starts (kubelet, scheduler, controller-manager),
+//! from the image `scripts/image.sh` builds of this very binary; they meet at the store's
+//! barrier, load the reference service in this process over the host's network, save to the
+//! services' PostgreSQL, and the merge Job merges them there.
+
+use crate::common::*;
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use perfbase_core::result::RunResult;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The node's services, or None (the test then passes by doing nothing, or fails when
+/// PERFBASE_REQUIRE_SERVICES says the services must be there).
+fn node() -> Option<(String, String)> {
+    let config = service("PERFBASE_KUBECONFIG")?;
+    service("PERFBASE_KUBE_NODE")?;
+    let store = service("PERFBASE_POSTGRES_URL")?;
+    Some((config, store))
+}
+
+/// The agent image of this test binary's perfbase, built and imported once.
+fn image() -> &'static str {
+    static IMAGE: OnceLock<String> = OnceLock::new();
+    IMAGE.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let out = Command::new(root.join("scripts/image.sh"))
+            .arg(assert_cmd::cargo::cargo_bin("perfbase"))
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "scripts/image.sh failed");
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines().last().unwrap().to_string()
+    })
+}
+
+/// A namespace of its own for one test, with the store's Secret in it; deleted on drop.
+struct Space {
+    rt: tokio::runtime::Runtime,
+    client: kube::Client,
+    name: String,
+}
+
+impl Space {
+    fn new(kubeconfig: &str, store_url: &str, tag: &str) -> Space {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let name = format!("pb-{tag}-{}", std::process::id());
+        let client = rt.block_on(async {
+            let file = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
+            let options = kube::config::KubeConfigOptions::default();
+            let config = kube::Config::from_custom_kubeconfig(file, &options)
+                .await
+                .unwrap();
+            let client = kube::Client::try_from(config).unwrap();
+            let spaces: Api<Namespace> = Api::all(client.clone());
+            let ns: Namespace =
+                serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap();
+            spaces.create(&PostParams::default(), &ns).await.unwrap();
+            let secrets: Api<Secret> = Api::namespaced(client.clone(), &name);
+            let secret: Secret = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "perfbase-store"},
+                "stringData": {"url": store_url}
+            }))
+            .unwrap();
+            secrets
+                .create(&PostParams::default(), &secret)
+                .await
+                .unwrap();
+            client
+        });
+        Space { rt, client, name }
+    }
+
+    /// The pods of Job `job`, by their completion index.
+    fn pods(&self, job: &str) -> Vec<(String, Pod)> {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.name);
+        let list = ListParams::default().labels(&format!("job-name={job}"));
+        let found = self.rt.block_on(pods.list(&list)).unwrap();
+        found
+            .items
+            .into_iter()
+            .map(|p| {
+                let index = p
+                    .metadata
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get("batch.kubernetes.io/job-completion-index").cloned())
+                    .unwrap_or_default();
+                (index, p)
+            })
+            .collect()
+    }
+
+    /// Deletes pod `name` at once (grace 0): the agent in it dies mid-run.
+    fn kill(&self, name: &str) {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.name);
+        let dp = DeleteParams {
+            grace_period_seconds: Some(0),
+            ..DeleteParams::default()
+        };
+        self.rt.block_on(pods.delete(name, &dp)).unwrap();
+    }
+}
+
+impl Drop for Space {
+    fn drop(&mut self) {
+        let spaces: Api<Namespace> = Api::all(self.client.clone());
+        let _ = self
+            .rt
+            .block_on(spaces.delete(&self.name, &DeleteParams::background()));
+    }
+}
+
+/// `perfbase k8s PLAN --agents 3 … --apply --follow` in `space`, as a child process.
+fn k8s_follow(
+    kubeconfig: &str,
+    store: &str,
+    space: &Space,
+    plan: &std::path::Path,
+    run_id: &str,
+) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("perfbase"));
+    cmd.arg("k8s")
+        .arg(plan)
+        .args(["--agents", "3", "--image", image()])
+        .args([
+            "--store-secret",
+            "perfbase-store",
+            "--namespace",
+            &space.name,
+        ])
+        .args(["--run-id", run_id, "--host-network"])
+        .args(["--merge-job", "--apply", "--follow"])
+        .env("KUBECONFIG", kubeconfig)
+        .env("PERFBASE_STORE", store)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// The results saved under `label`=`id`, oldest first.
+fn saved(store: &str, label: &str, id: &str) -> Vec<RunResult> {
+    let mut s = perfbase_store::Store::open(store).unwrap();
+    let found = s
+        .history(&[(label.to_string(), id.to_string())], 0)
+        .unwrap();
+    found
+        .iter()
+        .rev()
+        .map(|r| s.get(&perfbase_store::RunRef::Id(r.id)).unwrap().result)
+        .collect()
+}
+
+/// Waits (up to 3 minutes) until all three agents of `run` beat in the store.
+fn all_beating(store: &str, run: &str) {
+    let mut s = perfbase_store::Store::open(store).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while s.heartbeats(run).unwrap().len() < 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the 3 agents of {run} never beat"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn output(child: std::process::Child) -> (i32, String, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Three agent pods, each with its own JOB_COMPLETION_INDEX, meet at the barrier and load a
+/// 9:1 mix; the merge Job saves exactly one machine's counts, judged by the plan; `--follow`
+/// prints it; the service's own counter agrees.
+#[test]
+fn three_agent_pods_on_a_real_node_merge_to_exact_counts() {
+    let Some((kubeconfig, store)) = node() else {
+        return;
+    };
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = dir.path().join("mix.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[plan]\nname = \"node mix\"\n[targets.api]\nurl = \"http://{}\"\n\
+             [workloads.w]\ntarget = \"api\"\n\
+             [[workloads.w.mix]]\npath = \"/\"\nweight = 9\n\
+             [[workloads.w.mix]]\npath = \"/status/500\"\nweight = 1\n\
+             [[scenarios]]\nname = \"mix\"\nworkload = \"w\"\nconcurrency = 6\nrequests = 3000\n\
+             thresholds = [\"error_rate < 11%\"]\n\
+             [[checks]]\nname = \"the mix\"\nworkload = \"w\"\nrequests = 30\n\
+             expect = {{ 200 = 27, 500 = 3 }}\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let space = Space::new(&kubeconfig, &store, "mix");
+    let run_id = format!("node-mix-{}", std::process::id());
+    let started = Instant::now();
+    let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
+        .spawn()
+        .unwrap();
+    let (code, stdout, stderr) = output(child);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    eprintln!(
+        "the run on the node took {:?}:\n{stderr}",
+        started.elapsed()
+    );
+    let name = "perfbase-node-mix";
+    for i in 0..3 {
+        assert!(
+            stderr.contains(&format!("(index {i}): Succeeded on perfbase-node")),
+            "{stderr}"
+        );
+    }
+    assert!(
+        stderr.contains(&format!("job.batch/{name}-merge: complete")),
+        "{stderr}"
+    );
+    assert!(stdout.contains("perfbase study node mix"), "{stdout}");
+
+    let agents = saved(&store, "agent-run", &run_id);
+    let mut segments: Vec<_> = agents.iter().map(|r| r.segment.clone().unwrap()).collect();
+    segments.sort();
+    assert_eq!(segments, ["0/3", "1/3", "2/3"]);
+    for a in &agents {
+        // Each met the others at the store's barrier.
+        assert!(a.clock_offset_ms.is_some(), "{:?}", a.segment);
+    }
+    let merged = saved(&store, "merged-run", &run_id);
+    assert_eq!(merged.len(), 1);
+    let m = &merged[0];
+    assert!(!m.interrupted && m.lost_segments.is_empty());
+    let mix = m
+        .phases
+        .iter()
+        .find(|p| p.scenario.as_deref() == Some("mix"))
+        .unwrap();
+    assert_eq!(mix.measurement.requests, 3000);
+    assert_eq!(mix.measurement.status.get("200"), Some(&2700));
+    assert_eq!(mix.measurement.status.get("500"), Some(&300));
+    // The whole load, which every agent records (its share is a third of it).
+    assert_eq!(mix.offered_connections, Some(6));
+    assert_eq!(m.config.connections, Some(6));
+    // Judged on the merged run: the check's 30 requests over three agents.
+    let study = m.study.as_ref().expect("judged by the plan");
+    assert!(study.passed, "{stdout}");
+    assert!(stdout.contains("the mix"), "{stdout}");
+    assert_eq!(server.stats.requests(), 3030);
+}
+
+/// A plan of two 6-second steps at 60/s and 90/s, for the tests that stop or kill agents mid-run.
+fn two_steps(dir: &std::path::Path, addr: std::net::SocketAddr) -> std::path::PathBuf {
+    let plan = dir.join("steps.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[plan]\nname = \"node steps\"\n[targets.api]\nurl = \"http://{addr}\"\n\
+             [workloads.w]\ntarget = \"api\"\npath = \"/\"\n\
+             [[scenarios]]\nname = \"steps\"\nworkload = \"w\"\nrate = [60, 90]\n\
+             duration = \"6s\"\n"
+        ),
+    )
+    .unwrap();
+    plan
+}
+
+/// A pod deleted with grace 0 in the first step: the merge Job still merges, and the merged
+/// run is partial, names the segment, and marks the steps without it invalid.
+#[test]
+fn a_pod_killed_mid_run_leaves_a_partial_merged_run_that_names_it() {
+    let Some((kubeconfig, store)) = node() else {
+        return;
+    };
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = two_steps(dir.path(), server.addr);
+    let space = Space::new(&kubeconfig, &store, "kill");
+    let run_id = format!("node-kill-{}", std::process::id());
+    let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
+        .spawn()
+        .unwrap();
+    all_beating(&store, &run_id);
+    // The barrier's 2 s, then 2 s into the first step.
+    std::thread::sleep(Duration::from_secs(4));
+    let pods = space.pods("perfbase-node-steps");
+    let (_, victim) = pods
+        .iter()
+        .find(|(i, _)| i == "1")
+        .expect("the pod of index 1");
+    space.kill(victim.metadata.name.as_deref().unwrap());
+    let (code, stdout, stderr) = output(child);
+    assert_eq!(code, 130, "{stdout}{stderr}");
+    assert!(stdout.contains("INTERRUPTED"), "{stdout}");
+    let merged = saved(&store, "merged-run", &run_id);
+    assert_eq!(merged.len(), 1, "{stderr}");
+    let m = &merged[0];
+    assert!(m.interrupted);
+    // The kubelet stops a pod deleted with grace 0 with SIGTERM: the agent saved what it had
+    // measured, and the step it did not run names segment 1/3.
+    let second = &m.phases.last().unwrap();
+    assert_eq!(second.missing_segments, ["1/3"], "{stderr}");
+    assert!(m.lost_segments.is_empty());
+    // Its index failed, the others' did not (a failed index does not fail the Job at once,
+    // which would stop the others mid-run: backoffLimitPerIndex).
+    assert!(
+        stderr.contains("(index 0): Succeeded on perfbase-node"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(index 2): Succeeded on perfbase-node"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("job.batch/perfbase-node-steps: failed"),
+        "{stderr}"
+    );
+    // The store says so, for `perfbase history` to show.
+    let marked = saved(&store, "interrupted-segments", "1/3");
+    assert!(
+        marked.iter().any(|r| r.started_at == m.started_at),
+        "{stderr}"
+    );
+}
+
+/// The agent process of index `index` of run `run` on this machine (the node's containers
+/// are this machine's processes).
+fn agent_pid(run: &str, index: &str) -> Option<i32> {
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let has =
+            |hay: &[u8], needle: &str| hay.split(|b| *b == 0).any(|part| part == needle.as_bytes());
+        if has(&cmdline, "agent")
+            && has(&cmdline, run)
+            && has(&environ, &format!("JOB_COMPLETION_INDEX={index}"))
+        {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// An agent killed outright in its pod (SIGKILL, as the OOM killer would): it saves nothing,
+/// its heartbeat stops, and the merge Job, after --lost-after, merges the other two into a
+/// partial run that names the lost segment and is saved labelled so.
+#[test]
+fn an_agent_killed_outright_in_its_pod_is_lost_and_named() {
+    let Some((kubeconfig, store)) = node() else {
+        return;
+    };
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = two_steps(dir.path(), server.addr);
+    let space = Space::new(&kubeconfig, &store, "lost");
+    let run_id = format!("node-lost-{}", std::process::id());
+    let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
+        .spawn()
+        .unwrap();
+    all_beating(&store, &run_id);
+    std::thread::sleep(Duration::from_secs(4));
+    let pid = agent_pid(&run_id, "1").expect("the agent of index 1 among this machine's processes");
+    // SAFETY: a signal to the agent of the test's own pod.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let (code, stdout, stderr) = output(child);
+    assert_eq!(code, 130, "{stdout}{stderr}");
+    assert!(stdout.contains("LOST AGENTS: segment 1/3"), "{stdout}");
+    let merged = saved(&store, "merged-run", &run_id);
+    let m = &merged[0];
+    assert_eq!(m.lost_segments, ["1/3"]);
+    for p in &m.phases {
+        assert_eq!(p.missing_segments, ["1/3"], "{}", p.name);
+    }
+    let marked = saved(&store, "lost-segments", "1/3");
+    assert!(marked.iter().any(|r| r.started_at == m.started_at));
+}
+
+/// Ctrl-C of `perfbase k8s --apply --follow` stops every agent, through the store, within
+/// 2 s; each agent's result and the merged run say why.
+#[test]
+fn ctrl_c_of_follow_stops_every_agent_within_two_seconds() {
+    let Some((kubeconfig, store)) = node() else {
+        return;
+    };
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = two_steps(dir.path(), server.addr);
+    let space = Space::new(&kubeconfig, &store, "stop");
+    let run_id = format!("node-stop-{}", std::process::id());
+    let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
+        .spawn()
+        .unwrap();
+    all_beating(&store, &run_id);
+    std::thread::sleep(Duration::from_secs(4));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let (code, stdout, stderr) = output(child);
+    assert_eq!(code, 130, "{stdout}{stderr}");
+    assert!(stderr.contains("asked every agent of run"), "{stderr}");
+    let (reason, at_ms) = perfbase_store::Store::open(&store)
+        .unwrap()
+        .stop_request(&run_id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(reason, "Ctrl-C of perfbase k8s --follow");
+    let agents = saved(&store, "agent-run", &run_id);
+    assert_eq!(agents.len(), 3, "{stderr}");
+    for a in &agents {
+        assert!(a.interrupted);
+        assert_eq!(
+            a.stop_reason.as_deref(),
+            Some("stopped through the store: Ctrl-C of perfbase k8s --follow")
+        );
+        let start = perfbase_core::clock::parse_time(&a.started_at).unwrap();
+        let start_ms = start
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as f64;
+        let end_ms = start_ms + a.measurement.duration_s * 1000.0;
+        let late = end_ms - at_ms as f64;
+        assert!(
+            late < 2000.0,
+            "segment {:?} stopped {late} ms after the request",
+            a.segment
+        );
+    }
+    let merged = saved(&store, "merged-run", &run_id);
+    assert!(merged[0].interrupted);
+    assert!(
+        stdout.contains("Stopped: stopped through the store"),
+        "{stdout}"
+    );
+}
