@@ -33,6 +33,10 @@ pub fn capture() -> Env {
         os,
         kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
         hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
+        node: std::env::var("PERFBASE_NODE_NAME")
+            .ok()
+            .filter(|n| !n.is_empty()),
+        agents: Vec::new(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         source: source(),
         services: Default::default(),

@@ -417,6 +417,9 @@ fn merge_runs(runs: &[(String, RunResult)], lost: &[String]) -> Result<RunResult
         }
     }
     let mut merged = longest.clone();
+    // Where each agent ran, and on how much: the merged run ran on all their nodes.
+    merged.env.agents = perfbase_core::merge::agents_env(runs.iter().map(|(_, r)| r));
+    merged.env.node = None;
     merged.segment = None;
     merged.clock_offset_ms = None;
     merged.interrupted = runs.iter().any(|(_, r)| r.interrupted) || !lost.is_empty();

@@ -464,6 +464,32 @@ pub struct K8sArgs {
     #[arg(long)]
     pub host_network: bool,
 
+    /// Each agent's CPU, as a Kubernetes quantity (2, 1.5, 500m): its request and its limit,
+    /// so that it gets the cores it is measured with (Guaranteed QoS)
+    #[arg(long, default_value = "1", value_name = "QUANTITY")]
+    pub cpu: String,
+
+    /// Each agent's memory, as a Kubernetes quantity (1Gi, 512Mi, 2G): request and limit
+    #[arg(long, default_value = "1Gi", value_name = "QUANTITY")]
+    pub memory: String,
+
+    /// Do not ask the scheduler to spread the agents across nodes (by default a soft
+    /// topologySpreadConstraint on kubernetes.io/hostname: one per node while nodes last)
+    #[arg(long)]
+    pub no_spread: bool,
+
+    /// How long the agents' Job may run (activeDeadlineSeconds), and the merge wait for them
+    /// (its Job 5 min more). Default: the plan's length at most, a fifth more, the barrier's
+    /// 10 min and 5 min; 6h when that is not known here (the plan's ${VARS} are the pods', or a
+    /// step is bounded by a count only)
+    #[arg(long, value_name = "DURATION", value_parser = parse::duration)]
+    pub deadline: Option<std::time::Duration>,
+
+    /// How long Kubernetes keeps the finished Jobs and their pods, for their logs and
+    /// --follow (ttlSecondsAfterFinished)
+    #[arg(long, value_name = "DURATION", default_value = "24h", value_parser = parse::duration)]
+    pub ttl: std::time::Duration,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -10,19 +10,14 @@
 
 mod follow;
 mod names;
+mod pods;
 
 use crate::cli::K8sArgs;
 use crate::exit::{bad_input, AppError, Exit};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
-use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapVolumeSource, Container, EnvVar, EnvVarSource, PodSpec, PodTemplateSpec,
-    SecretKeySelector, Volume, VolumeMount,
-};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use std::collections::BTreeMap;
-
-/// Where the plan is mounted in each pod.
-const PLAN_DIR: &str = "/etc/perfbase";
+use k8s_openapi::api::core::v1::ConfigMap;
+use pods::{Pods, Role, PLAN_DIR};
+use std::time::Duration;
 
 /// A name Kubernetes accepts (RFC 1123 label): lower-case letters, digits and `-`.
 fn dns_name(text: &str) -> String {
@@ -60,7 +55,7 @@ pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
         )));
     }
     names::check(&a, &plan_file(&a))?;
-    let objects = objects(&a, &plan_name, &text);
+    let objects = objects(&a, &plan_name, &text, deadline(&a));
     if a.apply {
         let applied =
             crate::backend::setup::block_on_local(apply(&objects, a.namespace.as_deref()))?
@@ -79,6 +74,79 @@ pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
         out!("{}", objects.yaml()?);
     }
     Ok(Exit::Success)
+}
+
+/// How long the agents wait at the barrier at most (perfbase agent's --barrier-timeout).
+const BARRIER_TIMEOUT: Duration = Duration::from_secs(600);
+/// A Job's deadline when the plan's length cannot be known here.
+const DEFAULT_DEADLINE: Duration = Duration::from_secs(6 * 3600);
+/// What the deadline adds to the plan's length beyond a fifth more: pods pulling their image,
+/// starting, saving.
+const MARGIN: Duration = Duration::from_secs(300);
+/// How much longer the merge Job may run than the agents': it waits for them as long as they
+/// may run, then merges, judges and saves what they left, even when their deadline cut them.
+const MERGE_GRACE: Duration = Duration::from_secs(300);
+
+/// The agents' Job's activeDeadlineSeconds, and how long the merge waits for them: --deadline,
+/// or the plan's planned length with a margin (the barrier's wait, a fifth more, five
+/// minutes), or 6 h when the plan cannot be loaded here (its ${VARS} are the pods') or has
+/// steps bounded by a count only. Which one, on stderr.
+fn deadline(a: &K8sArgs) -> Duration {
+    let (deadline, why) = match a.deadline {
+        Some(d) => (d, "--deadline".to_string()),
+        None => {
+            let planned = crate::plan::load(&a.plan, None)
+                .ok()
+                .and_then(|p| crate::plan::planned_duration(&p));
+            match planned {
+                Some(d) => (
+                    perfbase_core::units::saturating_secs(d.as_secs_f64() * 1.2)
+                        .saturating_add(BARRIER_TIMEOUT)
+                        .saturating_add(MARGIN),
+                    format!(
+                        "the plan's {} of load at most, a fifth more, the barrier's {} and {}",
+                        hms(d),
+                        hms(BARRIER_TIMEOUT),
+                        hms(MARGIN)
+                    ),
+                ),
+                None => (
+                    DEFAULT_DEADLINE,
+                    "the plan's length is not known here (its ${VARS} are set in the pods, or \
+                     a step is bounded by a count only); --deadline sets it"
+                        .to_string(),
+                ),
+            }
+        }
+    };
+    // Whole seconds, as activeDeadlineSeconds has them; up, so a margin is never cut.
+    let deadline = Duration::from_secs(
+        deadline
+            .as_secs()
+            .saturating_add(u64::from(deadline.subsec_nanos() > 0)),
+    );
+    errln!(
+        "perfbase: the Jobs' deadline (activeDeadlineSeconds) is {}: {why}",
+        hms(deadline)
+    );
+    deadline
+}
+
+/// Whole seconds as hours, minutes and seconds (`6h`, `15m24s`), as `perfbase merge
+/// --wait-timeout` and people read them.
+fn hms(d: Duration) -> String {
+    let s = d.as_secs();
+    let mut out = String::new();
+    for (unit, secs) in [("h", s / 3600), ("m", s / 60 % 60), ("s", s % 60)] {
+        if secs > 0 {
+            out.push_str(&format!("{secs}{unit}"));
+        }
+    }
+    if out.is_empty() {
+        "0s".into()
+    } else {
+        out
+    }
 }
 
 /// `--follow`: the run the objects just applied make, followed to its merged result.
@@ -161,37 +229,28 @@ async fn apply(o: &Objects, namespace: Option<&str>) -> Result<Vec<String>, Stri
     Ok(done)
 }
 
-/// The objects that run `plan_text` as `a.agents` agents.
-pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
+/// The objects that run `plan_text` as `a.agents` agents; `deadline` bounds each Job.
+pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str, deadline: Duration) -> Objects {
     let name = a
         .name
         .clone()
         .unwrap_or_else(|| format!("perfbase-{}", dns_name(plan_name)));
     let file = plan_file(a);
-    let labels: BTreeMap<String, String> = [
-        ("app.kubernetes.io/name".to_string(), "perfbase".to_string()),
-        ("perfbase/plan".to_string(), dns_name(plan_name)),
-    ]
-    .into();
+    let run_id = a.run_id.clone().unwrap_or_else(|| default_run_id(&name));
+    let plan = dns_name(plan_name);
     let pods = Pods {
         a,
         name: &name,
-        labels: &labels,
-        env: store_env(a),
+        run_id: &run_id,
+        plan: &plan,
     };
     let config = ConfigMap {
-        metadata: pods.meta(&name),
+        metadata: pods.meta(&name, Role::Plan),
         data: Some([(file.clone(), plan_text.to_string())].into()),
         ..ConfigMap::default()
     };
-    let run_id = a.run_id.clone().unwrap_or_else(|| {
-        format!(
-            "{name}-{}",
-            perfbase_core::clock::format_utc(std::time::SystemTime::now(), "%Y%m%d-%H%M%S")
-        )
-    });
     let job = Job {
-        metadata: pods.meta(&name),
+        metadata: pods.meta(&name, Role::Agent),
         spec: Some(JobSpec {
             completion_mode: Some("Indexed".into()),
             completions: Some(a.agents as i32),
@@ -202,19 +261,36 @@ pub fn objects(a: &K8sArgs, plan_name: &str, plan_text: &str) -> Objects {
             // controller fails the whole Job at the first failed pod and deletes the others
             // mid-run.
             backoff_limit_per_index: Some(0),
-            template: pods.template(agent_args(a, &file, &run_id, &name), true),
-            ..JobSpec::default()
+            template: pods.template(agent_args(a, &file, &run_id, &name), Role::Agent),
+            ..bounds(a, deadline)
         }),
         ..Job::default()
     };
     let mut jobs = vec![job];
     if a.merge_job {
-        jobs.push(merge_job(&pods, run_id.clone(), &file));
+        jobs.push(merge_job(&pods, &file, deadline));
     }
     Objects {
         config,
         jobs,
         run_id,
+    }
+}
+
+/// NAME-YYYYMMDD-HHMMSS, now, with NAME cut so that the id stays a label value (63 at most).
+fn default_run_id(name: &str) -> String {
+    let stamp = perfbase_core::clock::format_utc(std::time::SystemTime::now(), "%Y%m%d-%H%M%S");
+    let keep = 63 - stamp.len() - 1;
+    let name = name[..name.len().min(keep)].trim_end_matches('-');
+    format!("{name}-{stamp}")
+}
+
+/// What bounds a Job in time: its deadline, and how long Kubernetes keeps it once finished.
+fn bounds(a: &K8sArgs, deadline: Duration) -> JobSpec {
+    JobSpec {
+        active_deadline_seconds: Some(deadline.as_secs().min(i64::MAX as u64) as i64),
+        ttl_seconds_after_finished: Some(a.ttl.as_secs().min(i32::MAX as u64) as i32),
+        ..JobSpec::default()
     }
 }
 
@@ -248,115 +324,33 @@ fn agent_args(a: &K8sArgs, file: &str, run_id: &str, name: &str) -> Vec<String> 
     args
 }
 
-/// The store's URL, only ever by reference to its Secret.
-fn store_env(a: &K8sArgs) -> Vec<EnvVar> {
-    vec![EnvVar {
-        name: "PERFBASE_STORE".into(),
-        value_from: Some(EnvVarSource {
-            secret_key_ref: Some(SecretKeySelector {
-                name: a.store_secret.clone(),
-                key: a.store_key.clone(),
-                optional: Some(false),
-            }),
-            ..EnvVarSource::default()
-        }),
-        ..EnvVar::default()
-    }]
-}
-
-/// Started with the agents, it waits in the store for all N of them, then merges and saves
-/// the merged run (label merged-run=ID).
-fn merge_job(pods: &Pods<'_>, run_id: String, file: &str) -> Job {
+/// Started with the agents, it waits in the store for all N of them (or all but the lost),
+/// then merges, judges the plan on the merged run and saves it (label merged-run=ID).
+fn merge_job(pods: &Pods<'_>, file: &str, deadline: Duration) -> Job {
     let a = pods.a;
     let merge_args = vec![
         "merge".to_string(),
         "--run-id".into(),
-        run_id,
+        pods.run_id.to_string(),
         "--wait-for".into(),
         a.agents.to_string(),
         "--wait-timeout".into(),
-        "6h".into(),
+        hms(deadline),
         "--save".into(),
         // The plan's thresholds, checks and findings are judged on the merged run.
         "--plan".into(),
         format!("{PLAN_DIR}/{file}"),
     ];
     Job {
-        metadata: pods.meta(&format!("{}-merge", pods.name)),
+        metadata: pods.meta(&format!("{}-merge", pods.name), Role::Merge),
         spec: Some(JobSpec {
             completions: Some(1),
             parallelism: Some(1),
             backoff_limit: Some(0),
-            template: pods.template(merge_args, false),
-            ..JobSpec::default()
+            template: pods.template(merge_args, Role::Merge),
+            ..bounds(a, deadline.saturating_add(MERGE_GRACE))
         }),
         ..Job::default()
-    }
-}
-
-/// What every object of one deployment shares: the namespace, the labels, the image and the
-/// store's Secret.
-struct Pods<'a> {
-    a: &'a K8sArgs,
-    name: &'a str,
-    labels: &'a BTreeMap<String, String>,
-    env: Vec<EnvVar>,
-}
-
-impl Pods<'_> {
-    fn meta(&self, n: &str) -> ObjectMeta {
-        ObjectMeta {
-            name: Some(n.to_string()),
-            namespace: self.a.namespace.clone(),
-            labels: Some(self.labels.clone()),
-            ..ObjectMeta::default()
-        }
-    }
-
-    /// One pod's spec (an agent's, or the merge's): the image with `args`, the store from the
-    /// Secret, and the plan mounted from the ConfigMap.
-    fn template(&self, args: Vec<String>, agent: bool) -> PodTemplateSpec {
-        let mount = VolumeMount {
-            name: "plan".into(),
-            mount_path: PLAN_DIR.into(),
-            read_only: Some(true),
-            ..VolumeMount::default()
-        };
-        let volume = Volume {
-            name: "plan".into(),
-            config_map: Some(ConfigMapVolumeSource {
-                name: self.name.to_string(),
-                ..ConfigMapVolumeSource::default()
-            }),
-            ..Volume::default()
-        };
-        PodTemplateSpec {
-            metadata: Some(ObjectMeta {
-                labels: Some(self.labels.clone()),
-                ..ObjectMeta::default()
-            }),
-            spec: Some(PodSpec {
-                restart_policy: Some("Never".into()),
-                containers: vec![Container {
-                    name: if agent { "agent" } else { "merge" }.into(),
-                    image: Some(self.a.image.clone()),
-                    args: Some(args),
-                    env: Some(self.env.clone()),
-                    volume_mounts: Some(vec![mount]),
-                    ..Container::default()
-                }],
-                volumes: Some(vec![volume]),
-                host_network: self.a.host_network.then_some(true),
-                // Agents never talk to the API server: no token of it in the pods.
-                automount_service_account_token: Some(false),
-                // On the host's network, the cluster's DNS still answers first.
-                dns_policy: self
-                    .a
-                    .host_network
-                    .then(|| "ClusterFirstWithHostNet".into()),
-                ..PodSpec::default()
-            }),
-        }
     }
 }
 

@@ -95,6 +95,63 @@ fn is_image(s: &str) -> bool {
     registry_ok && repo_ok && tag_ok
 }
 
+/// The suffixes of Kubernetes quantities that make sense for CPU: cores or millicores.
+const CPU_SUFFIXES: &[&str] = &["", "m"];
+/// …and for memory: bytes, or decimal (`k`, `M` … `E`) or binary (`Ki` … `Ei`) multiples; not
+/// `m`, which Kubernetes reads as thousandths of a byte (`512m` is not 512 MB).
+const MEMORY_SUFFIXES: &[&str] = &[
+    "", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+];
+
+/// A Kubernetes quantity, positive: a decimal number (at most 3 decimals) and one of
+/// `suffixes`. (Kubernetes also reads exponents, `1e3`; they are refused here as unusual.)
+fn is_quantity(s: &str, suffixes: &[&str]) -> bool {
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, suffix) = s.split_at(end);
+    let decimals = number.split_once('.').map_or(0, |(_, d)| d.len());
+    suffixes.contains(&suffix)
+        && number.len() <= 20
+        && decimals <= 3
+        && number.matches('.').count() <= 1
+        && number.parse::<f64>().is_ok_and(|v| v > 0.0)
+}
+
+/// What bounds each pod: --cpu and --memory quantities, and a --deadline to run in.
+fn check_resources(a: &K8sArgs) -> Result<(), AppError> {
+    let refuse = |flag: &str, value: &str, rule: &str| {
+        Err(bad_input(format!(
+            "{flag} '{}': {rule}",
+            perfbase_core::redact::printable(value)
+        )))
+    };
+    if !is_quantity(&a.cpu, CPU_SUFFIXES) {
+        return refuse(
+            "--cpu",
+            &a.cpu,
+            "give CPU as a Kubernetes quantity: cores (1, 2, 1.5) or millicores (500m), \
+             e.g. --cpu 2",
+        );
+    }
+    if !is_quantity(&a.memory, MEMORY_SUFFIXES) {
+        return refuse(
+            "--memory",
+            &a.memory,
+            "give memory as a Kubernetes quantity: a number with a suffix such as 512Mi, 1Gi or \
+             2G (Ki, Mi, Gi, Ti, k, M, G, T; m would be thousandths of a byte), e.g. --memory 1Gi",
+        );
+    }
+    if a.deadline.is_some_and(|d| d.is_zero()) {
+        return refuse(
+            "--deadline",
+            "0s",
+            "a Job with no time to run stops at once; give e.g. --deadline 2h",
+        );
+    }
+    Ok(())
+}
+
 /// Checks every name and value `perfbase k8s` puts into its manifests; `file` is the plan's
 /// file name, the ConfigMap's key.
 pub fn check(a: &K8sArgs, file: &str) -> Result<(), AppError> {
@@ -159,6 +216,7 @@ pub fn check(a: &K8sArgs, file: &str) -> Result<(), AppError> {
              with no space",
         );
     }
+    check_resources(a)?;
     if !is_key(file) {
         return refuse(
             "the plan's file name",
@@ -193,6 +251,20 @@ mod tests {
         assert!(!is_subdomain("Perfbase") && !is_subdomain("a..b"));
         assert!(is_key("url") && is_key("PG_URL.v2") && !is_key("a b") && !is_key(".."));
         assert!(is_label_value("nightly-42") && !is_label_value("a,b") && !is_label_value("x\n"));
+        for good in ["1", "2.5", "500m", "0.25", "16"] {
+            assert!(is_quantity(good, CPU_SUFFIXES), "{good}");
+        }
+        for good in ["1Gi", "512Mi", "2G", "1.5Gi", "1000000", "64k"] {
+            assert!(is_quantity(good, MEMORY_SUFFIXES), "{good}");
+        }
+        for bad in [
+            "", "0", "-1", "1 Gi", " 1", "1gb", "1GiB", "abc", ".", "1.23456", "1e3", "1..2",
+        ] {
+            assert!(!is_quantity(bad, MEMORY_SUFFIXES), "{bad:?}");
+            assert!(!is_quantity(bad, CPU_SUFFIXES), "{bad:?}");
+        }
+        // Millibytes and gibicores are Kubernetes quantities, but not what anyone means.
+        assert!(!is_quantity("512m", MEMORY_SUFFIXES) && !is_quantity("1Gi", CPU_SUFFIXES));
         for good in [
             "perfbase",
             "perfbase:0.1",

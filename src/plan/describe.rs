@@ -116,3 +116,34 @@ fn precision(s: &crate::plan::Scenario) -> String {
         ))
     )
 }
+
+/// How long the plan's load lasts at most, warm-ups and cool-downs included: each step's
+/// duration times its scenario's repetitions; with a precision target, its most repetitions,
+/// each run lengthened up to [`MAX_STRETCH`](super::MAX_STRETCH) times, and no more than
+/// `max_time` and one more round. None when a step is bounded by a count alone, whose length
+/// depends on the service. Checks, a few requests each, are left out.
+pub fn planned_duration(plan: &Plan) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    for s in &plan.scenarios {
+        let (reps, stretch) = match s.precision {
+            Some(_) => (s.max_repetitions.max(s.repetitions), super::MAX_STRETCH),
+            None => (s.repetitions, 1),
+        };
+        let mut round = Duration::ZERO;
+        for step in &s.steps {
+            round = round.saturating_add(step.duration?.saturating_mul(stretch));
+        }
+        let mut measured = round.saturating_mul(reps);
+        if let (Some(t), Some(_)) = (s.max_time, s.precision) {
+            // Checked between rounds: the last one may start just before max_time.
+            measured = measured.min(t.saturating_add(round));
+        }
+        // A cool-down before every step's run (but the very first when there is no warm-up).
+        let runs = (s.steps.len() as u32).saturating_mul(reps);
+        total = total
+            .saturating_add(measured)
+            .saturating_add(s.warmup.unwrap_or_default())
+            .saturating_add(s.cooldown.unwrap_or_default().saturating_mul(runs));
+    }
+    Some(total)
+}

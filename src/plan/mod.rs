@@ -46,7 +46,7 @@ pub use url_vars::expand_url;
 mod workloads;
 
 use context::Ctx;
-pub use describe::describe;
+pub use describe::{describe, planned_duration};
 use file::PlanFile;
 pub use model::*;
 pub use repeat::MAX_STRETCH;

@@ -235,11 +235,21 @@ impl Progressive<'_> {
             phases: Vec::new(),
             study: None,
             monitor: self.monitor.clone(),
-            env: perfbase_core::result::Env {
-                services: self.services.clone(),
-                ..crate::env::capture()
-            },
+            env: self.env(),
         }
+    }
+
+    /// The machine measured on; an agent's (a segment's) names its node, so that the merged
+    /// run can say where each agent ran: `PERFBASE_NODE_NAME` on Kubernetes, else its host.
+    fn env(&self) -> perfbase_core::result::Env {
+        let mut env = perfbase_core::result::Env {
+            services: self.services.clone(),
+            ..crate::env::capture()
+        };
+        if !self.segment.is_whole() && env.node.is_none() {
+            env.node = Some(env.hostname.clone());
+        }
+        env
     }
 
     /// A plan file's result: every measured phase, the total, and the study once analysed.

@@ -21,10 +21,14 @@ fn node() -> Option<(String, String)> {
     Some((config, store))
 }
 
-/// The agent image of this test binary's perfbase, built and imported once.
+/// The agent image of this test binary's perfbase, built and imported once; or the image
+/// PERFBASE_K8S_IMAGE names, already in the node (the Dockerfile's, say).
 fn image() -> &'static str {
     static IMAGE: OnceLock<String> = OnceLock::new();
     IMAGE.get_or_init(|| {
+        if let Ok(image) = std::env::var("PERFBASE_K8S_IMAGE") {
+            return image;
+        }
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let out = Command::new(root.join("scripts/image.sh"))
             .arg(assert_cmd::cargo::cargo_bin("perfbase"))
@@ -135,7 +139,8 @@ fn k8s_follow(
             "--namespace",
             &space.name,
         ])
-        .args(["--run-id", run_id, "--host-network"])
+        .args(["--run-id", run_id, "--host-network", "--cpu", "250m"])
+        .args(["--memory", "256Mi", "--deadline", "10m"])
         .args(["--merge-job", "--apply", "--follow"])
         .env("KUBECONFIG", kubeconfig)
         .env("PERFBASE_STORE", store)
@@ -236,8 +241,14 @@ fn three_agent_pods_on_a_real_node_merge_to_exact_counts() {
     segments.sort();
     assert_eq!(segments, ["0/3", "1/3", "2/3"]);
     for a in &agents {
-        // Each met the others at the store's barrier.
+        // Each met the others at the store's barrier, and says where it ran, on how much.
         assert!(a.clock_offset_ms.is_some(), "{:?}", a.segment);
+        assert_eq!(a.env.node.as_deref(), Some("perfbase-node"));
+        // On the host's network a pod shares its node's host name: this machine's.
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        assert_eq!(a.env.hostname, host.trim());
+        // The CPUs it could use: its 250m limit reads as one (the machine has more).
+        assert_eq!(a.env.cores, 1);
     }
     let merged = saved(&store, "merged-run", &run_id);
     assert_eq!(merged.len(), 1);
@@ -258,6 +269,9 @@ fn three_agent_pods_on_a_real_node_merge_to_exact_counts() {
     let study = m.study.as_ref().expect("judged by the plan");
     assert!(study.passed, "{stdout}");
     assert!(stdout.contains("the mix"), "{stdout}");
+    // Where each agent ran, as the merged run tells it.
+    assert!(stdout.contains("Agents: 0/3 on perfbase-node"), "{stdout}");
+
     assert_eq!(server.stats.requests(), 3030);
 }
 

@@ -343,6 +343,15 @@ pub struct Env {
     pub os: String,
     pub kernel: String,
     pub hostname: String,
+    /// The node an agent ran on: on Kubernetes `PERFBASE_NODE_NAME`, which `perfbase k8s`
+    /// gives each agent pod from the downward API (`hostname` is then the pod's name, and
+    /// `cores` what the pod may use), elsewhere its host name. Recorded by agents (and by any
+    /// run given `PERFBASE_NODE_NAME`); a merged run's `agents` list each one's instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// A merged run's agents: where each ran and on how many CPUs, by segment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentEnv>,
     pub tool_version: String,
     /// Where the run came from: `GIT_COMMIT` and the common CI variables present at run time
     /// (`GITHUB_SHA`, `CI_COMMIT_SHA`, …), by name. A trend labels its points with them.
@@ -354,7 +363,25 @@ pub struct Env {
     pub services: BTreeMap<String, String>,
 }
 
+/// Where one agent of a merged run ran, and on how much.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct AgentEnv {
+    /// Its segment of the schedule, `I/N`.
+    pub segment: String,
+    /// The node it ran on ([`Env::node_name`]).
+    pub node: String,
+    /// Its host name: on Kubernetes, its pod's name.
+    pub hostname: String,
+    /// The CPUs it could use.
+    pub cores: u32,
+}
+
 impl Env {
+    /// The node the run ran on: `node` when recorded, else the host name.
+    pub fn node_name(&self) -> &str {
+        self.node.as_deref().unwrap_or(&self.hostname)
+    }
+
     /// What must stay the same for two runs to be compared like for like: CPU model, cores,
     /// kernel, perfbase's version and the services' versions when recorded (not the host
     /// name, which CI machines change at will).

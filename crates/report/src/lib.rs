@@ -107,8 +107,67 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
+/// Where a merged run's agents ran, by segment: `0/2 on node-a (pod p-0, 2 cores), 1/2 on
+/// node-b (pod p-1, 2 cores)`; None for a run that is no merge of agents.
+pub fn agents_text(env: &perfbase_core::result::Env) -> Option<String> {
+    let each: Vec<String> = env
+        .agents
+        .iter()
+        .map(|a| {
+            let pod = if a.hostname != a.node && !a.hostname.is_empty() {
+                format!("pod {}, ", a.hostname)
+            } else {
+                String::new()
+            };
+            let s = if a.cores == 1 { "" } else { "s" };
+            format!("{} on {} ({pod}{} core{s})", a.segment, a.node, a.cores)
+        })
+        .collect();
+    (!each.is_empty()).then(|| each.join(", "))
+}
+
+/// Where a merged run's agents ran, why a run stopped early, and the agents a merged run lost
+/// (so no step of it is whole).
+pub(crate) fn stop_lines(out: &mut String, r: &perfbase_core::result::RunResult) {
+    use std::fmt::Write;
+    if let Some(agents) = crate::agents_text(&r.env) {
+        let _ = writeln!(out, "  Agents: {agents}");
+    }
+    if let Some(reason) = &r.stop_reason {
+        let _ = writeln!(out, "  Stopped: {reason}");
+    }
+    if !r.lost_segments.is_empty() {
+        let _ = writeln!(
+            out,
+            "  LOST AGENTS: segment {} gave no result; no step is whole",
+            r.lost_segments.join(", ")
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn agents() {
+        use perfbase_core::result::{AgentEnv, Env};
+        let agent = |segment: &str, node: &str, hostname: &str, cores| AgentEnv {
+            segment: segment.into(),
+            node: node.into(),
+            hostname: hostname.into(),
+            cores,
+        };
+        let mut env = Env::default();
+        assert_eq!(super::agents_text(&env), None);
+        env.agents = vec![
+            agent("0/2", "node-a", "p-0", 2),
+            agent("1/2", "bench", "bench", 1),
+        ];
+        assert_eq!(
+            super::agents_text(&env).unwrap(),
+            "0/2 on node-a (pod p-0, 2 cores), 1/2 on bench (1 core)"
+        );
+    }
+
     #[test]
     fn formats() {
         assert_eq!(super::thousands(0), "0");

@@ -166,7 +166,7 @@ pub fn render(r: &RunResult) -> String {
     if r.interrupted {
         let _ = writeln!(out, "  INTERRUPTED: partial result");
     }
-    stop_lines(&mut out, r);
+    crate::stop_lines(&mut out, r);
     volume_lines(&mut out, m);
     error_lines(&mut out, m);
     if let Some(o) = &m.open_model {
@@ -185,20 +185,6 @@ pub fn render(r: &RunResult) -> String {
     }
     error_sample_lines(&mut out, &m.error_samples, 5);
     out
-}
-
-/// Why a run stopped early, and the agents a merged run lost (so no step of it is whole).
-fn stop_lines(out: &mut String, r: &RunResult) {
-    if let Some(reason) = &r.stop_reason {
-        let _ = writeln!(out, "  Stopped: {reason}");
-    }
-    if !r.lost_segments.is_empty() {
-        let _ = writeln!(
-            out,
-            "  LOST AGENTS: segment {} gave no result; no step is whole",
-            r.lost_segments.join(", ")
-        );
-    }
 }
 
 /// The run's first line: what was loaded, how, and for how long.
@@ -431,7 +417,7 @@ pub fn render_study(r: &RunResult, study: &Study, color: bool) -> String {
             ""
         }
     );
-    stop_lines(&mut out, r);
+    crate::stop_lines(&mut out, r);
     summary_table(&mut out, r, study, color);
     for s in &study.scenarios {
         scenario_block(&mut out, r, s, study, color);

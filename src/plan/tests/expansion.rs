@@ -221,3 +221,37 @@ fn rankings_and_the_page_are_checked_with_their_line() {
         .contains("a ranking needs two scenarios or more"));
     assert!(err("[page]\nfile = \"../x\"\n").contains("page.file: '../x': use a plain file name"));
 }
+
+/// The plan's length at most, as `perfbase k8s` bounds its Jobs by it: steps × repetitions,
+/// warm-up and cool-downs; a precision target's most runs, lengthened, within max_time and a
+/// round; nothing known when a step is bounded by a count alone.
+#[test]
+fn a_plans_length_at_most() {
+    let base = "[targets.t]\nurl = \"http://127.0.0.1:1/\"\n[workloads.w]\ntarget = \"t\"\n";
+    let length = |extra: &str, scenario: &str| {
+        let p = plan(&format!(
+            "{extra}{base}[[scenarios]]\nname = \"s\"\nworkload = \"w\"\n{scenario}"
+        ))
+        .unwrap();
+        planned_duration(&p).map(|d| d.as_secs())
+    };
+    // 2 steps × 10 s × 2 repetitions, a 5 s warm-up, a 1 s cool-down before each of 4 runs.
+    let plain = "rate = [10, 20]\nduration = \"10s\"\nrepetitions = 2\nwarmup = \"5s\"\n\
+                 cooldown = \"1s\"\n";
+    assert_eq!(length("", plain), Some(40 + 5 + 4));
+    // Up to 5 runs per step, each up to 4 × 10 s, 2 steps: at most 400 s…
+    let precise = "[plan]\nprecision = \"5%\"\nmax_repetitions = 5\n";
+    assert_eq!(
+        length(precise, "rate = [10, 20]\nduration = \"10s\"\n"),
+        Some(400)
+    );
+    // …or max_time and one more round of 80 s.
+    assert_eq!(
+        length(
+            &format!("{precise}max_time = \"60s\"\n"),
+            "rate = [10, 20]\nduration = \"10s\"\n"
+        ),
+        Some(140)
+    );
+    assert_eq!(length("", "concurrency = 2\nrequests = 100\n"), None);
+}

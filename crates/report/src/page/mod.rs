@@ -189,7 +189,7 @@ fn table(head: &[&str], rows: Vec<Vec<String>>, text_columns: usize) -> Block {
 
 fn environment(input: &PageInput<'_>) -> Section {
     let e = &input.result.env;
-    let machine = vec![
+    let mut machine = vec![
         vec!["host".into(), e.hostname.clone()],
         vec!["CPU".into(), format!("{} ({} cores)", e.cpu_model, e.cores)],
         vec!["memory".into(), bytes(e.memory_bytes)],
@@ -197,6 +197,7 @@ fn environment(input: &PageInput<'_>) -> Section {
         vec!["kernel".into(), e.kernel.clone()],
         vec!["perfbase".into(), e.tool_version.clone()],
     ];
+    machine.extend(crate::agents_text(e).map(|a| vec!["agents".into(), a]));
     let services = input
         .services
         .iter()

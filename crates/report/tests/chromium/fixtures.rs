@@ -88,6 +88,8 @@ fn env() -> Env {
         os: "Debian GNU/Linux 12 (bookworm)".into(),
         kernel: "6.1.0-18-amd64".into(),
         hostname: "bench-1".into(),
+        node: None,
+        agents: Vec::new(),
         tool_version: "0.1.0".into(),
         source: Default::default(),
         services: Default::default(),

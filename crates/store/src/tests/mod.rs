@@ -131,6 +131,8 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             os: "linux".into(),
             kernel: "6.1.0".into(),
             hostname: "bench-1".into(),
+            node: None,
+            agents: Vec::new(),
             tool_version: "0.1.0".into(),
             source: Default::default(),
             services: Default::default(),
