@@ -159,23 +159,42 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         ),
         None => out!("{}", perfbase_report::terminal::render(&merged)),
     }
-    let mut unsaved = false;
-    if let (true, Some(id)) = (a.save, &a.run_id) {
-        let mut labels = vec![(MERGED_LABEL.to_string(), id.clone())];
-        // So that nobody takes a partial run for a whole one: `perfbase history` shows these.
-        if !lost.is_empty() {
-            labels.push((LOST_LABEL.to_string(), lost.join(" ")));
+    let unsaved = match (a.save, &a.run_id) {
+        (true, Some(id)) => {
+            let labels = merged_labels(id, &runs, &lost).into_iter().collect();
+            crate::store::save(o, "merged", &merged, &labels).is_err()
         }
-        let cut: Vec<String> = runs
-            .iter()
-            .filter(|(_, r)| r.interrupted)
-            .map(|(_, r)| segment_of(r))
-            .collect();
-        if !cut.is_empty() {
-            labels.push((INTERRUPTED_LABEL.to_string(), cut.join(" ")));
-        }
-        unsaved = crate::store::save(o, "merged", &merged, &labels.into_iter().collect()).is_err();
+        _ => false,
+    };
+    agents_said(&runs);
+    if unsaved {
+        return Ok(Exit::Failed);
     }
+    Ok(Exit::of(&merged, study.is_none_or(|s| s.passed)))
+}
+
+/// The labels a merged run is saved with: its run id, and the segments that were lost or
+/// interrupted, so that nobody takes a partial run for a whole one (`perfbase history` shows
+/// them).
+fn merged_labels(id: &str, runs: &[(String, RunResult)], lost: &[String]) -> Vec<(String, String)> {
+    let mut labels = vec![(MERGED_LABEL.to_string(), id.to_string())];
+    if !lost.is_empty() {
+        labels.push((LOST_LABEL.to_string(), lost.join(" ")));
+    }
+    let cut: Vec<String> = runs
+        .iter()
+        .filter(|(_, r)| r.interrupted)
+        .map(|(_, r)| segment_of(r))
+        .collect();
+    if !cut.is_empty() {
+        labels.push((INTERRUPTED_LABEL.to_string(), cut.join(" ")));
+    }
+    labels
+}
+
+/// What the agents' results say beside the merged run: their clocks against the store's,
+/// and which were interrupted or fell short of their rate.
+fn agents_said(runs: &[(String, RunResult)]) {
     let offsets: Vec<String> = runs
         .iter()
         .filter_map(|(label, r)| {
@@ -189,7 +208,7 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             offsets.join(", ")
         );
     }
-    for (label, r) in &runs {
+    for (label, r) in runs {
         if r.interrupted {
             errln!("perfbase: warning: {label} (segment {}) was interrupted: the merged run is partial", segment_of(r));
         }
@@ -204,10 +223,32 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             }
         }
     }
-    if unsaved {
-        return Ok(Exit::Failed);
+}
+
+/// The segments that gave no result for phase `i`: agents that stopped before it, and the
+/// lost ones; said on stderr, naming the step.
+fn missing_from(
+    runs: &[(String, RunResult)],
+    lost: &[String],
+    i: usize,
+    step: &str,
+) -> Vec<String> {
+    let short = runs.iter().filter(|(_, r)| r.phases.len() <= i);
+    let said: Vec<String> = short
+        .clone()
+        .map(|(_, r)| format!("segment {}", segment_of(r)))
+        .chain(lost.iter().map(|s| format!("segment {s} (lost)")))
+        .collect();
+    if !said.is_empty() {
+        errln!(
+            "perfbase: step '{step}' is invalid: no result from {}",
+            said.join(", ")
+        );
     }
-    Ok(Exit::of(&merged, study.is_none_or(|s| s.passed)))
+    short
+        .map(|(_, r)| segment_of(r))
+        .chain(lost.iter().cloned())
+        .collect()
 }
 
 fn segment_of(r: &RunResult) -> String {
@@ -428,31 +469,9 @@ fn merge_runs(runs: &[(String, RunResult)], lost: &[String]) -> Result<RunResult
     merged.measurement =
         merge_concurrent(&runs.iter().map(|(_, r)| &r.measurement).collect::<Vec<_>>());
     for (i, phase) in merged.phases.iter_mut().enumerate() {
-        let short: Vec<&RunResult> = runs
-            .iter()
-            .filter(|(_, r)| r.phases.len() <= i)
-            .map(|(_, r)| r)
-            .collect();
-        let missing: Vec<String> = short
-            .iter()
-            .map(|r| format!("segment {}", segment_of(r)))
-            .chain(lost.iter().map(|s| format!("segment {s} (lost)")))
-            .collect();
-        phase.missing_segments = short
-            .iter()
-            .map(|r| segment_of(r))
-            .chain(lost.iter().cloned())
-            .collect();
-        if !missing.is_empty() {
-            // Without every segment the step is not the schedule it names: say so, and the
-            // merged run counts as partial.
-            errln!(
-                "perfbase: step '{}' is invalid: no result from {}",
-                phase.name,
-                missing.join(", ")
-            );
-            merged.interrupted = true;
-        }
+        phase.missing_segments = missing_from(runs, lost, i, &phase.name);
+        // Without every segment the step is not the schedule it names: the run is partial.
+        merged.interrupted |= !phase.missing_segments.is_empty();
         phase.measurement = merge_concurrent(
             &runs
                 .iter()

@@ -4,7 +4,6 @@
 //! store, histograms included, and reads the others'), and a failure stops every agent
 //! through the store's stop request, which each agent's watcher reads (src/agent.rs).
 
-use super::sinks::Sink;
 use crate::plan::Plan;
 use crate::store::StoreOptions;
 use perfbase_analysis::threshold::Threshold;
@@ -109,8 +108,16 @@ fn open(o: &StoreOptions) -> Option<perfbase_store::Store> {
     }
 }
 
-impl Sink for Aborts {
-    fn live(&mut self, scenario: &str, phase: &PhaseSpec, so_far: &Recorder, at: (Duration, u64)) {
+impl Aborts {
+    /// Judges the rules of `scenario` on the step so far, `at.0` into it (told as a sink's
+    /// `live`, about once a second); stops the run (and the other agents) when one fails.
+    pub fn judge(
+        &mut self,
+        scenario: &str,
+        phase: &PhaseSpec,
+        so_far: &Recorder,
+        at: (Duration, u64),
+    ) {
         if self.fired || !phase.record {
             return;
         }

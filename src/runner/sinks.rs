@@ -121,6 +121,12 @@ impl Sink for ProgressLine {
     }
 }
 
+impl Sink for super::abort::Aborts {
+    fn live(&mut self, scenario: &str, phase: &PhaseSpec, so_far: &Recorder, at: (Duration, u64)) {
+        self.judge(scenario, phase, so_far, at);
+    }
+}
+
 impl Sink for Jsonl {
     fn tick(&mut self, scenario: &str, phase: &PhaseSpec, elapsed: Duration, p: ProgressSnapshot) {
         self.second(scenario, phase, elapsed, p);

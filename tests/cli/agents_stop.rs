@@ -7,7 +7,7 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 /// Agent `i` of 3 of run `run`, meeting the others at the barrier of the SQLite `store`.
 fn agent(dir: &Path, plan: &Path, store: &Path, run: &str, i: u32) -> Child {
@@ -30,11 +30,17 @@ fn result_of(dir: &Path, run: &str, i: u32) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-/// When a result's measurement ended, in ms since the epoch.
-fn end_ms(r: &Value) -> f64 {
-    let start = perfbase_core::clock::parse_time(r["started_at"].as_str().unwrap()).unwrap();
-    start.duration_since(UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0
-        + r["duration_s"].as_f64().unwrap() * 1000.0
+/// How long after `at_ms` (store clock) each agent of `run` last beat, by segment: an agent
+/// beats every 250 ms until it exits, so it had stopped, saved and gone within 250 ms of this
+/// (which is negative for one that exited before the next beat after the request).
+pub fn gone_after(store: &str, run: &str, at_ms: i64) -> Vec<(String, i64)> {
+    let mut s = perfbase_store::Store::open(store).unwrap();
+    let now = s.clock_ms().unwrap();
+    s.heartbeats(run)
+        .unwrap()
+        .into_iter()
+        .map(|(segment, age)| (segment, now - age - at_ms))
+        .collect()
 }
 
 /// Half the requests fail; `abort_on_fail = ["error_rate < 20%"]` after 2 s stops all three
@@ -84,10 +90,15 @@ fn abort_on_fail_on_the_merged_figures_stops_every_agent() {
         assert_eq!(r["interrupted"], true);
         let why = r["stop_reason"].as_str().unwrap();
         assert!(why.contains(&reason), "{why} / {reason}");
-        let late = end_ms(&r) - at_ms as f64;
+    }
+    let gone = gone_after(store.to_str().unwrap(), "ab1", at_ms);
+    assert_eq!(gone.len(), 3);
+    for (segment, late) in gone {
+        eprintln!("agent {segment} was gone {late} ms after the stop request");
+        // Beats are 250 ms apart: it had exited by its last beat's next.
         assert!(
-            late < 2000.0,
-            "agent {i} stopped {late:.0} ms after the request"
+            late + 250 < 2000,
+            "agent {segment} was gone {late} ms after the request"
         );
     }
     let (code, stdout, stderr) = pb(
