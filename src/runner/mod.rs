@@ -230,6 +230,9 @@ fn prepare<'a>(
     monitor.set_worker_threads(state.threads);
     if let Some(at) = o.start_at {
         wait_until(at, interrupt);
+        // The result's start is the load's: agents started through a barrier or --start-at
+        // waited up to here.
+        state.started = SystemTime::now();
     }
     // Last before the load, so the counters cover it and nothing else.
     let noise = plan.page.as_ref().map(|_| crate::noise::before());

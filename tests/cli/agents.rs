@@ -598,7 +598,19 @@ fn agents_meet_at_the_store_barrier_and_start_together() {
             "a SQLite store's clock is this machine's: {offset}"
         );
         let at = r["started_at"].as_str().unwrap().to_string();
-        starts.push(perfbase_core::clock::parse_time(&at).unwrap());
+        let started = perfbase_core::clock::parse_time(&at).unwrap();
+        // The result starts when the load did, at the agreed time, not before its wait.
+        let agreed = err
+            .split("starting at ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no start in {err}"));
+        let agreed = perfbase_core::clock::parse_time(agreed).unwrap();
+        assert!(
+            started >= agreed - std::time::Duration::from_millis(5),
+            "started_at {at} is before the agreed start"
+        );
+        starts.push(started);
     }
     let first = *starts.iter().min().unwrap();
     for s in &starts {
