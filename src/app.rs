@@ -77,6 +77,9 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             crate::agent::watch(&a, &store)?;
             let mut clock = None;
             if a.barrier {
+                // A bad plan fails here, not in every agent after all of them met.
+                crate::plan::load(&a.run.plan, a.run.scale)
+                    .map_err(|e| bad_input(e.to_string()))?;
                 let (start, offset) = crate::agent::barrier(&a, &store)?;
                 a.run.segment.start_at = Some(start);
                 clock = Some(offset);

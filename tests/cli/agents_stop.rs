@@ -203,3 +203,28 @@ fn an_agent_killed_outright_is_lost_and_the_merge_says_so() {
         "the store marks the merged run as one that lost an agent"
     );
 }
+
+/// A plan that does not load fails an agent before it arrives at the barrier: the others are
+/// not kept waiting for an agent that would only fail once all have met.
+#[test]
+fn a_bad_plan_fails_before_the_barrier() {
+    let dir = tmp();
+    let plan = dir.path().join("bad.toml");
+    std::fs::write(
+        &plan,
+        "[targets.api]\nurl = \"http://127.0.0.1:1\"\n[workloads.w]\ntarget = \"api\"\n\
+         path = \"/\"\n[[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = \"fast\"\n",
+    )
+    .unwrap();
+    let store = dir.path().join("shared.db");
+    let started = Instant::now();
+    let out = agent(dir.path(), &plan, &store, "bad1", 0)
+        .wait_with_output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("bad.toml:9: scenarios[0].rate"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{err}");
+    let mut s = perfbase_store::Store::open(store.to_str().unwrap()).unwrap();
+    assert!(s.arrivals("bad1").unwrap().is_empty(), "it never arrived");
+}
