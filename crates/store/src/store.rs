@@ -68,14 +68,28 @@ impl Store {
     }
 
     fn open_upto(location: &str, target: u32) -> Result<Store, StoreError> {
-        let mut store = Store::connect(location)?;
-        match store.migrate(target) {
-            Ok(()) => Ok(store),
-            Err(StoreError::Db(msg)) => Err(StoreError::Open {
-                location: store.location.clone(),
-                source: Cause(format!("{msg}; {}", remedy(location))),
-            }),
-            Err(e) => Err(e),
+        // Processes that open one new SQLite file at the same moment (agents on one machine)
+        // can be refused at once, "database is locked", while another turns it to WAL or
+        // migrates it: SQLite does not wait through the busy timeout there. Seen in 1 of 18
+        // starts of three agents at once; such an open is tried again, up to WAIT.
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            match Store::connect(location).and_then(|mut s| s.migrate(target).map(|()| s)) {
+                Err(e)
+                    if e.to_string().contains("database is locked")
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Ok(store) => return Ok(store),
+                Err(StoreError::Db(msg)) => {
+                    return Err(StoreError::Open {
+                        location: redact_location(location),
+                        source: Cause(format!("{msg}; {}", remedy(location))),
+                    })
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 
