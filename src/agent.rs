@@ -3,9 +3,9 @@
 //! every agent reads (and records its own clock's offset from).
 
 use crate::exit::{bad_input, AppError};
-use crate::merge::RUN_LABEL;
 use crate::runner::ClockOffset;
 use crate::store::StoreOptions;
+use crate::store::RUN_LABEL;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long after the last agent arrives they all start: time for each to read the barrier.

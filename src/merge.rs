@@ -11,14 +11,7 @@ use perfbase_core::merge::merge_concurrent;
 use perfbase_core::result::RunResult;
 use perfbase_engine::Segment;
 
-/// The label under which an agent's result is saved: `agent-run=ID`.
-pub const RUN_LABEL: &str = "agent-run";
-/// The label of a merged run that `perfbase merge --run-id ID --save` saved.
-pub const MERGED_LABEL: &str = "merged-run";
-/// The label of a merged run some of whose agents were lost: their segments.
-pub const LOST_LABEL: &str = "lost-segments";
-/// The label of a merged run some of whose agents were interrupted: their segments.
-pub const INTERRUPTED_LABEL: &str = "interrupted-segments";
+pub use crate::store::{INTERRUPTED_LABEL, LOST_LABEL, MERGED_LABEL, RUN_LABEL};
 
 /// How `--wait-for` waits: for how many agents, how long in all, and when an agent whose
 /// heartbeat stopped counts as lost.
@@ -148,17 +141,7 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         perfbase_report::json::write_atomic(path, &merged)
             .map_err(|e| bad_input(format!("--json {}: cannot write: {e}", path.display())))?;
     }
-    match &study {
-        Some(st) => out!(
-            "{}",
-            perfbase_report::terminal::render_study(
-                &merged,
-                st,
-                std::io::IsTerminal::is_terminal(&std::io::stdout())
-            )
-        ),
-        None => out!("{}", perfbase_report::terminal::render(&merged)),
-    }
+    print(&merged);
     let unsaved = match (a.save, &a.run_id) {
         (true, Some(id)) => {
             let labels = merged_labels(id, &runs, &lost).into_iter().collect();
@@ -171,6 +154,21 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         return Ok(Exit::Failed);
     }
     Ok(Exit::of(&merged, study.is_none_or(|s| s.passed)))
+}
+
+/// Prints a merged run: judged by its plan's study when it has one, else as a run.
+pub fn print(merged: &RunResult) {
+    match &merged.study {
+        Some(st) => out!(
+            "{}",
+            perfbase_report::terminal::render_study(
+                merged,
+                st,
+                std::io::IsTerminal::is_terminal(&std::io::stdout())
+            )
+        ),
+        None => out!("{}", perfbase_report::terminal::render(merged)),
+    }
 }
 
 /// The labels a merged run is saved with: its run id, and the segments that were lost or

@@ -8,6 +8,15 @@ use perfbase_store::{Labels, RunRef, Store};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The label under which an agent's result is saved: `agent-run=ID`.
+pub const RUN_LABEL: &str = "agent-run";
+/// The label of a merged run that `perfbase merge --run-id ID --save` saved.
+pub const MERGED_LABEL: &str = "merged-run";
+/// The label of a merged run some of whose agents were lost: their segments.
+pub const LOST_LABEL: &str = "lost-segments";
+/// The label of a merged run some of whose agents were interrupted: their segments.
+pub const INTERRUPTED_LABEL: &str = "interrupted-segments";
+
 /// Where results go and how they are labelled.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {

@@ -157,16 +157,6 @@ pub fn follow(f: &Follow<'_>, store: &StoreOptions) -> Result<Exit, AppError> {
         ))
     })?;
     let passed = merged.study.as_ref().is_none_or(|s| s.passed);
-    match &merged.study {
-        Some(st) => out!(
-            "{}",
-            perfbase_report::terminal::render_study(
-                &merged,
-                st,
-                std::io::IsTerminal::is_terminal(&std::io::stdout())
-            )
-        ),
-        None => out!("{}", perfbase_report::terminal::render(&merged)),
-    }
+    crate::merge::print(&merged);
     Ok(Exit::of(&merged, passed))
 }

@@ -87,7 +87,7 @@ fn agents(o: &super::StudyOptions) -> Option<Agents> {
         .store
         .labels
         .iter()
-        .find(|(k, _)| k == crate::merge::RUN_LABEL)?
+        .find(|(k, _)| k == crate::store::RUN_LABEL)?
         .1
         .clone();
     let store = open(&o.store)?;
