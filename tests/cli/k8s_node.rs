@@ -291,25 +291,58 @@ fn two_steps(dir: &std::path::Path, addr: std::net::SocketAddr) -> std::path::Pa
     plan
 }
 
+/// A two-step run of three agent pods under way: all of them beating in the store, 2 s
+/// into the first step (after the barrier's 2 s); None without the node.
+struct MidRun {
+    _lock: std::sync::MutexGuard<'static, ()>,
+    _server: perfbase_reference::Background,
+    _dir: tempfile::TempDir,
+    store: String,
+    run_id: String,
+    space: Space,
+    child: std::process::Child,
+}
+
+impl MidRun {
+    fn start(tag: &str) -> Option<MidRun> {
+        let (kubeconfig, store) = node()?;
+        let lock = serial();
+        let server = perfbase_reference::spawn(0).unwrap();
+        let dir = tmp();
+        let plan = two_steps(dir.path(), server.addr);
+        let space = Space::new(&kubeconfig, &store, tag);
+        let run_id = format!("node-{tag}-{}", std::process::id());
+        let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
+            .spawn()
+            .unwrap();
+        all_beating(&store, &run_id);
+        std::thread::sleep(Duration::from_secs(4));
+        Some(MidRun {
+            _lock: lock,
+            _server: server,
+            _dir: dir,
+            store,
+            run_id,
+            space,
+            child,
+        })
+    }
+}
+
 /// A pod deleted with grace 0 in the first step: the merge Job still merges, and the merged
 /// run is partial, names the segment, and marks the steps without it invalid.
 #[test]
 fn a_pod_killed_mid_run_leaves_a_partial_merged_run_that_names_it() {
-    let Some((kubeconfig, store)) = node() else {
+    let Some(run) = MidRun::start("kill") else {
         return;
     };
-    let _g = serial();
-    let server = perfbase_reference::spawn(0).unwrap();
-    let dir = tmp();
-    let plan = two_steps(dir.path(), server.addr);
-    let space = Space::new(&kubeconfig, &store, "kill");
-    let run_id = format!("node-kill-{}", std::process::id());
-    let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
-        .spawn()
-        .unwrap();
-    all_beating(&store, &run_id);
-    // The barrier's 2 s, then 2 s into the first step.
-    std::thread::sleep(Duration::from_secs(4));
+    let MidRun {
+        store,
+        run_id,
+        space,
+        child,
+        ..
+    } = run;
     let pods = space.pods("perfbase-node-steps");
     let (_, victim) = pods
         .iter()
@@ -376,20 +409,16 @@ fn agent_pid(run: &str, index: &str) -> Option<i32> {
 /// partial run that names the lost segment and is saved labelled so.
 #[test]
 fn an_agent_killed_outright_in_its_pod_is_lost_and_named() {
-    let Some((kubeconfig, store)) = node() else {
+    let Some(run) = MidRun::start("lost") else {
         return;
     };
-    let _g = serial();
-    let server = perfbase_reference::spawn(0).unwrap();
-    let dir = tmp();
-    let plan = two_steps(dir.path(), server.addr);
-    let space = Space::new(&kubeconfig, &store, "lost");
-    let run_id = format!("node-lost-{}", std::process::id());
-    let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
-        .spawn()
-        .unwrap();
-    all_beating(&store, &run_id);
-    std::thread::sleep(Duration::from_secs(4));
+    let MidRun {
+        store,
+        run_id,
+        space: _space,
+        child,
+        ..
+    } = run;
     let pid = agent_pid(&run_id, "1").expect("the agent of index 1 among this machine's processes");
     // SAFETY: a signal to the agent of the test's own pod.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
@@ -410,20 +439,16 @@ fn an_agent_killed_outright_in_its_pod_is_lost_and_named() {
 /// 2 s; each agent's result and the merged run say why.
 #[test]
 fn ctrl_c_of_follow_stops_every_agent_within_two_seconds() {
-    let Some((kubeconfig, store)) = node() else {
+    let Some(run) = MidRun::start("stop") else {
         return;
     };
-    let _g = serial();
-    let server = perfbase_reference::spawn(0).unwrap();
-    let dir = tmp();
-    let plan = two_steps(dir.path(), server.addr);
-    let space = Space::new(&kubeconfig, &store, "stop");
-    let run_id = format!("node-stop-{}", std::process::id());
-    let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
-        .spawn()
-        .unwrap();
-    all_beating(&store, &run_id);
-    std::thread::sleep(Duration::from_secs(4));
+    let MidRun {
+        store,
+        run_id,
+        space: _space,
+        child,
+        ..
+    } = run;
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let (code, stdout, stderr) = output(child);
