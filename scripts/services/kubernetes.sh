@@ -106,9 +106,17 @@ kube_built() {
 }
 kube_etcd_built() { kube_built "$KUBE_ETCD_BIN" "etcd Version: ${KUBE_ETCD_VERSION#v}"; }
 
+# go_command_name PACKAGE: the file name `go build -o DIR/` gives PACKAGE's command: its last
+# path element, or the one before a major-version suffix (go.etcd.io/etcd/server/v3 → server).
+go_command_name() {
+  local p=$1 last=${1##*/}
+  if [[ $last =~ ^v[0-9]+$ ]]; then p=${p%/*}; fi
+  printf '%s\n' "${p##*/}"
+}
+
 # kube_go_build NAME DIR GOMOD VERSION PACKAGE...: the PACKAGEs (at VERSION) built in one `go
 # build` in a throw-away module DIR whose go.mod is GOMOD, each into .services/kubernetes/bin
-# under its last path element; the array KUBE_GO_FLAGS holds extra flags for `go build`.
+# under the name `go build` gives it; the array KUBE_GO_FLAGS holds extra flags for `go build`.
 kube_go_build() {
   local name=$1 dir=$2 gomod=$3 ver=$4 go start=$SECONDS p
   shift 4
@@ -123,7 +131,10 @@ kube_go_build() {
   # build` of several commands compiles the packages they share once.
   (cd "$dir" && GOFLAGS=-mod=mod nice -n 10 "$go" build -buildvcs=false -trimpath \
     "${KUBE_GO_FLAGS[@]}" -o "$dir/out/" "$@") >&2 || die "go build of $name failed (in $dir)"
-  for p in "$@"; do mv -f "$dir/out/${p##*/}" "$KUBE_DIR/bin/${p##*/}"; done
+  for p in "$@"; do
+    p=$(go_command_name "$p")
+    mv -f "$dir/out/$p" "$KUBE_DIR/bin/$p" || die "go build of $name left no $dir/out/$p"
+  done
   rm -rf "$dir"
   log "$name $ver built in $((SECONDS - start)) s"
 }
@@ -159,7 +170,7 @@ kube_build() {
     KUBE_GO_FLAGS=()
     kube_go_build etcd "$KUBE_DIR/build-etcd" $'module local/etcdbuild\n\ngo 1.24.0\n' \
       "$KUBE_ETCD_VERSION" go.etcd.io/etcd/server/v3
-    mv -f "$KUBE_DIR/bin/v3" "$KUBE_ETCD_BIN"
+    mv -f "$KUBE_DIR/bin/server" "$KUBE_ETCD_BIN"
     kube_etcd_built || die "$KUBE_ETCD_BIN does not report etcd Version: ${KUBE_ETCD_VERSION#v}"
   fi
 }
