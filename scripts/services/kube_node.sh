@@ -191,7 +191,8 @@ kube_node_up() {
   command -v containerd >/dev/null 2>&1 || ensure_pkg containerd
   command -v runc >/dev/null 2>&1 || ensure_pkg runc
   [ -x /usr/lib/cni/bridge ] || ensure_pkg containernetworking-plugins
-  [ -x /bin/busybox ] || ensure_pkg busybox-static
+  # Debian's busybox package has a /bin/busybox too, but linked to libc: the image needs the static one.
+  dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || ensure_pkg busybox-static
   command -v iptables >/dev/null 2>&1 || ensure_pkg iptables
   is_root || die "kubernetes: the node (containerd, kubelet) runs as root"
   mkdir -p "$KUBE_NODE"
