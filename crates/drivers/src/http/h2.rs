@@ -210,6 +210,27 @@ impl Lease {
     }
 }
 
+/// What a protocol on HTTP/2 that reads its replies its own way (gRPC) needs of a lease.
+#[cfg_attr(not(feature = "grpc"), allow(dead_code))]
+impl Lease {
+    /// The connection's request sender, for a protocol on HTTP/2 that reads its replies
+    /// its own way (gRPC).
+    pub(crate) fn sender(&mut self) -> &mut SendRequest<Full<Bytes>> {
+        &mut self.send
+    }
+
+    /// The bytes (read, written) the connection moved since they were last taken.
+    pub(crate) fn take_bytes(&self) -> (u64, u64) {
+        self.bytes.take()
+    }
+
+    /// The connect and TLS times (µs) of the connection this lease opened, the first time
+    /// they are asked for.
+    pub(crate) fn take_opened(&mut self) -> Option<(u32, u32)> {
+        self.opened.take()
+    }
+}
+
 /// The connections of every worker, and how to open more.
 pub(crate) struct Pool {
     addr: SocketAddr,

@@ -9,9 +9,9 @@
 //! not kept.
 
 pub mod chunked;
-mod conn;
+pub(crate) mod conn;
 pub mod fetch;
-mod h2;
+pub(crate) mod h2;
 pub mod journey;
 mod request;
 mod response;
