@@ -230,10 +230,16 @@ pub fn pb(dir: &Path, args: &[&str]) -> (i32, String, String) {
 /// 1.5 s in and starts it again 1.5 s after it stopped: the run goes on (exit 0), the stop is counted as transport
 /// errors, the password never shows, and successes come before the stop and after the restart.
 pub fn stopped_mid_run(args: &[&str], service: &str) {
+    stopped_mid_run_by(args, service, || services_sh(&["down", service]));
+}
+
+/// As [`stopped_mid_run`], with `stop` stopping the server (one process of a service that runs
+/// several); `scripts/services.sh up SERVICE` starts it again.
+pub fn stopped_mid_run_by(args: &[&str], service: &str, stop: impl FnOnce()) {
     let dir = tmp();
     let run = Background::start(args, dir.path());
     std::thread::sleep(Duration::from_millis(1500));
-    services_sh(&["down", service]);
+    stop();
     std::thread::sleep(Duration::from_millis(1500));
     services_sh(&["up", service]);
     let (code, stderr, v) = run.finish();
