@@ -22,6 +22,8 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Mysql(a) => sql(&a, Dialect::Mysql, &a.load.save.options()?),
         #[cfg(feature = "redis")]
         Command::Redis(a) => study(a.plan(&a.load.save.options()?)?),
+        #[cfg(feature = "grpc")]
+        Command::Grpc(a) => study(a.plan(&a.load.save.options()?)?),
         #[cfg(feature = "amqp")]
         Command::Amqp(a) => study(a.plan(&a.load.save.options()?)?),
         #[cfg(feature = "nats")]

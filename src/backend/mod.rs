@@ -1,5 +1,5 @@
 //! The one seam between what a workload loads and the protocol drivers. Each protocol is one
-//! module here (`http.rs`, `sql.rs`, `redis.rs`, `amqp.rs`, `nats.rs`, `mqtt.rs`, `mongo.rs`,
+//! module here (`http.rs`, `grpc.rs`, `sql.rs`, `redis.rs`, `amqp.rs`, `nats.rs`, `mqtt.rs`, `mongo.rs`,
 //! `vault.rs`) holding its target, its driver's construction, its set-up, its settings, its
 //! server's version, its closing lines and its page section, behind the [`Protocol`] trait.
 //! [`Backend`] is the list of them, made by the one `protocols!` line per protocol below;
@@ -10,6 +10,8 @@
 mod amqp;
 #[cfg(any(feature = "redis", feature = "mongo"))]
 mod closing;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod http;
 #[cfg(feature = "mongo")]
 mod mongo;
@@ -37,6 +39,8 @@ use std::sync::Arc;
 
 #[cfg(feature = "amqp")]
 pub use amqp::{AmqpTarget, StreamSide};
+#[cfg(feature = "grpc")]
+pub use grpc::GrpcTarget;
 pub use http::{HttpRequests, HttpTarget};
 #[cfg(feature = "mongo")]
 pub use mongo::MongoTarget;
@@ -89,6 +93,8 @@ macro_rules! protocols {
 
 protocols! {
     "http" => Http(HttpTarget),
+    /// gRPC over HTTP/2 (h2c or TLS).
+    "grpc" => Grpc(GrpcTarget),
     /// PostgreSQL, MySQL or MariaDB.
     "sql" => Sql(SqlTarget),
     "redis" => Redis(RedisTarget),

@@ -6,6 +6,8 @@
 mod amqp;
 mod command;
 pub use command::check_outputs;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod http;
 mod import;
 mod inspect;
@@ -28,6 +30,8 @@ mod vault;
 
 #[cfg(feature = "amqp")]
 pub use amqp::AmqpArgs;
+#[cfg(feature = "grpc")]
+pub use grpc::GrpcArgs;
 pub use http::{parse_header, HttpArgs};
 pub use import::{ImportArgs, ImportWhat};
 pub use inspect::{
@@ -281,6 +285,9 @@ pub enum Command {
     /// Load Redis (standalone or cluster): an operation suite like redis-benchmark, or one op.
     #[cfg(feature = "redis")]
     Redis(Box<RedisArgs>),
+    /// Load a gRPC service: one method, unary or streaming, with messages from JSON.
+    #[cfg(feature = "grpc")]
+    Grpc(Box<GrpcArgs>),
     /// Load RabbitMQ (AMQP 0-9-1): publish, or publish and consume with end-to-end latency.
     #[cfg(feature = "amqp")]
     Amqp(Box<AmqpArgs>),

@@ -33,6 +33,8 @@ mod context;
 mod corpus;
 mod describe;
 mod file;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod journeys;
 mod meta;
 mod model;

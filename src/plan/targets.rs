@@ -26,8 +26,8 @@ pub(super) fn targets<'r>(
                 &t.url,
                 &field,
                 format!(
-                    "'{}': use an http://, https://, postgres://, mysql://, redis://, \
-                     redis+cluster://, amqp://, nats://, mqtt:// or mongodb:// URL",
+                    "'{}': use an http://, https://, grpc://, grpcs://, postgres://, mysql://, \
+                     redis://, redis+cluster://, amqp://, nats://, mqtt:// or mongodb:// URL",
                     perfbase_core::redact::url(t.url.get_ref())
                 ),
             ));
@@ -98,6 +98,16 @@ fn checked_url(
             MongoDriver::new(url_text, MongoOp::FindOne, Default::default())
                 .map_err(|e| bad(&e))?;
         }),
+        Family::Grpc => {
+            // The method and its schema are the workload's; the URL alone is checked here.
+            let url = Url::parse(url_text).map_err(|e| bad(&e))?;
+            if url.host_str().is_none() || url.port().is_none() || !matches!(url.path(), "" | "/") {
+                return Err(bad(
+                    &"a gRPC target is grpc://host:port or grpcs://host:port (the \
+                                  method goes in the workload's `call`)",
+                ));
+            }
+        }
         Family::Http | Family::Sql | Family::Vault => {
             return Url::parse(url_text).map(Some).map_err(|e| {
                 let shown = perfbase_core::redact::url(t.url.get_ref());
@@ -129,6 +139,9 @@ fn fields_fit(
         }
     }
     if !matches!(family, Family::Http | Family::Vault) {
+        // gRPC runs on HTTP/2 connections: their TLS trust and streams per connection apply.
+        let grpc_too =
+            |f: &str| family == Family::Grpc && matches!(f, "insecure" | "cacert" | "streams");
         let http_only = [
             ("keepalive", t.keepalive.is_some()),
             ("insecure", t.insecure.is_some()),
@@ -136,7 +149,7 @@ fn fields_fit(
             ("http2", t.http2.is_some()),
             ("streams", t.streams.is_some()),
         ];
-        if let Some((f, _)) = http_only.iter().find(|(_, set)| *set) {
+        if let Some((f, _)) = http_only.iter().find(|(f, set)| *set && !grpc_too(f)) {
             return Err(cx.err(
                 &t.url,
                 format!("targets.{name}.{f}"),
@@ -151,6 +164,8 @@ fn fields_fit(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Family {
     Http,
+    /// grpc:// (h2c) or grpcs:// (TLS).
+    Grpc,
     Sql,
     Redis,
     Amqp,
@@ -165,6 +180,7 @@ impl Family {
     pub fn of(scheme: &str) -> Option<Family> {
         Some(match scheme {
             "http" | "https" => Family::Http,
+            "grpc" | "grpcs" => Family::Grpc,
             "postgres" | "postgresql" | "mysql" | "mariadb" => Family::Sql,
             "redis" | "redis+cluster" => Family::Redis,
             "amqp" => Family::Amqp,
@@ -179,6 +195,7 @@ impl Family {
     pub fn feature(self) -> (&'static str, bool) {
         match self {
             Family::Http => ("http", cfg!(feature = "http")),
+            Family::Grpc => ("grpc", cfg!(feature = "grpc")),
             Family::Sql => ("sql", cfg!(feature = "sql")),
             Family::Redis => ("redis", cfg!(feature = "redis")),
             Family::Amqp => ("amqp", cfg!(feature = "amqp")),
@@ -195,6 +212,7 @@ impl Family {
             .iter()
             .map(|f| match f {
                 Family::Http => "http(s)://",
+                Family::Grpc => "grpc(s)://",
                 Family::Sql => "postgres:// and mysql://",
                 Family::Redis => "redis://",
                 Family::Amqp => "amqp://",

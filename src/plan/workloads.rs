@@ -17,6 +17,8 @@ use super::backends::sql_workload;
 use super::backends::vault_workload;
 use super::context::Ctx;
 use super::file::{self, PlanFile, RequestDef, S};
+#[cfg(feature = "grpc")]
+use super::grpc::grpc_workload;
 use super::model::*;
 use super::targets::{http_version, tls_of, Family, TargetInfo};
 #[cfg(feature = "sql")]
@@ -133,7 +135,9 @@ fn suite_operations(
             &w.command,
             built!("vault", names::<perfbase_drivers::vault::VaultOp>()),
         ),
-        Family::Http | Family::Amqp | Family::Nats | Family::Mqtt => return Ok(None),
+        Family::Http | Family::Grpc | Family::Amqp | Family::Nats | Family::Mqtt => {
+            return Ok(None)
+        }
     };
     let Some(chosen) = chosen.as_ref().filter(|c| c.get_ref() == "suite") else {
         if let Some(o) = &w.operations {
@@ -258,6 +262,10 @@ fn backend_of(
         Family::Amqp => built!("amqp", amqp_workload(cx, field, w, url_text)?),
         Family::Nats => built!("nats", nats_workload(cx, field, w, url_text)?),
         Family::Mqtt => built!("mqtt", mqtt_workload(cx, field, w, url_text)?),
+        Family::Grpc => built!(
+            "grpc",
+            grpc_workload(cx, field, w, tdef, url_text, corpora)?
+        ),
         Family::Http => unreachable!("HTTP workloads are read by http_workload"),
     })
 }
@@ -519,7 +527,7 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
         ("path", &[Http], at(&w.path)),
         (
             "headers",
-            &[Http],
+            &[Http, Grpc],
             (!w.headers.is_empty()).then_some(target),
         ),
         ("body", &[Http], at(&w.body)),
@@ -562,6 +570,11 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
         ("sign_key_type", &[Vault], at(&w.sign_key_type)),
         ("kv_path", &[Vault], at(&w.kv_path)),
         ("pki_role", &[Vault], at(&w.pki_role)),
+        ("call", &[Grpc], at(&w.call)),
+        ("protos", &[Grpc], at(&w.protos)),
+        ("import_paths", &[Grpc], at(&w.import_paths)),
+        ("data", &[Grpc], at(&w.data)),
+        ("messages", &[Grpc], at(&w.messages)),
     ];
     table
         .into_iter()

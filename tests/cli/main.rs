@@ -11,6 +11,7 @@ mod brokers;
 mod common;
 mod edges;
 mod exports;
+mod grpc;
 mod hostile;
 mod hostile2;
 mod http;

@@ -7,6 +7,8 @@
 pub mod amqp;
 #[cfg(any(feature = "postgres", feature = "amqp"))]
 mod batch;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod input;

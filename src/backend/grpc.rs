@@ -1,0 +1,143 @@
+//! gRPC workloads: one method (any of the four kinds of call) with request messages from a
+//! JSON template, on HTTP/2 connections shared `--streams` calls at a time.
+
+use super::protocol::{Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
+use crate::exit::AppError;
+use perfbase_core::result::RunResult;
+use perfbase_drivers::grpc::{GrpcDriver, GrpcOptions};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A workload against a gRPC server.
+#[derive(Debug, Clone)]
+pub struct GrpcTarget {
+    /// grpc://host:port (h2c) or grpcs://host:port (TLS).
+    pub url: String,
+    pub options: GrpcOptions,
+    /// The kind of call the method is (unary, server-streaming…).
+    kind: &'static str,
+}
+
+impl GrpcTarget {
+    /// The workload, its method found and its first request built: a bad URL, schema,
+    /// method or message is an error here.
+    pub fn new(url: &str, options: GrpcOptions) -> Result<GrpcTarget, String> {
+        let driver = GrpcDriver::new(url, options.clone()).map_err(|e| e.to_string())?;
+        Ok(GrpcTarget {
+            url: url.to_string(),
+            kind: driver.method().kind.name(),
+            options,
+        })
+    }
+
+    /// The driver, its call deadline the run's timeout when one is given.
+    fn driver(&self, deadline: Option<std::time::Duration>) -> Result<GrpcDriver, String> {
+        let mut options = self.options.clone();
+        options.deadline = deadline;
+        GrpcDriver::new(&self.url, options).map_err(|e| e.to_string())
+    }
+}
+
+impl Protocol for GrpcTarget {
+    fn name(&self) -> &'static str {
+        "grpc"
+    }
+
+    fn section(&self) -> &'static str {
+        "gRPC"
+    }
+
+    /// ghz's default concurrency.
+    fn default_connections(&self) -> u64 {
+        50
+    }
+
+    /// Calls share connections, as HTTP/2's requests do.
+    fn default_max_inflight(&self) -> u64 {
+        DEFAULT_MAX_INFLIGHT
+    }
+
+    /// Nothing is set up on the server.
+    fn skip_setup(&mut self) {}
+
+    fn validate(&self) -> Result<(), String> {
+        self.driver(None).map(drop)
+    }
+
+    fn run(&self, args: RunArgs<'_>) -> Result<Ran, AppError> {
+        let deadline = Some(args.cfg.timeout);
+        args.drive(self.driver(deadline))
+    }
+
+    fn settings(&self) -> BTreeMap<String, Value> {
+        let o = &self.options;
+        let mut m = BTreeMap::new();
+        m.insert("call".into(), o.call.clone().into());
+        m.insert("kind".into(), self.kind.into());
+        m.insert("data".into(), o.data.clone().into());
+        if o.messages > 1 {
+            m.insert("messages_per_call".into(), o.messages.into());
+        }
+        m.insert("streams".into(), o.streams.into());
+        let protos: Vec<Value> = o
+            .protos
+            .iter()
+            .map(|p| p.display().to_string().into())
+            .collect();
+        m.insert("protos".into(), protos.into());
+        let metadata: Vec<Value> = o
+            .metadata
+            .iter()
+            .map(|(k, v)| perfbase_core::redact::header_line(k, v).into())
+            .collect();
+        if !metadata.is_empty() {
+            m.insert("metadata".into(), metadata.into());
+        }
+        m
+    }
+
+    fn server_url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// gRPC has no standard version call: what serves the method is known only by its own
+    /// API.
+    fn server_version(&self) -> Result<String, String> {
+        Err("gRPC has no version call".into())
+    }
+
+    fn closing_lines(
+        &self,
+        extras: &[BTreeMap<String, Value>],
+        result: &RunResult,
+        single: bool,
+    ) -> String {
+        let _ = (result, single);
+        let sum = |key: &str| -> u64 {
+            extras
+                .iter()
+                .filter_map(|e| e.get(key).and_then(Value::as_u64))
+                .sum()
+        };
+        let (received, sent) = (sum("messages_received"), sum("messages_sent"));
+        if received == 0 && sent == 0 {
+            return String::new();
+        }
+        format!(
+            "Messages: {} received, {} sent (of calls that completed or failed alike)\n",
+            perfbase_report::thousands(received),
+            perfbase_report::thousands(sent)
+        )
+    }
+}
+
+impl Extras for GrpcDriver {
+    /// The messages the run received (every reply message counted whole) and sent.
+    fn extras(&self) -> BTreeMap<String, Value> {
+        let (received, sent) = self.messages();
+        let mut m = BTreeMap::new();
+        m.insert("messages_received".into(), received.into());
+        m.insert("messages_sent".into(), sent.into());
+        m
+    }
+}
