@@ -411,8 +411,8 @@ fn a_server_stopped_mid_run_is_classed_and_the_run_goes_on() {
     });
 }
 
-/// Metadata reaches the server with every call, and a credential among it never shows in the
-/// result or the output.
+/// Every call reaches the server once (the greeter logs each name it greets: its own count),
+/// with the metadata, and a credential among it never shows in the result or the output.
 #[test]
 fn metadata_credentials_are_redacted() {
     let Some((url, proto)) = server(
@@ -421,6 +421,10 @@ fn metadata_credentials_are_redacted() {
     ) else {
         return;
     };
+    let Some(bin_dir) = service("PERFBASE_GRPC_BIN_DIR") else {
+        return;
+    };
+    let marker = format!("count-{}-", std::process::id());
     let (code, text, v) = pb(&[
         "grpc",
         &url,
@@ -429,7 +433,7 @@ fn metadata_credentials_are_redacted() {
         "--call",
         "helloworld.Greeter/SayHello",
         "--data",
-        r#"{"name": "user-{{n}}"}"#,
+        &format!(r#"{{"name": "{marker}{{{{n}}}}"}}"#),
         "-M",
         "authorization: Bearer sekrit-token-42",
         "-M",
@@ -439,6 +443,23 @@ fn metadata_credentials_are_redacted() {
     ]);
     assert_eq!(code, 0, "{text}");
     assert_eq!(v["success_ratio"], 1.0, "{}", v["error_samples"]);
+    // The greeter's log: each of the 20 names once (it may write its last lines a moment late).
+    let log = std::path::Path::new(&bin_dir).join("../greeter.log");
+    let mut greeted = Vec::new();
+    for _ in 0..20 {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        greeted = text
+            .lines()
+            .filter_map(|l| l.split_once(&format!("Received: {marker}")))
+            .map(|(_, n)| n.trim().parse::<u64>().unwrap())
+            .collect();
+        if greeted.len() >= 20 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    greeted.sort_unstable();
+    assert_eq!(greeted, (0..20).collect::<Vec<u64>>(), "{}", log.display());
     let all = format!("{v}{text}");
     assert!(!all.contains("sekrit-token-42"), "{all}");
     assert!(
