@@ -65,6 +65,10 @@ fn unary_and_server_streaming_counts_are_exact() {
         "-c 2 --streams 4: eight calls at once"
     );
     assert_eq!(v["config"]["protocol"]["kind"], "unary");
+    // The request's size, not its JSON: a 5-byte prefix and 17 bytes of protobuf (two tags,
+    // a 5-byte varint and a negative int32's 10).
+    assert_eq!(v["config"]["protocol"]["request_bytes"], 22);
+    assert!(v["config"]["protocol"].get("data").is_none());
     // Time to the first message is the timing split's waiting time.
     assert!(v["http_timing"]["waiting_ms"]["p50"].as_f64().unwrap() > 0.0);
 

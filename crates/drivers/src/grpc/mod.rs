@@ -106,7 +106,8 @@ struct Shared {
 fn target(url: &str, tls: &TlsOptions) -> Result<(SocketAddr, Option<Tls>, String), GrpcError> {
     let bad = |why: &str| {
         GrpcError::Url(format!(
-            "'{url}': {why} (grpc://host:port or grpcs://host:port)"
+            "'{}': {why} (grpc://host:port or grpcs://host:port)",
+            perfbase_core::redact::url(url)
         ))
     };
     let parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
@@ -237,9 +238,10 @@ impl GrpcDriver {
         )
     }
 
-    /// The request template as written.
-    pub fn data(&self) -> &str {
-        self.shared.body.text()
+    /// The bytes of call 0's request body (its framed messages): the size a result shows
+    /// instead of the JSON, which may hold a secret.
+    pub fn request_bytes(&self) -> usize {
+        self.shared.body.build(0).map_or(0, |b| b.len())
     }
 }
 

@@ -239,11 +239,6 @@ impl Body {
         }
         Ok(out.into())
     }
-
-    /// The template as written (for the result's settings).
-    pub fn text(&self) -> &str {
-        &self.template.text
-    }
 }
 
 #[cfg(test)]
