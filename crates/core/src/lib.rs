@@ -26,6 +26,7 @@ pub mod percent;
 pub mod recorder;
 pub mod redact;
 pub mod result;
+pub mod stream;
 pub mod study;
 mod tally;
 pub mod timeline;

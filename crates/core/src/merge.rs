@@ -33,6 +33,14 @@ pub fn merge_concurrent(parts: &[&Measurement]) -> Measurement {
             0.0
         };
     }
+    if let Some(st) = m.stream.as_mut() {
+        // Side by side: the messages came within the longest part, not one after another.
+        st.messages_per_s = if m.duration_s > 0.0 {
+            st.messages as f64 / m.duration_s
+        } else {
+            f64::NAN
+        };
+    }
     m.timeline = timelines(parts);
     m
 }

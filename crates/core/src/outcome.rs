@@ -146,6 +146,16 @@ pub struct Outcome {
     /// A journey's checks on this response: which passed and which failed (bit i is the
     /// driver's [`check_names`](crate::Driver::check_names)`[i]`).
     pub checks: CheckBits,
+    /// A streamed reply (gRPC server streams): its messages and the µs between consecutive
+    /// ones; None for a reply of one message. Allocated only for streams.
+    pub stream: Option<Box<StreamReply>>,
+}
+
+/// What a streamed reply brought: how many messages, and the gaps between them (one fewer).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamReply {
+    pub messages: u64,
+    pub gaps_us: Vec<u32>,
 }
 
 /// The checks one response was put to, as bits over the driver's check names (at most
@@ -173,6 +183,7 @@ impl Outcome {
             label: 0,
             timing: Timing::default(),
             checks: CheckBits::default(),
+            stream: None,
         }
     }
 
@@ -189,6 +200,7 @@ impl Outcome {
             label: 0,
             timing: Timing::default(),
             checks: CheckBits::default(),
+            stream: None,
         }
     }
 
@@ -210,6 +222,7 @@ impl Outcome {
             label: 0,
             timing: Timing::default(),
             checks: CheckBits::default(),
+            stream: None,
         }
     }
 

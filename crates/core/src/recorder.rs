@@ -59,6 +59,8 @@ pub struct Recorder {
     by_label: Vec<LabelStats>,
     /// HTTP/1.1's split of each request's time, from its first timed outcome on.
     pub timing: Option<Box<TimingStats>>,
+    /// Streamed replies' messages and gaps, from the first stream on.
+    pub stream: Option<Box<crate::stream::StreamStats>>,
     /// Journeys: each op's iteration ([`Recorder::with_iterations`]).
     pub iterations: Option<Box<IterationStats>>,
     /// Journeys: each named check's passes and failures, in the driver's order.
@@ -86,6 +88,7 @@ impl Recorder {
             timeline: Timeline::new(),
             by_label: self.by_label.clone(),
             timing: self.timing.clone(),
+            stream: self.stream.clone(),
             iterations: self.iterations.clone(),
             checks: self.checks.clone(),
             groups: self.groups.clone(),
@@ -109,6 +112,7 @@ impl Recorder {
             timeline: Timeline::new(),
             by_label: Vec::new(),
             timing: None,
+            stream: None,
             iterations: None,
             checks: Vec::new(),
             groups: Vec::new(),
@@ -240,6 +244,11 @@ impl Recorder {
             self.timing
                 .get_or_insert_with(Default::default)
                 .record(&outcome.timing);
+        }
+        if let Some(st) = &outcome.stream {
+            self.stream
+                .get_or_insert_with(Default::default)
+                .record(st.messages, &st.gaps_us);
         }
         if outcome.checks != CheckBits::default() {
             self.count_checks(outcome.checks);
@@ -387,6 +396,11 @@ impl Recorder {
         self.started_in_window += other.started_in_window;
         self.aborted += other.aborted;
         match (&mut self.timing, &other.timing) {
+            (Some(a), Some(b)) => a.merge(b),
+            (a @ None, Some(b)) => *a = Some(b.clone()),
+            _ => {}
+        }
+        match (&mut self.stream, &other.stream) {
             (Some(a), Some(b)) => a.merge(b),
             (a @ None, Some(b)) => *a = Some(b.clone()),
             _ => {}

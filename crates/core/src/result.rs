@@ -128,6 +128,10 @@ pub struct Measurement {
     /// HTTP/1.1: where the requests' time went (connect, TLS, waiting, receiving).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_timing: Option<crate::timing::HttpTiming>,
+    /// Streamed replies (gRPC server streams): messages, their rate and the gaps between
+    /// them; the time to the first message is `http_timing.waiting_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<crate::stream::StreamFigures>,
     /// Journeys: the iterations (each op a pass through the steps, each step a request
     /// counted above and in `endpoints`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +201,10 @@ impl Measurement {
                 .timing
                 .as_deref()
                 .map(crate::timing::HttpTiming::from_stats),
+            stream: rec
+                .stream
+                .as_deref()
+                .map(|st| crate::stream::StreamFigures::from_stats(st, secs)),
             iterations: rec
                 .iterations
                 .as_deref()
@@ -284,6 +292,13 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
                 .iter()
                 .filter_map(|m| m.http_timing.as_ref())
                 .collect::<Vec<_>>(),
+        ),
+        stream: crate::stream::StreamFigures::merge(
+            &parts
+                .iter()
+                .filter_map(|m| m.stream.as_ref())
+                .collect::<Vec<_>>(),
+            duration_s,
         ),
         iterations,
         checks,

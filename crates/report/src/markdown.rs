@@ -2,7 +2,7 @@
 //! knee, operating point and headroom, repetition statistics, thresholds, checks, every phase,
 //! and the test environment captured at run time.
 
-use crate::study_text::findings;
+use crate::study_text::{findings, stream_line};
 use crate::table::{md_code, md_text};
 use crate::{journey_tables, run_tables, study_tables};
 use crate::{thousands, thousands_f};
@@ -71,6 +71,9 @@ pub fn render_run(r: &RunResult) -> String {
             thousands(t.new_connections),
             thousands(t.reused_connections)
         );
+    }
+    if let Some(st) = &m.stream {
+        let _ = writeln!(out, "\nStreamed replies: {}.", stream_line(st));
     }
     if let Some(o) = &m.open_model {
         let _ = writeln!(

@@ -72,6 +72,9 @@ pub fn latency(m: &Measurement) -> Table {
     if let Some(t) = &m.http_timing {
         rows.extend(timing_parts(t).into_iter().map(|(n, l)| latency_row(n, l)));
     }
+    if let Some(st) = m.stream.as_ref().filter(|st| !st.gap_ms.p50.is_nan()) {
+        rows.push(latency_row("gap between messages", &st.gap_ms));
+    }
     Table::new(
         &[
             "latency, ms",

@@ -69,6 +69,37 @@ pub fn ms(v: f64) -> String {
     }
 }
 
+/// A measurement's streamed replies in words: `1,000 messages in 10 streams (100.0 each,
+/// 2,500/s); gaps ms p50 0.010, p99 1.2, max 250`.
+pub fn stream_line(st: &perfbase_core::stream::StreamFigures) -> String {
+    let each = if st.streams > 0 {
+        st.messages as f64 / st.streams as f64
+    } else {
+        0.0
+    };
+    let rate = if st.messages_per_s.is_finite() {
+        format!(", {}/s", crate::thousands(st.messages_per_s.round() as u64))
+    } else {
+        String::new()
+    };
+    let gaps = if st.gap_ms.p50.is_nan() {
+        "no gaps (one message each)".to_string()
+    } else {
+        format!(
+            "gaps ms p50 {}, p99 {}, max {}",
+            ms(st.gap_ms.p50),
+            ms(st.gap_ms.p99),
+            ms(st.gap_ms.max)
+        )
+    };
+    format!(
+        "{} messages in {} streams ({} each{rate}); {gaps}",
+        crate::thousands(st.messages),
+        crate::thousands(st.streams),
+        crate::thousands_f(each)
+    )
+}
+
 /// A verdict's measured value in its threshold's unit (`12.3 ms`, `0.52 %`, `1,234.5/s`), or
 /// None when nothing was measured (no operation completed). Every report says it this way.
 pub fn threshold_value(threshold: &str, v: f64) -> Option<String> {
