@@ -69,6 +69,7 @@ fn unary_and_server_streaming_counts_are_exact() {
     // a 5-byte varint and a negative int32's 10).
     assert_eq!(v["config"]["protocol"]["request_bytes"], 22);
     assert!(v["config"]["protocol"].get("data").is_none());
+    assert!(v.get("stream").is_none(), "a unary reply is no stream");
     // Time to the first message is the timing split's waiting time.
     assert!(v["http_timing"]["waiting_ms"]["p50"].as_f64().unwrap() > 0.0);
 
@@ -91,6 +92,13 @@ fn unary_and_server_streaming_counts_are_exact() {
     let (code, text, v) = pb(&[&list[..], &call[..6], &["-n", "50"]].concat());
     assert_eq!(code, 0, "{text}");
     assert_eq!(v["config"]["protocol"]["kind"], "server-streaming");
+    let st = &v["stream"];
+    assert_eq!(
+        (st["streams"].as_u64(), st["messages"].as_u64()),
+        (Some(50), Some(50 * per_call))
+    );
+    assert!(st["messages_per_s"].as_f64().unwrap() > 0.0, "{st}");
+    assert!(st["gap_ms"]["max"].as_f64().unwrap() >= 0.0, "{st}");
     assert_eq!(
         (v["requests"].as_u64(), received(&v)),
         (Some(50), 50 * per_call)
@@ -535,4 +543,66 @@ requests = 200
 
 fn pb(args: &[&str]) -> (i32, String, Value) {
     pb_env(args, &[])
+}
+
+/// A stall inside a stream shows in the gaps: the deadline server's bidirectional echo answers
+/// "delay" 1.5 s late, so calls of two messages ("a", then "delay", from a plan's corpus)
+/// get their two replies 1.5 s apart. (That example server ends every bidirectional call
+/// with INVALID_ARGUMENT once the client has sent all: the calls fail, their streams count.)
+#[test]
+fn a_stall_inside_a_stream_shows_in_the_gaps() {
+    let Some((url, proto)) = server(
+        "PERFBASE_GRPC_DEADLINE_URL",
+        "features/proto/echo/echo.proto",
+    ) else {
+        return;
+    };
+    let dir = tmp();
+    let plan = format!(
+        r#"[plan]
+timeout = "5s"
+
+[corpora.words]
+values = ["a", "delay"]
+pick = "sequential"
+
+[targets.echo]
+url = "{url}"
+
+[workloads.chat]
+target = "echo"
+call = "grpc.examples.echo.Echo/BidirectionalStreamingEcho"
+protos = ["{proto}"]
+data = '{{"message": "{{{{words}}}}"}}'
+messages = 2
+
+[[scenarios]]
+name = "chat"
+workload = "chat"
+concurrency = 4
+requests = 8
+"#
+    );
+    let run = run_plan_with(dir.path(), &plan, |_| {});
+    assert_eq!(run.code(), 3, "{}{}", run.stdout(), run.stderr());
+    let phase = &run.json()["phases"][0];
+    let sample = &phase["error_samples"][0];
+    assert_eq!(sample["count"], 8, "{sample}");
+    assert_eq!(
+        sample["message"],
+        "INVALID_ARGUMENT: request message not received"
+    );
+    let st = &phase["stream"];
+    assert_eq!(
+        (st["streams"].as_u64(), st["messages"].as_u64()),
+        (Some(8), Some(16)),
+        "{st}"
+    );
+    // One gap per call, each the server's 1.5 s stall.
+    let (p50, max) = (
+        st["gap_ms"]["p50"].as_f64().unwrap(),
+        st["gap_ms"]["max"].as_f64().unwrap(),
+    );
+    assert!((1400.0..1700.0).contains(&p50) && max < 1700.0, "{st}");
+    validate(run.json());
 }

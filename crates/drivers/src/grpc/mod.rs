@@ -17,6 +17,8 @@
 //!   server's, so a call past it ends as DEADLINE_EXCEEDED, as a gRPC client reports it.
 //! - **Timing.** As HTTP's split: connect and TLS on a new connection, "waiting" until the
 //!   first reply message (time to first message), "receiving" from it to the call's end.
+//!   A server-streaming or bidirectional reply is a stream (`Outcome::stream`): its messages
+//!   and the gaps between them, 0 for messages one DATA frame completed together.
 
 mod reflect;
 mod schema;
@@ -31,6 +33,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, Method as HttpMethod, Request, Uri};
+use perfbase_core::outcome::StreamReply;
 use perfbase_core::{Class, ConnUse, Driver, Outcome, Session, Timing};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -288,21 +291,33 @@ impl Session for GrpcSession {
         *req.method_mut() = HttpMethod::POST;
         *req.uri_mut() = d.uri.clone();
         *req.headers_mut() = d.headers.clone();
-        let result = within(until, call(lease, req)).await.and_then(|r| r);
+        let streamed = matches!(d.method.kind, CallKind::ServerStreaming | CallKind::Bidi);
+        let result = within(until, call(lease, req, streamed))
+            .await
+            .and_then(|r| r);
         let (read, written) = lease.take_bytes();
         let opened = lease.take_opened();
         d.sent.fetch_add(d.sent_per_call, Ordering::Relaxed);
         match result {
-            Ok((received, mut timing)) => {
-                d.received.fetch_add(received, Ordering::Relaxed);
+            Ok(Reply { stream, mut timing }) => {
+                d.received.fetch_add(stream.messages, Ordering::Relaxed);
                 if let Some((connect_us, tls_us)) = opened {
                     timing.conn = ConnUse::New;
                     timing.connect_us = connect_us;
                     timing.tls_us = tls_us;
                 }
-                Outcome::ok(read, written).with_timing(timing)
+                let mut o = Outcome::ok(read, written).with_timing(timing);
+                if streamed {
+                    o.stream = Some(Box::new(stream));
+                }
+                o
             }
-            Err(o) => o.with_bytes(read, written),
+            Err(o) => {
+                if let Some(st) = &o.stream {
+                    d.received.fetch_add(st.messages, Ordering::Relaxed);
+                }
+                o.with_bytes(read, written)
+            }
         }
     }
 }
@@ -339,9 +354,20 @@ fn status_outcome(code: u16, message: &str) -> Outcome {
     o
 }
 
-/// One call: sends the request, counts the reply's messages, reads its status. Ok with the
-/// messages received and where the time went, or the failed call's outcome.
-async fn call(lease: &mut Lease, req: Request<Full<Bytes>>) -> Result<(u64, Timing), Outcome> {
+/// A call's reply: its messages (with the gaps between them when `streamed`) and where its
+/// time went.
+struct Reply {
+    stream: StreamReply,
+    timing: Timing,
+}
+
+/// One call: sends the request, counts the reply's messages (timing the gaps between them
+/// when the reply is `streamed`), reads its status; or the failed call's outcome.
+async fn call(
+    lease: &mut Lease,
+    req: Request<Full<Bytes>>,
+    streamed: bool,
+) -> Result<Reply, Outcome> {
     let send = lease.sender();
     send.ready().await.map_err(|e| h2::failure(&e))?;
     let sent = Instant::now();
@@ -361,14 +387,24 @@ async fn call(lease: &mut Lease, req: Request<Full<Bytes>>) -> Result<(u64, Timi
     }
     let mut body = resp.into_body();
     let mut messages = wire::Messages::default();
-    let mut first = None;
+    let (mut first, mut last) = (None, None);
+    let mut gaps = Vec::new();
     let mut status = None;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| h2::failure(&e))?;
         match frame.into_data() {
             Ok(data) => {
-                if messages.push(&data) > 0 && first.is_none() {
-                    first = Some(Instant::now());
+                let done = messages.push(&data);
+                if done > 0 {
+                    let now = Instant::now();
+                    first.get_or_insert(now);
+                    if streamed {
+                        // Messages completed by one frame came together: gaps of 0.
+                        if let Some(l) = last.replace(now) {
+                            gaps.push(crate::http::conn::micros(now - l));
+                        }
+                        gaps.extend(std::iter::repeat_n(0, done as usize - 1));
+                    }
                 }
             }
             Err(frame) => {
@@ -386,13 +422,24 @@ async fn call(lease: &mut Lease, req: Request<Full<Bytes>>) -> Result<(u64, Timi
         receiving_us: crate::http::conn::micros(end - first),
         ..Timing::default()
     };
+    let stream = StreamReply {
+        messages: messages.count,
+        gaps_us: gaps,
+    };
     match status {
         Some((0, _)) if messages.partial() => Err(status_outcome(
             wire::INTERNAL,
             "the reply ended inside a message",
         )),
-        Some((0, _)) => Ok((messages.count, timing)),
-        Some((code, message)) => Err(status_outcome(code, &message)),
+        Some((0, _)) => Ok(Reply { stream, timing }),
+        Some((code, message)) => {
+            // A stream that ends with an error status still brought its messages.
+            let mut o = status_outcome(code, &message);
+            if streamed {
+                o.stream = Some(Box::new(stream));
+            }
+            Err(o)
+        }
         None => Err(Outcome::error(
             Class::Protocol,
             "the reply ended without grpc-status (is this a gRPC server?)",
