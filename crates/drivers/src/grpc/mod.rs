@@ -354,6 +354,44 @@ fn status_outcome(code: u16, message: &str) -> Outcome {
     o
 }
 
+/// When a reply's messages arrived: the first, and (for a stream) the gaps between them.
+struct Arrivals {
+    messages: wire::Messages,
+    streamed: bool,
+    first: Option<Instant>,
+    last: Option<Instant>,
+    gaps: Vec<u32>,
+}
+
+impl Arrivals {
+    fn new(streamed: bool) -> Arrivals {
+        Arrivals {
+            messages: wire::Messages::default(),
+            streamed,
+            first: None,
+            last: None,
+            gaps: Vec::new(),
+        }
+    }
+
+    /// A DATA frame's bytes, as they arrive.
+    fn take(&mut self, data: &[u8]) {
+        let done = self.messages.push(data);
+        if done == 0 {
+            return;
+        }
+        let now = Instant::now();
+        self.first.get_or_insert(now);
+        if self.streamed {
+            if let Some(l) = self.last.replace(now) {
+                self.gaps.push(crate::http::conn::micros(now - l));
+            }
+            // Messages one frame completed came together: gaps of 0.
+            self.gaps.extend(std::iter::repeat_n(0, done as usize - 1));
+        }
+    }
+}
+
 /// A call's reply: its messages (with the gaps between them when `streamed`) and where its
 /// time went.
 struct Reply {
@@ -386,27 +424,12 @@ async fn call(
         }
     }
     let mut body = resp.into_body();
-    let mut messages = wire::Messages::default();
-    let (mut first, mut last) = (None, None);
-    let mut gaps = Vec::new();
+    let mut arrivals = Arrivals::new(streamed);
     let mut status = None;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| h2::failure(&e))?;
         match frame.into_data() {
-            Ok(data) => {
-                let done = messages.push(&data);
-                if done > 0 {
-                    let now = Instant::now();
-                    first.get_or_insert(now);
-                    if streamed {
-                        // Messages completed by one frame came together: gaps of 0.
-                        if let Some(l) = last.replace(now) {
-                            gaps.push(crate::http::conn::micros(now - l));
-                        }
-                        gaps.extend(std::iter::repeat_n(0, done as usize - 1));
-                    }
-                }
-            }
+            Ok(data) => arrivals.take(&data),
             Err(frame) => {
                 if let Ok(trailers) = frame.into_trailers() {
                     status = wire::status_of(&trailers);
@@ -415,19 +438,20 @@ async fn call(
         }
     }
     let end = Instant::now();
-    let first = first.unwrap_or(end);
+    let first = arrivals.first.unwrap_or(end);
     let timing = Timing {
         conn: ConnUse::Reused,
         waiting_us: crate::http::conn::micros(first - sent),
         receiving_us: crate::http::conn::micros(end - first),
         ..Timing::default()
     };
+    let partial = arrivals.messages.partial();
     let stream = StreamReply {
-        messages: messages.count,
-        gaps_us: gaps,
+        messages: arrivals.messages.count,
+        gaps_us: arrivals.gaps,
     };
     match status {
-        Some((0, _)) if messages.partial() => Err(status_outcome(
+        Some((0, _)) if partial => Err(status_outcome(
             wire::INTERNAL,
             "the reply ended inside a message",
         )),
