@@ -65,7 +65,13 @@ pub(super) fn grpc_workload(
         corpora: corpora.to_vec(),
         ..GrpcOptions::default()
     };
-    let target = GrpcTarget::new(url, options).map_err(|e| {
+    // `protocol = "grpc"` on an http:// or https:// URL: h2c, or TLS.
+    let url = match url.split_once("://") {
+        Some(("http", rest)) => format!("grpc://{rest}"),
+        Some(("https", rest)) => format!("grpcs://{rest}"),
+        _ => url.to_string(),
+    };
+    let target = GrpcTarget::new(&url, options).map_err(|e| {
         // The error names its field: the method, the schema or the message.
         let (at, name): (&dyn Written, &str) = if e.starts_with("--call") {
             (call, "call")

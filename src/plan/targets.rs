@@ -33,15 +33,20 @@ pub(super) fn targets<'r>(
             ));
         };
         if let Some(p) = &t.protocol {
-            if family != Family::Http || p.get_ref() != "vault" {
-                return Err(cx.err(
-                    p,
-                    format!("targets.{name}.protocol"),
-                    "the one protocol above HTTP is \"vault\" (HashiCorp Vault or OpenBao), \
-                     on an http:// or https:// URL",
-                ));
-            }
-            family = Family::Vault;
+            // The protocols above HTTP, on an http:// or https:// URL (gRPC's is also its
+            // own scheme, grpc:// or grpcs://).
+            family = match (family, p.get_ref().as_str()) {
+                (Family::Http, "vault") => Family::Vault,
+                (Family::Http, "grpc") => Family::Grpc,
+                _ => {
+                    return Err(cx.err(
+                        p,
+                        format!("targets.{name}.protocol"),
+                        "the protocols above HTTP are \"vault\" (HashiCorp Vault or OpenBao) \
+                         and \"grpc\", on an http:// or https:// URL",
+                    ))
+                }
+            };
         }
         if let (feature, false) = family.feature() {
             return Err(cx.err(

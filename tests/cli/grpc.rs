@@ -534,6 +534,18 @@ requests = 200
         (phase["requests"].as_u64(), phase["success_ratio"].as_f64()),
         (Some(200), Some(1.0))
     );
+    // The spelling: an http:// URL with protocol = "grpc" is the same h2c target.
+    let http = plan("routeguide.RouteGuide/GetFeature").replacen(
+        &format!("url = \"{url}\""),
+        &format!(
+            "url = \"{}\"\nprotocol = \"grpc\"",
+            url.replace("grpc://", "http://")
+        ),
+        1,
+    );
+    let run = run_plan_with(dir.path(), &http, |_| {});
+    assert_eq!(run.code(), 0, "{}{}", run.stdout(), run.stderr());
+    assert_eq!(run.json()["phases"][0]["success_ratio"], 1.0);
     let run = run_plan_with(dir.path(), &plan("routeguide.RouteGuide/Nope"), |_| {});
     assert_eq!(run.code(), 2);
     let err = run.stderr();

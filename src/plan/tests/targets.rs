@@ -235,7 +235,7 @@ fn vault_targets_take_their_fields_with_their_line() {
     assert!(err(&format!(
         "[targets.v]\nurl = \"redis://127.0.0.1:1\"\nprotocol = \"vault\"\n[workloads.w]\ntarget = \"v\"\ncommand = \"get\"\n{scenario}"
     ))
-    .starts_with("p.toml:3: targets.v.protocol: the one protocol above HTTP is \"vault\""));
+    .starts_with("p.toml:3: targets.v.protocol: the protocols above HTTP are \"vault\""));
     assert!(err(&format!(
         "[targets.v]\nurl = \"http://127.0.0.1:1\"\ntoken_file = \"t\"\n[workloads.w]\ntarget = \"v\"\npath = \"/\"\n{scenario}"
     ))
