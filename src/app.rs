@@ -74,20 +74,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         }
         #[cfg(feature = "k8s")]
         Command::K8s(a) => crate::k8s::k8s(a),
-        Command::Agent(mut a) => {
-            let store = crate::agent::store_options(&a)?;
-            crate::agent::watch(&a, &store)?;
-            let mut clock = None;
-            if a.barrier {
-                // A bad plan fails here, not in every agent after all of them met.
-                crate::plan::load(&a.run.plan, a.run.scale)
-                    .map_err(|e| bad_input(e.to_string()))?;
-                let (start, offset) = crate::agent::barrier(&a, &store)?;
-                a.run.segment.start_at = Some(start);
-                clock = Some(offset);
-            }
-            run_plan(a.run, &store, clock)
-        }
+        Command::Agent(a) => agent(*a),
         Command::Merge(a) => {
             let store = a.store.options();
             crate::merge::merge(a, &store)
@@ -96,6 +83,22 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Completions(a) => completions(a.shell),
         Command::Man => shell_text(|cmd, out| clap_mangen::Man::new(cmd.clone()).render(out)),
     }
+}
+
+/// `perfbase agent`: its heartbeat and stop watch, the barrier when asked, then the plan's
+/// segment.
+fn agent(mut a: crate::cli::AgentArgs) -> Result<Exit, AppError> {
+    let store = crate::agent::store_options(&a)?;
+    crate::agent::watch(&a, &store)?;
+    let mut clock = None;
+    if a.barrier {
+        // A bad plan fails here, not in every agent after all of them met.
+        crate::plan::load(&a.run.plan, a.run.scale).map_err(|e| bad_input(e.to_string()))?;
+        let (start, offset) = crate::agent::barrier(&a, &store)?;
+        a.run.segment.start_at = Some(start);
+        clock = Some(offset);
+    }
+    run_plan(a.run, &store, clock)
 }
 
 /// `perfbase completions SHELL`.
