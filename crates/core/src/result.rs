@@ -9,7 +9,9 @@ pub use crate::iteration::{CheckResult, GroupResult, Iterations};
 pub use crate::latency::LatencyMs;
 pub use crate::omission::CoEstimate;
 use crate::recorder::{new_histogram, Recorder, SIGFIG};
+use crate::stream::StreamFigures;
 use crate::timeline::TimelinePoint;
+use crate::timing::HttpTiming;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -287,19 +289,8 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
         timeline: Vec::new(),
         error_samples: samples,
         endpoints: finish_endpoints(endpoints),
-        http_timing: crate::timing::HttpTiming::merge(
-            &parts
-                .iter()
-                .filter_map(|m| m.http_timing.as_ref())
-                .collect::<Vec<_>>(),
-        ),
-        stream: crate::stream::StreamFigures::merge(
-            &parts
-                .iter()
-                .filter_map(|m| m.stream.as_ref())
-                .collect::<Vec<_>>(),
-            duration_s,
-        ),
+        http_timing: HttpTiming::merge(parts.iter().filter_map(|m| m.http_timing.as_ref())),
+        stream: StreamFigures::merge(parts.iter().filter_map(|m| m.stream.as_ref()), duration_s),
         iterations,
         checks,
         groups,

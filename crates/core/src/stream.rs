@@ -93,7 +93,10 @@ impl StreamFigures {
     }
 
     /// Several results' streams merged exactly, over `secs` seconds; None when none has any.
-    pub fn merge(parts: &[&StreamFigures], secs: f64) -> Option<StreamFigures> {
+    pub fn merge<'a>(
+        parts: impl IntoIterator<Item = &'a StreamFigures>,
+        secs: f64,
+    ) -> Option<StreamFigures> {
         let mut all: Option<StreamStats> = None;
         for p in parts {
             let s = p.to_stats();
@@ -122,7 +125,7 @@ mod tests {
             all.record(n, gaps);
         }
         let merged = StreamFigures::merge(
-            &[
+            [
                 &StreamFigures::from_stats(a, 1.0),
                 &StreamFigures::from_stats(b, 1.0),
             ],
@@ -139,6 +142,6 @@ mod tests {
             "{:?}",
             merged.gap_ms
         );
-        assert_eq!(StreamFigures::merge(&[], 1.0), None);
+        assert_eq!(StreamFigures::merge([], 1.0), None);
     }
 }

@@ -122,7 +122,7 @@ impl HttpTiming {
     }
 
     /// Several results' timings merged exactly; None when none has any.
-    pub fn merge(parts: &[&HttpTiming]) -> Option<HttpTiming> {
+    pub fn merge<'a>(parts: impl IntoIterator<Item = &'a HttpTiming>) -> Option<HttpTiming> {
         let mut all: Option<TimingStats> = None;
         for p in parts {
             let s = p.to_stats();
@@ -168,13 +168,13 @@ mod tests {
             all.record(t);
         }
         let merged =
-            HttpTiming::merge(&[&HttpTiming::from_stats(a), &HttpTiming::from_stats(b)]).unwrap();
+            HttpTiming::merge([&HttpTiming::from_stats(a), &HttpTiming::from_stats(b)]).unwrap();
         // Exact: the same histograms (NaN figures, which never equal, aside).
         let whole = HttpTiming::from_stats(all);
         assert_eq!(merged.histograms, whole.histograms);
         assert_eq!(merged.waiting_ms, whole.waiting_ms);
         assert_eq!((merged.new_connections, merged.reused_connections), (2, 2));
         assert!(merged.tls_ms.p50.is_nan(), "no handshake, no figure");
-        assert_eq!(HttpTiming::merge(&[]), None);
+        assert_eq!(HttpTiming::merge([]), None);
     }
 }
