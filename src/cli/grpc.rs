@@ -10,7 +10,6 @@ use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
 use perfbase_drivers::grpc::GrpcOptions;
-use perfbase_drivers::http::TlsOptions;
 use std::path::PathBuf;
 
 #[derive(Debug, Args)]
@@ -63,13 +62,8 @@ pub struct GrpcArgs {
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub streams: u64,
 
-    /// grpcs://: accept any server certificate
-    #[arg(short = 'k', long)]
-    pub insecure: bool,
-
-    /// grpcs://: also trust the PEM certificates in this file
-    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
-    pub cacert: Option<PathBuf>,
+    #[command(flatten)]
+    pub tls: super::TlsArgs,
 
     #[command(flatten)]
     pub load: LoadArgs,
@@ -98,10 +92,7 @@ impl GrpcArgs {
             messages: self.messages,
             metadata,
             streams: self.streams as usize,
-            tls: TlsOptions {
-                insecure: self.insecure,
-                ca_file: self.cacert.clone(),
-            },
+            tls: self.tls.options(),
             ..GrpcOptions::default()
         };
         let target = GrpcTarget::new(&self.url, options).map_err(bad_input)?;

@@ -9,7 +9,7 @@ use crate::runner::StudyOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
-use perfbase_drivers::http::{targets::read_targets, HttpOptions, HttpVersion, Target, TlsOptions};
+use perfbase_drivers::http::{targets::read_targets, HttpOptions, HttpVersion, Target};
 use std::path::PathBuf;
 use url::Url;
 
@@ -58,13 +58,8 @@ pub struct HttpArgs {
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub streams: u64,
 
-    /// https://: accept any server certificate (self-signed, expired, other name)
-    #[arg(short = 'k', long)]
-    pub insecure: bool,
-
-    /// https://: also trust the PEM certificates in this file (besides the system's roots)
-    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
-    pub cacert: Option<PathBuf>,
+    #[command(flatten)]
+    pub tls: super::TlsArgs,
 
     /// Requests from a file in vegeta's format ('METHOD URL', header lines, '@body-file'),
     /// used in turn
@@ -143,13 +138,11 @@ impl HttpArgs {
             .collect::<Result<Vec<_>, _>>()?;
         let targets = self.targets()?;
         self.load.check_json()?;
-        if (self.insecure || self.cacert.is_some())
-            && targets.iter().all(|t| t.url.scheme() == "http")
-        {
+        if self.tls.given() && targets.iter().all(|t| t.url.scheme() == "http") {
             errln!(
                 "perfbase: warning: {} has no effect: every target is http://, so no certificate \
                  is checked",
-                if self.insecure { "-k" } else { "--cacert" }
+                if self.tls.insecure { "-k" } else { "--cacert" }
             );
         }
         let label = match &self.targets {
@@ -169,10 +162,7 @@ impl HttpArgs {
         let options = HttpOptions {
             keepalive: !self.no_keepalive,
             headers,
-            tls: TlsOptions {
-                insecure: self.insecure,
-                ca_file: self.cacert.clone(),
-            },
+            tls: self.tls.options(),
             version,
             ok_status: self.ok_status.clone(),
             ..HttpOptions::default()

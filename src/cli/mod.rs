@@ -24,6 +24,7 @@ mod run;
 mod serve;
 #[cfg(feature = "sql")]
 mod sql;
+mod tls;
 mod trend;
 #[cfg(feature = "vault")]
 mod vault;
@@ -51,6 +52,7 @@ pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
 #[cfg(feature = "sql")]
 pub use sql::SqlArgs;
+pub use tls::TlsArgs;
 pub use trend::{PruneArgs, TrendArgs};
 #[cfg(feature = "vault")]
 pub use vault::VaultArgs;

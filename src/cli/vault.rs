@@ -9,7 +9,7 @@ use crate::runner::StudyOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
-use perfbase_drivers::http::{HttpOptions, HttpVersion, TlsOptions};
+use perfbase_drivers::http::{HttpOptions, HttpVersion};
 use perfbase_drivers::vault::{VaultOp, VaultOptions};
 use std::path::PathBuf;
 
@@ -70,13 +70,8 @@ pub struct VaultArgs {
     #[arg(long)]
     pub http2: bool,
 
-    /// https://: accept any server certificate (a dev server's self-signed one)
-    #[arg(short = 'k', long)]
-    pub insecure: bool,
-
-    /// https://: also trust the PEM certificates in this file (Vault's VAULT_CACERT)
-    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
-    pub cacert: Option<PathBuf>,
+    #[command(flatten)]
+    pub tls: super::TlsArgs,
 
     #[command(flatten)]
     pub load: LoadArgs,
@@ -96,10 +91,7 @@ impl VaultArgs {
         };
         let http = HttpOptions {
             keepalive: !self.no_keepalive,
-            tls: TlsOptions {
-                insecure: self.insecure,
-                ca_file: self.cacert.clone(),
-            },
+            tls: self.tls.options(),
             version: if self.http2 {
                 HttpVersion::Http2 { streams: 1 }
             } else {
