@@ -193,37 +193,33 @@ fn a_bad_method_or_message_is_refused_before_the_load() {
         assert!(text.contains(wanted), "{args:?}: {text}");
         assert!(v.is_null(), "nothing was measured: {v}");
     }
-    let (code, text, _) = pb(&[
-        "grpc",
-        &url,
-        "--proto",
-        "/nonexistent/x.proto",
-        "--call",
-        "a.B/C",
-        "-n",
-        "1",
-    ]);
-    assert_eq!(code, 2, "{text}");
-    assert!(
-        text.contains("/nonexistent/x.proto: no such file"),
-        "{text}"
+    refused(
+        &[
+            "grpc",
+            &url,
+            "--proto",
+            "/nonexistent/x.proto",
+            "--call",
+            "a.B/C",
+            "-n",
+            "1",
+        ],
+        "/nonexistent/x.proto: no such file",
     );
     // Upstream's own file, in edition 2023: refused with what to do about it.
     let edition = proto.replace("proto3/", "");
-    let (code, text, _) = pb(&[
-        "grpc",
-        &url,
-        "--proto",
-        &edition,
-        "--call",
-        "routeguide.RouteGuide/GetFeature",
-        "-n",
-        "1",
-    ]);
-    assert_eq!(code, 2, "{text}");
-    assert!(
-        text.contains("editions are not read: write the file as proto3"),
-        "{text}"
+    refused(
+        &[
+            "grpc",
+            &url,
+            "--proto",
+            &edition,
+            "--call",
+            "routeguide.RouteGuide/GetFeature",
+            "-n",
+            "1",
+        ],
+        "editions are not read: write the file as proto3",
     );
 }
 
@@ -252,39 +248,46 @@ fn without_a_proto_file_the_schema_comes_from_server_reflection() {
         (v["requests"].as_u64(), v["success_ratio"].as_f64()),
         (Some(50), Some(1.0))
     );
-    let (code, text, _) = pb(&[
-        "grpc",
-        &url,
-        "--call",
-        "helloworld.Greeter/SayBye",
-        "-n",
-        "1",
-    ]);
-    assert_eq!(code, 2, "{text}");
-    assert!(
-        text.contains("has no method 'SayBye' (methods: SayHello)"),
-        "{text}"
+    refused(
+        &[
+            "grpc",
+            &url,
+            "--call",
+            "helloworld.Greeter/SayBye",
+            "-n",
+            "1",
+        ],
+        "has no method 'SayBye' (methods: SayHello)",
     );
-    let (code, text, _) = pb(&["grpc", &url, "--call", "nope.Nothing/X", "-n", "1"]);
-    assert_eq!(code, 2, "{text}");
-    assert!(text.contains("server reflection at"), "{text}");
+    refused(
+        &["grpc", &url, "--call", "nope.Nothing/X", "-n", "1"],
+        "server reflection at",
+    );
     let Some(plain) = service("PERFBASE_GRPC_URL") else {
         return;
     };
-    let (code, text, _) = pb(&[
-        "grpc",
-        &plain,
-        "--call",
-        "routeguide.RouteGuide/GetFeature",
-        "-n",
-        "1",
-    ]);
-    assert_eq!(code, 2, "{text}");
-    assert!(
-        text.contains("the server does not offer reflection"),
-        "{text}"
+    refused(
+        &[
+            "grpc",
+            &plain,
+            "--call",
+            "routeguide.RouteGuide/GetFeature",
+            "-n",
+            "1",
+        ],
+        "the server does not offer reflection",
     );
-    assert!(text.contains("--proto"), "{text}");
+    refused(
+        &[
+            "grpc",
+            &plain,
+            "--call",
+            "routeguide.RouteGuide/GetFeature",
+            "-n",
+            "1",
+        ],
+        "give the service's .proto file with --proto",
+    );
 }
 
 /// The deadline server delays its answer to "delay": under --timeout 300ms every call ends as
@@ -479,20 +482,21 @@ fn metadata_credentials_are_redacted() {
         "{}",
         v["config"]["protocol"]
     );
-    let (code, text, _) = pb(&[
-        "grpc",
-        &url,
-        "--proto",
-        &proto,
-        "--call",
-        "helloworld.Greeter/SayHello",
-        "-M",
-        "grpc-timeout: 1S",
-        "-n",
-        "1",
-    ]);
-    assert_eq!(code, 2, "{text}");
-    assert!(text.contains("gRPC's own header"), "{text}");
+    refused(
+        &[
+            "grpc",
+            &url,
+            "--proto",
+            &proto,
+            "--call",
+            "helloworld.Greeter/SayHello",
+            "-M",
+            "grpc-timeout: 1S",
+            "-n",
+            "1",
+        ],
+        "gRPC's own header",
+    );
 }
 
 /// A plan's grpc:// target: its workload runs with the check's exact count, and a method
@@ -617,4 +621,11 @@ requests = 8
     );
     assert!((1400.0..1700.0).contains(&p50) && max < 1700.0, "{st}");
     validate(run.json());
+}
+
+/// `perfbase ARGS` is exit 2, before any load, with `wanted` in what it prints.
+fn refused(args: &[&str], wanted: &str) {
+    let (code, text, _) = pb(args);
+    assert_eq!(code, 2, "{args:?}: {text}");
+    assert!(text.contains(wanted), "{args:?}: {text}");
 }
