@@ -32,6 +32,7 @@ pub fn trend(a: TrendArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     }
     let settings = Settings {
         max_p: a.max_p,
+        min_change: a.min_change,
         ..Settings::default()
     };
     let inputs = match &a.series {
@@ -61,6 +62,7 @@ pub fn trend(a: TrendArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     let trend = Trend {
         schema: TREND_SCHEMA.into(),
         max_p: a.max_p,
+        min_change: a.min_change,
         series,
         check,
     };

@@ -36,6 +36,11 @@ pub struct TrendArgs {
     #[arg(long, default_value_t = 0.001, value_name = "P")]
     pub max_p: f64,
 
+    /// A change of level smaller than this (of the level before) is not kept as a change
+    /// point, however certain; changes of spread are kept on their p alone
+    #[arg(long, default_value = "1%", value_parser = super::parse::ratio, value_name = "RATIO")]
+    pub min_change: f64,
+
     /// The CI gate: exit 1 when the newest run of a series is worse than the runs of its
     /// current segment beyond --tolerance, at p below --max-p
     #[arg(long)]

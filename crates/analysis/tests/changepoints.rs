@@ -155,3 +155,21 @@ fn a_wider_spread_is_found_and_an_outlier_is_not() {
     runs[90][0] *= 3.0;
     assert!(found(&runs).is_empty(), "{:?}", found(&runs));
 }
+
+#[test]
+fn a_certain_but_tiny_step_is_kept_only_when_asked() {
+    for seed in 0..10 {
+        let mut rng = Rng(seed);
+        // 0.5 % down at run 10 with 0.05 % noise: 10σ, certain, and below the 1 % that matters.
+        let runs = series(&mut rng, 40, 3, 10, 0.995, 0.0005, 0.0005);
+        assert_eq!(found(&runs), Vec::<usize>::new(), "seed {seed}");
+        let every = Settings {
+            min_change: 0.0,
+            ..Settings::default()
+        };
+        let got = change_points(&runs, &every);
+        assert_eq!(got.len(), 1, "seed {seed}: {got:?}");
+        assert_eq!(got[0].at, 10, "seed {seed}: {got:?}");
+        assert!(got[0].p < 0.001, "{got:?}");
+    }
+}

@@ -14,6 +14,10 @@ pub struct Trend {
     pub schema: String,
     /// The settings the change points were found with.
     pub max_p: f64,
+    /// The smallest change of level, as a fraction of the level before, kept as a change
+    /// point (absent in documents written before it existed: read as 0).
+    #[serde(default)]
+    pub min_change: f64,
     pub series: Vec<Series>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<TrendCheck>,

@@ -1,6 +1,7 @@
 //! Backward elimination of candidate change points: the weakest is dropped, its two
 //! neighbours are tested again over the segments they now border, until every candidate left
-//! has p below the limit.
+//! has p below the limit and, for a change of level, moves it by at least the smallest change
+//! that matters.
 //!
 //! Candidates sit in a linked list (dropping one is O(1)) and a heap ordered by strength with
 //! stale entries skipped, so n candidates cost O(n log n). Finding the weakest by scanning
@@ -92,7 +93,12 @@ impl Field<'_> {
 }
 
 /// The kept candidates (sorted `cuts`) with their tests, in run order.
-pub(super) fn eliminate(means: &RunMeans, cuts: Vec<usize>, max_p: f64) -> Vec<Change> {
+pub(super) fn eliminate(
+    means: &RunMeans,
+    cuts: Vec<usize>,
+    max_p: f64,
+    min_change: f64,
+) -> Vec<Change> {
     let k = cuts.len();
     // Below this normal score a candidate is insignificant whatever its exact p: the exact p
     // (an incomplete beta function) is only computed near the limit.
@@ -128,13 +134,13 @@ pub(super) fn eliminate(means: &RunMeans, cuts: Vec<usize>, max_p: f64) -> Vec<C
         if !f.alive[i] || e.version != f.version[i] {
             continue;
         }
-        if e.strength < clear || weak(&f.tests[i], max_p) {
+        if e.strength < clear || weak(&f.tests[i], max_p, min_change) {
             f.drop_candidate(i);
             continue;
         }
         // Even the weakest by the ranking is significant: check every exact p, in case the
         // ranking and the exact p disagree near the limit.
-        let first_weak = f.alive().find(|&j| weak(&f.tests[j], max_p));
+        let first_weak = f.alive().find(|&j| weak(&f.tests[j], max_p, min_change));
         match first_weak {
             Some(j) => {
                 f.heap.push(Reverse(e));
@@ -155,7 +161,8 @@ fn normal_score(p: f64) -> f64 {
     Normal::standard().inverse_cdf(1.0 - p / 2.0)
 }
 
-fn weak(t: &Tested, max_p: f64) -> bool {
-    let (p, _) = t.exact();
-    p.is_nan() || p >= max_p
+/// Not significant, or a change of level too small to matter.
+fn weak(t: &Tested, max_p: f64, min_change: f64) -> bool {
+    let (p, spread) = t.exact();
+    p.is_nan() || p >= max_p || (!spread && t.change.relative().abs() < min_change)
 }

@@ -46,6 +46,11 @@ pub struct Settings {
     pub max_p: f64,
     /// The fewest runs a segment can have: 2, the fewest with a sample variance.
     pub min_runs: usize,
+    /// A change of level smaller than this fraction of the level before is not kept, however
+    /// certain: a steady metric (a sleep-bound throughput) moves by 0.5 % when a neighbour on
+    /// the machine stops, and p < 0.001 says only that the move is real, not that it matters.
+    /// Changes of spread are judged by their p alone.
+    pub min_change: f64,
 }
 
 impl Default for Settings {
@@ -53,6 +58,7 @@ impl Default for Settings {
         Settings {
             max_p: 0.001,
             min_runs: 2,
+            min_change: 0.01,
         }
     }
 }
@@ -99,7 +105,7 @@ pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<Change> {
     // tightens in proportion (10,000 runs of noise at a flat 0.001 kept 3 false change
     // points each; at 0.001 × 500 / 10,000, none).
     let max_p = settings.max_p * (LONG as f64 / runs.len() as f64).min(1.0);
-    let kept = eliminate(&means, candidates, max_p);
+    let kept = eliminate(&means, candidates, max_p, settings.min_change);
     let mut cuts = relocate(&means, kept, min_runs);
     let mut work = Work::default();
     let spread = spread_changes(&points, &starts, &means, &cuts, max_p, &mut work);
@@ -109,7 +115,7 @@ pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<Change> {
         cuts.extend(spread);
         cuts.sort_unstable();
         cuts.dedup();
-        let kept = eliminate(&means, cuts, max_p);
+        let kept = eliminate(&means, cuts, max_p, settings.min_change);
         cuts = relocate(&means, kept, min_runs);
     }
     (0..cuts.len())

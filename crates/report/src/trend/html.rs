@@ -20,9 +20,10 @@ pub fn render(trend: &Trend, title: &str) -> String {
     out.push_str(&format!(
         "<p class=\"intro\">{} series. Change points by E-Divisive means, each kept only when \
          Welch's test of level or of spread between its neighbouring segments (runs as units) \
-         gives p &lt; {}. Hover a point for its run, time, labels and commit.</p>\n",
+         gives p &lt; {} (a change of level also by at least {:.1} %). Hover a point for its run, time, labels and commit.</p>\n",
         trend.series.len(),
-        trend.max_p
+        trend.max_p,
+        trend.min_change * 100.0
     ));
     if let Some(check) = &trend.check {
         out.push_str(&format!(

@@ -56,6 +56,7 @@ pub fn trend_fixture() -> perfbase_core::trend::Trend {
     Trend {
         schema: TREND_SCHEMA.into(),
         max_p: 0.001,
+        min_change: 0.01,
         series: vec![
             series(
                 "p99",
