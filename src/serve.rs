@@ -64,6 +64,8 @@ pub fn serve(args: ServeArgs) -> Result<Exit, AppError> {
             window: Duration::from_secs(60),
         }),
         api_token: args.api_token.clone().unwrap_or_default(),
+        first_token: args.first_token,
+        token_gap: args.token_gap,
         ..perfbase_reference::Config::default()
     };
     check_host(&args.host, args.allow_remote)?;

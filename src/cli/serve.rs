@@ -51,6 +51,14 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     pub corpus_size: u64,
 
+    /// /v1/chat/completions and /v1/completions: time to the first token
+    #[arg(long, default_value = "50ms", value_name = "DURATION", value_parser = parse::duration)]
+    pub first_token: Duration,
+
+    /// /v1/chat/completions and /v1/completions: time between tokens
+    #[arg(long, default_value = "10ms", value_name = "DURATION", value_parser = parse::duration)]
+    pub token_gap: Duration,
+
     /// /health/all runs its checks concurrently instead of one after another
     #[arg(long)]
     pub health_concurrent: bool,

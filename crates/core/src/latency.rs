@@ -46,6 +46,11 @@ impl LatencyMs {
         max: f64::NAN,
     };
 
+    /// [`LatencyMs::NONE`], for serde's `default` of a field added later.
+    pub fn none() -> LatencyMs {
+        LatencyMs::NONE
+    }
+
     /// Whether there are figures at all (something completed).
     pub fn is_defined(&self) -> bool {
         !self.max.is_nan()

@@ -146,16 +146,22 @@ pub struct Outcome {
     /// A journey's checks on this response: which passed and which failed (bit i is the
     /// driver's [`check_names`](crate::Driver::check_names)`[i]`).
     pub checks: CheckBits,
-    /// A streamed reply (gRPC server streams): its messages and the µs between consecutive
-    /// ones; None for a reply of one message. Allocated only for streams.
+    /// A streamed reply (gRPC server streams, HTTP event streams): its messages, when the first
+    /// came and the µs between consecutive ones; None for a reply of one message. Allocated
+    /// only for streams.
     pub stream: Option<Box<StreamReply>>,
 }
 
 /// What a streamed reply brought: how many messages, and the gaps between them (one fewer).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StreamReply {
     pub messages: u64,
     pub gaps_us: Vec<u32>,
+    /// µs from the request's sending to the first message (its time to first token); 0 when
+    /// no message came.
+    pub first_us: u32,
+    /// µs from the request's sending to the stream's end.
+    pub total_us: u32,
 }
 
 /// The checks one response was put to, as bits over the driver's check names (at most

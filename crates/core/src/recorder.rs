@@ -246,9 +246,7 @@ impl Recorder {
                 .record(&outcome.timing);
         }
         if let Some(st) = &outcome.stream {
-            self.stream
-                .get_or_insert_with(Default::default)
-                .record(st.messages, &st.gaps_us);
+            self.stream.get_or_insert_with(Default::default).record(st);
         }
         if outcome.checks != CheckBits::default() {
             self.count_checks(outcome.checks);

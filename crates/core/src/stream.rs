@@ -1,10 +1,12 @@
-//! Streamed replies (gRPC's server streams, and next HTTP's event streams): how many messages
-//! each brought and the gaps between them, in one HDR histogram per worker and then per
-//! phase, merged exactly like the response times. The time to the first message is the
-//! timing split's `waiting`; the stream's whole time is the operation's latency.
+//! Streamed replies (gRPC's server streams, HTTP's event streams and token streams): how many
+//! messages each brought, the time to its first message, the gaps between messages and the
+//! stream's whole time, in HDR histograms per worker and then per phase, merged exactly like
+//! the response times. The first message is timed apart from the timing split's `waiting`
+//! (the response's head): an event stream's head comes at once and its first token later.
 
 use crate::histogram::{decode_histogram, encode_histogram, new_histogram};
 use crate::latency::LatencyMs;
+use crate::outcome::StreamReply;
 use crate::timing::TIMING_SIGFIG;
 use hdrhistogram::Histogram;
 
@@ -13,6 +15,10 @@ use hdrhistogram::Histogram;
 pub struct StreamStats {
     /// µs between consecutive messages of a stream (0 for messages that came together).
     pub gaps: Histogram<u64>,
+    /// µs from each stream's request to its first message (streams with one at least).
+    pub first: Histogram<u64>,
+    /// µs from each stream's request to its end.
+    pub total: Histogram<u64>,
     /// Streamed replies recorded.
     pub streams: u64,
     /// Their messages.
@@ -23,6 +29,8 @@ impl Default for StreamStats {
     fn default() -> Self {
         StreamStats {
             gaps: new_histogram(TIMING_SIGFIG),
+            first: new_histogram(TIMING_SIGFIG),
+            total: new_histogram(TIMING_SIGFIG),
             streams: 0,
             messages: 0,
         }
@@ -30,18 +38,24 @@ impl Default for StreamStats {
 }
 
 impl StreamStats {
-    /// Records one streamed reply of `messages` messages with these gaps (one fewer).
-    pub fn record(&mut self, messages: u64, gaps: &[u32]) {
+    /// Records one streamed reply.
+    pub fn record(&mut self, reply: &StreamReply) {
         self.streams += 1;
-        self.messages += messages;
-        for g in gaps {
+        self.messages += reply.messages;
+        for g in &reply.gaps_us {
             self.gaps.saturating_record(u64::from(*g));
         }
+        if reply.messages > 0 {
+            self.first.saturating_record(u64::from(reply.first_us));
+        }
+        self.total.saturating_record(u64::from(reply.total_us));
     }
 
     pub fn merge(&mut self, other: &StreamStats) {
         // Same bounds by construction: adding cannot fail.
         let _ = self.gaps.add(&other.gaps);
+        let _ = self.first.add(&other.first);
+        let _ = self.total.add(&other.total);
         self.streams += other.streams;
         self.messages += other.messages;
     }
@@ -61,6 +75,17 @@ pub struct StreamFigures {
     pub gap_ms: LatencyMs,
     /// The gaps' histogram, HDR V2 compressed, base64, µs (two significant digits).
     pub histogram: String,
+    /// From each request to its stream's first message: time to first token.
+    #[serde(default = "LatencyMs::none")]
+    pub first_ms: LatencyMs,
+    /// Its histogram, as `histogram` (absent in results written before it was kept).
+    #[serde(default)]
+    pub first_histogram: String,
+    /// From each request to its stream's end.
+    #[serde(default = "LatencyMs::none")]
+    pub total_ms: LatencyMs,
+    #[serde(default)]
+    pub total_histogram: String,
 }
 
 impl StreamFigures {
@@ -76,6 +101,10 @@ impl StreamFigures {
             },
             gap_ms: LatencyMs::from_histogram(&s.gaps),
             histogram: encode_histogram(&s.gaps),
+            first_ms: LatencyMs::from_histogram(&s.first),
+            first_histogram: encode_histogram(&s.first),
+            total_ms: LatencyMs::from_histogram(&s.total),
+            total_histogram: encode_histogram(&s.total),
         }
     }
 
@@ -86,8 +115,14 @@ impl StreamFigures {
             messages: self.messages,
             ..StreamStats::default()
         };
-        if let Ok(h) = decode_histogram(&self.histogram) {
-            let _ = s.gaps.add(&h);
+        for (text, into) in [
+            (&self.histogram, &mut s.gaps),
+            (&self.first_histogram, &mut s.first),
+            (&self.total_histogram, &mut s.total),
+        ] {
+            if let Ok(h) = decode_histogram(text) {
+                let _ = into.add(&h);
+            }
         }
         s
     }
@@ -120,9 +155,14 @@ mod tests {
             (&mut a, &mut b, &mut all);
         let streams: [&[u32]; 3] = [&[1000, 1000, 1000], &[1000, 250_000], &[0, 0]];
         for (i, gaps) in streams.iter().enumerate() {
-            let n = gaps.len() as u64 + 1;
-            if i % 2 == 0 { &mut *a } else { &mut *b }.record(n, gaps);
-            all.record(n, gaps);
+            let reply = StreamReply {
+                messages: gaps.len() as u64 + 1,
+                gaps_us: gaps.to_vec(),
+                first_us: 40_000 * (i as u32 + 1),
+                total_us: 300_000,
+            };
+            if i % 2 == 0 { &mut *a } else { &mut *b }.record(&reply);
+            all.record(&reply);
         }
         let merged = StreamFigures::merge(
             [
@@ -141,6 +181,21 @@ mod tests {
             (merged.gap_ms.max - 250.0).abs() < 3.0,
             "{:?}",
             merged.gap_ms
+        );
+        assert!(
+            (merged.first_ms.max - 120.0).abs() < 1.0,
+            "{:?}",
+            merged.first_ms
+        );
+        assert!(
+            (merged.first_ms.min - 40.0).abs() < 0.5,
+            "{:?}",
+            merged.first_ms
+        );
+        assert!(
+            (merged.total_ms.p50 - 300.0).abs() < 3.0,
+            "{:?}",
+            merged.total_ms
         );
         assert_eq!(StreamFigures::merge([], 1.0), None);
     }

@@ -189,6 +189,23 @@ pub const HARNESSES: &[Harness] = &[
         ],
     },
     Harness {
+        name: "events",
+        run: events,
+        dictionary: &[
+            "\n\n",
+            "\r\n",
+            "data: ",
+            "data:",
+            ": comment\n",
+            "event: x\n",
+            "data: [DONE]\n\n",
+            "{\"choices\":[",
+            "{\"delta\":{\"content\":\"t\"}}",
+            "{\"text\":\"\"}",
+            "]}",
+        ],
+    },
+    Harness {
         name: "resp",
         run: resp,
         dictionary: &[
@@ -442,6 +459,23 @@ fn chunked(input: &[u8]) -> bool {
         }
     }
     false
+}
+
+/// An event stream (the first byte: JSON lines or server-sent events, and the size of the
+/// pieces it arrives in): the events counted must not depend on how the bytes were split.
+fn events(input: &[u8]) -> bool {
+    let Some((&flags, body)) = input.split_first() else {
+        return false;
+    };
+    let kind: &[u8] = if flags & 1 == 1 {
+        b"application/x-ndjson"
+    } else {
+        b"text/event-stream"
+    };
+    let whole = perfbase_drivers::http::count_events(kind, body, body.len());
+    let split = perfbase_drivers::http::count_events(kind, body, usize::from(flags >> 1));
+    assert_eq!(whole, split, "the count depends on the split");
+    whole.is_some_and(|n| n > 0)
 }
 
 fn resp(input: &[u8]) -> bool {

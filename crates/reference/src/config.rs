@@ -42,6 +42,10 @@ pub struct Config {
     /// Token that bypasses the rate limit. Empty (the default) bypasses nothing: a fixed
     /// default would let anyone who read the docs past the limit.
     pub api_token: String,
+    /// `/v1/chat/completions`: time to the first token (default 50 ms).
+    pub first_token: Duration,
+    /// `/v1/chat/completions`: time between tokens (default 10 ms).
+    pub token_gap: Duration,
 }
 
 /// At most `limit` requests per `window` per client.
@@ -68,6 +72,8 @@ impl Default for Config {
                 window: Duration::from_secs(60),
             }),
             api_token: String::new(),
+            first_token: Duration::from_millis(50),
+            token_gap: Duration::from_millis(10),
         }
     }
 }

@@ -88,6 +88,7 @@ mod respond;
 mod runner;
 mod service;
 mod stats;
+mod streaming;
 #[cfg(test)]
 mod testutil;
 pub mod tls;
@@ -249,3 +250,5 @@ mod tests_demo;
 mod tests_faulty;
 #[cfg(test)]
 mod tests_journey;
+#[cfg(test)]
+mod tests_streaming;

@@ -26,6 +26,8 @@ pub(crate) enum RefBody {
         frame: usize,
         exact: bool,
     },
+    /// Frames sent each at its time (`/stream`, streamed completions).
+    Timed(Box<crate::streaming::Timed>),
 }
 
 impl RefBody {
@@ -40,9 +42,10 @@ impl Body for RefBody {
 
     fn poll_frame(
         self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
+        cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.get_mut() {
+            RefBody::Timed(t) => t.poll_frame(cx).map(|f| f.map(Ok)),
             RefBody::Once(data) => Poll::Ready(data.take().map(|b| Ok(Frame::data(b)))),
             RefBody::Fill {
                 remaining, frame, ..
@@ -62,6 +65,7 @@ impl Body for RefBody {
         match self {
             RefBody::Once(data) => data.is_none(),
             RefBody::Fill { remaining, .. } => *remaining == 0,
+            RefBody::Timed(t) => t.is_end_stream(),
         }
     }
 
@@ -75,7 +79,7 @@ impl Body for RefBody {
                 exact: true,
                 ..
             } => SizeHint::with_exact(*remaining),
-            RefBody::Fill { .. } => SizeHint::default(),
+            RefBody::Fill { .. } | RefBody::Timed(_) => SizeHint::default(),
         }
     }
 }

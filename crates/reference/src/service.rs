@@ -16,6 +16,10 @@ use hyper::{Method, Request, Response, StatusCode};
 use crate::demo::{self, Shared};
 use crate::journey::{self, JourneyPath, ReadBody};
 use crate::respond::{ok_text, response, RefBody, BYTES_FRAME};
+use crate::streaming;
+
+/// Largest completion request body read: 1 MiB.
+const MAX_COMPLETION_BODY: usize = 1 << 20;
 
 /// Longest accepted `/delay/{ms}`: ten minutes.
 pub(crate) const MAX_DELAY_MS: u64 = 600_000;
@@ -106,6 +110,8 @@ async fn demo_route(parts: &Parts, shared: &Shared, peer: IpAddr) -> Option<Resp
     let path = parts.uri.path();
     let resp = match path {
         "/work" => demo::work(shared).await,
+        "/stream" => streaming::stream(parts.uri.query()),
+        "/v1/models" => streaming::models(),
         "/health/all" => demo::health_all(&shared.config, parts.uri.query()).await,
         "/stats" => match parts.method {
             Method::GET | Method::HEAD => demo::stats(&shared.stats),
@@ -157,6 +163,40 @@ async fn route(path: &str) -> Response<RefBody> {
     not_found()
 }
 
+/// Whether `path` is the chat (true) or the plain (false) completions route.
+fn completion_path(path: &str) -> Option<bool> {
+    match path {
+        "/v1/chat/completions" => Some(true),
+        "/v1/completions" => Some(false),
+        _ => None,
+    }
+}
+
+/// A completion request: POST with a JSON body of at most [`MAX_COMPLETION_BODY`] bytes.
+async fn completion(
+    parts: &Parts,
+    body: Incoming,
+    shared: &Shared,
+    chat: bool,
+) -> Response<RefBody> {
+    let body = journey::read_body(body, MAX_COMPLETION_BODY).await;
+    if parts.method != Method::POST {
+        let mut resp = method_not_allowed();
+        resp.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("POST"));
+        return resp;
+    }
+    match body {
+        ReadBody::Whole(b) => streaming::completion(&shared.config, &b, chat).await,
+        ReadBody::TooLarge => response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "text/plain",
+            RefBody::text("request body larger than 1 MiB\n"),
+        ),
+        ReadBody::Broken => bad_request(),
+    }
+}
+
 /// The `Server` header of every answer.
 const SERVER: &str = concat!("perfbase-reference/", env!("CARGO_PKG_VERSION"));
 
@@ -199,6 +239,8 @@ pub(crate) async fn handle(
     // The journey routes first: a one-byte test sends every other path straight on.
     let mut resp = if let Some(path) = JourneyPath::parse(parts.uri.path()) {
         journey_route(path, &parts, body, &shared).await
+    } else if let Some(chat) = completion_path(parts.uri.path()) {
+        completion(&parts, body, &shared, chat).await
     } else if !drain(body).await {
         bad_request()
     } else if let Some(resp) = demo_route(&parts, &shared, peer).await {

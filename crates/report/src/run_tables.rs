@@ -72,8 +72,16 @@ pub fn latency(m: &Measurement) -> Table {
     if let Some(t) = &m.http_timing {
         rows.extend(timing_parts(t).into_iter().map(|(n, l)| latency_row(n, l)));
     }
-    if let Some(st) = m.stream.as_ref().filter(|st| !st.gap_ms.p50.is_nan()) {
-        rows.push(latency_row("gap between messages", &st.gap_ms));
+    if let Some(st) = &m.stream {
+        for (name, l) in [
+            ("first message", &st.first_ms),
+            ("gap between messages", &st.gap_ms),
+            ("stream total", &st.total_ms),
+        ] {
+            if l.is_defined() {
+                rows.push(latency_row(name, l));
+            }
+        }
     }
     Table::new(
         &[

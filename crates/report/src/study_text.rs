@@ -70,7 +70,7 @@ pub fn ms(v: f64) -> String {
 }
 
 /// A measurement's streamed replies in words: `1,000 messages in 10 streams (100.0 each,
-/// 2,500/s); gaps ms p50 0.010, p99 1.2, max 250`.
+/// 2,500/s); first ms p50 50.2, p99 61; gaps ms p50 0.010, p99 1.2, max 250`.
 pub fn stream_line(st: &perfbase_core::stream::StreamFigures) -> String {
     let each = if st.streams > 0 {
         st.messages as f64 / st.streams as f64
@@ -79,6 +79,15 @@ pub fn stream_line(st: &perfbase_core::stream::StreamFigures) -> String {
     };
     let rate = if st.messages_per_s.is_finite() {
         format!(", {}/s", crate::thousands(st.messages_per_s.round() as u64))
+    } else {
+        String::new()
+    };
+    let first = if st.first_ms.is_defined() {
+        format!(
+            "first ms p50 {}, p99 {}; ",
+            ms(st.first_ms.p50),
+            ms(st.first_ms.p99)
+        )
     } else {
         String::new()
     };
@@ -93,7 +102,7 @@ pub fn stream_line(st: &perfbase_core::stream::StreamFigures) -> String {
         )
     };
     format!(
-        "{} messages in {} streams ({} each{rate}); {gaps}",
+        "{} messages in {} streams ({} each{rate}); {first}{gaps}",
         crate::thousands(st.messages),
         crate::thousands(st.streams),
         crate::thousands_f(each)

@@ -22,6 +22,7 @@ mod load_models;
 mod monitor;
 mod secrets;
 mod serve;
+mod streams;
 mod terminal;
 mod thresholds;
 mod timing;

@@ -28,6 +28,7 @@ pub use schema::{method_from_protos, Body, CallKind, Method};
 pub use wire::status_name;
 
 use crate::http::conn::{Tls, TlsOptions};
+use crate::http::events::Clock;
 use crate::http::h2::{self, Lease, Pool};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -354,41 +355,16 @@ fn status_outcome(code: u16, message: &str) -> Outcome {
     o
 }
 
-/// When a reply's messages arrived: the first, and (for a stream) the gaps between them.
+/// A reply's messages as their bytes arrive, and when each came.
 struct Arrivals {
     messages: wire::Messages,
-    streamed: bool,
-    first: Option<Instant>,
-    last: Option<Instant>,
-    gaps: Vec<u32>,
+    clock: Clock,
 }
 
 impl Arrivals {
-    fn new(streamed: bool) -> Arrivals {
-        Arrivals {
-            messages: wire::Messages::default(),
-            streamed,
-            first: None,
-            last: None,
-            gaps: Vec::new(),
-        }
-    }
-
     /// A DATA frame's bytes, as they arrive.
     fn take(&mut self, data: &[u8]) {
-        let done = self.messages.push(data);
-        if done == 0 {
-            return;
-        }
-        let now = Instant::now();
-        self.first.get_or_insert(now);
-        if self.streamed {
-            if let Some(l) = self.last.replace(now) {
-                self.gaps.push(crate::http::conn::micros(now - l));
-            }
-            // Messages one frame completed came together: gaps of 0.
-            self.gaps.extend(std::iter::repeat_n(0, done as usize - 1));
-        }
+        self.clock.arrived(self.messages.push(data));
     }
 }
 
@@ -424,7 +400,10 @@ async fn call(
         }
     }
     let mut body = resp.into_body();
-    let mut arrivals = Arrivals::new(streamed);
+    let mut arrivals = Arrivals {
+        messages: wire::Messages::default(),
+        clock: Clock::default(),
+    };
     let mut status = None;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| h2::failure(&e))?;
@@ -438,7 +417,7 @@ async fn call(
         }
     }
     let end = Instant::now();
-    let first = arrivals.first.unwrap_or(end);
+    let first = arrivals.clock.first.unwrap_or(end);
     let timing = Timing {
         conn: ConnUse::Reused,
         waiting_us: crate::http::conn::micros(first - sent),
@@ -446,10 +425,7 @@ async fn call(
         ..Timing::default()
     };
     let partial = arrivals.messages.partial();
-    let stream = StreamReply {
-        messages: arrivals.messages.count,
-        gaps_us: arrivals.gaps,
-    };
+    let stream = arrivals.clock.reply(sent, end);
     match status {
         Some((0, _)) if partial => Err(status_outcome(
             wire::INTERNAL,

@@ -76,12 +76,24 @@ impl Decoder {
     /// chunk data is skipped in one step, every other byte goes through `next_state`, an
     /// `#[inline]` function of the state and the byte that the loop compiles into itself.
     pub fn feed(&mut self, input: &[u8]) -> Result<usize, ChunkError> {
+        self.feed_data(input, |_| {})
+    }
+
+    /// [`Decoder::feed`], handing each run of chunk data to `on_data` as it passes (an event
+    /// stream's bytes, without the framing).
+    #[inline]
+    pub fn feed_data(
+        &mut self,
+        input: &[u8],
+        mut on_data: impl FnMut(&[u8]),
+    ) -> Result<usize, ChunkError> {
         let mut i = 0;
         while i < input.len() {
             match self.state {
                 State::Done => break,
                 State::Data(rem) => {
                     let take = rem.min((input.len() - i) as u64);
+                    on_data(&input[i..i + take as usize]);
                     i += take as usize;
                     self.data_bytes += take;
                     self.state = if take == rem {

@@ -18,6 +18,7 @@
 //!   are exact, and the bytes of an op that timed out are not lost.
 
 use super::conn::{self, Tls};
+use super::events::{Events, Format};
 use super::HttpError;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -25,6 +26,7 @@ use hyper::client::conn::http2::{self, SendRequest};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, Method, Request, Uri};
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use perfbase_core::outcome::StreamReply;
 use perfbase_core::{Class, ConnUse, Outcome, Timing};
 use std::collections::HashMap;
 use std::error::Error as _;
@@ -362,22 +364,28 @@ pub(crate) async fn send(lease: &mut Lease, req: &H2Request) -> Result<Outcome, 
     let result = exchange(lease, req).await;
     let (read, written) = lease.bytes.take();
     match result {
-        Ok((status, mut timing)) => {
+        Ok((status, mut timing, stream)) => {
             // The first request on a connection this lease opened brings its set-up times.
             if let Some((connect_us, tls_us)) = lease.opened.take() {
                 timing.conn = ConnUse::New;
                 timing.connect_us = connect_us;
                 timing.tls_us = tls_us;
             }
-            Ok(Outcome::http(status, read, written).with_timing(timing))
+            let mut o = Outcome::http(status, read, written).with_timing(timing);
+            o.stream = stream;
+            Ok(o)
         }
         Err(o) => Err(o.with_bytes(read, written)),
     }
 }
 
-/// One request: its status and where its time went, waiting from when the connection took
-/// the stream to the response's headers, receiving from those to the body's end.
-async fn exchange(lease: &mut Lease, req: &H2Request) -> Result<(u16, Timing), Outcome> {
+/// One request: its status, where its time went (waiting from when the connection took the
+/// stream to the response's headers, receiving from those to the body's end) and, for an
+/// event stream, its events.
+async fn exchange(
+    lease: &mut Lease,
+    req: &H2Request,
+) -> Result<(u16, Timing, Option<Box<StreamReply>>), Outcome> {
     lease.send.ready().await.map_err(|e| failure(&e))?;
     let sent = std::time::Instant::now();
     let resp = lease
@@ -387,20 +395,32 @@ async fn exchange(lease: &mut Lease, req: &H2Request) -> Result<(u16, Timing), O
         .map_err(|e| failure(&e))?;
     let first = std::time::Instant::now();
     let status = resp.status().as_u16();
+    let mut events = resp
+        .headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| Format::of(v.as_bytes()))
+        .map(|f| Box::new(Events::new(f)));
     let mut body = resp.into_body();
     while let Some(frame) = body.frame().await {
-        if let Err(e) = frame {
-            return Err(failure(&e));
+        match frame {
+            Err(e) => return Err(failure(&e)),
+            Ok(f) => {
+                if let (Some(e), Some(data)) = (events.as_deref_mut(), f.data_ref()) {
+                    e.feed(data);
+                }
+            }
         }
     }
+    let end = std::time::Instant::now();
     Ok((
         status,
         Timing {
             conn: ConnUse::Reused,
             waiting_us: conn::micros(first - sent),
-            receiving_us: conn::micros(first.elapsed()),
+            receiving_us: conn::micros(end - first),
             ..Timing::default()
         },
+        events.map(|e| Box::new(e.reply(sent, end))),
     ))
 }
 

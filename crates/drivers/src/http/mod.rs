@@ -10,6 +10,7 @@
 
 pub mod chunked;
 pub(crate) mod conn;
+pub(crate) mod events;
 pub mod fetch;
 pub(crate) mod h2;
 pub mod journey;
@@ -18,6 +19,7 @@ mod response;
 pub mod targets;
 
 pub use conn::TlsOptions;
+pub use events::count_events;
 pub use request::{
     is_token, unsafe_in_header, BodySpec, HttpOptions, HttpVersion, RequestSpec, Target,
 };
@@ -471,8 +473,9 @@ impl HttpSession {
         .await
         {
             Ok(resp) => {
+                let end = std::time::Instant::now();
                 timing.waiting_us = conn::micros(resp.first_byte.saturating_duration_since(sent));
-                timing.receiving_us = conn::micros(resp.first_byte.elapsed());
+                timing.receiving_us = conn::micros(end.saturating_duration_since(resp.first_byte));
                 if resp.close || !shared.keepalive {
                     self.stream = None;
                 } else {
@@ -482,6 +485,7 @@ impl HttpSession {
                 if let (Some(describe), Some(body)) = (shared.describe_error, &resp.error_body) {
                     o.detail = Some(describe(resp.status, body).into_boxed_str());
                 }
+                o.stream = resp.events.map(|e| Box::new(e.reply(sent, end)));
                 Ok(o)
             }
             Err(e) => {

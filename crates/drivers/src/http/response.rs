@@ -4,6 +4,7 @@
 
 use super::chunked::{ChunkError, Decoder};
 use super::conn::Conn;
+use super::events::{Events, Format};
 use perfbase_core::Class;
 use std::fmt;
 use std::future::Future;
@@ -25,6 +26,8 @@ pub(crate) struct Response {
     /// caller asked for it and the body's length was given: an API's error message (Vault's
     /// `{"errors":[…]}`) for the error samples. Successful bodies are never kept.
     pub(crate) error_body: Option<Vec<u8>>,
+    /// A streamed body's events (`text/event-stream`, JSON lines), counted as they came.
+    pub(crate) events: Option<Box<Events>>,
 }
 
 /// How much of an error response's body is kept for its message.
@@ -163,16 +166,18 @@ fn header_has_token(value: &[u8], token: &str) -> bool {
         .any(|part| part.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
-/// Decides how the body is delimited (RFC 9112 §6.3) and whether the connection closes.
+/// Decides how the body is delimited (RFC 9112 §6.3), whether the connection closes and
+/// whether the body is a stream of events.
 fn framing(
     resp: &httparse::Response<'_, '_>,
     head_request: bool,
     got: u64,
-) -> Result<(Framing, bool), ReadError> {
+) -> Result<(Framing, bool, Option<Format>), ReadError> {
     let code = resp.code.unwrap_or(0);
     let mut length: Option<u64> = None;
     let mut chunked = None;
     let mut close = resp.version == Some(0);
+    let mut events = None;
     for h in resp.headers.iter() {
         if h.name.eq_ignore_ascii_case("content-length") {
             let v = std::str::from_utf8(h.value)
@@ -198,6 +203,8 @@ fn framing(
             } else if header_has_token(h.value, "keep-alive") {
                 close = false;
             }
+        } else if h.name.eq_ignore_ascii_case("content-type") {
+            events = Format::of(h.value);
         }
     }
     let framing = if head_request || code == 204 || code == 304 {
@@ -216,7 +223,10 @@ fn framing(
     if matches!(framing, Framing::UntilClose) {
         close = true;
     }
-    Ok((framing, close))
+    if matches!(framing, Framing::None) {
+        events = None;
+    }
+    Ok((framing, close, events))
 }
 
 fn chunk_error(e: ChunkError, got: u64) -> ReadError {
@@ -236,6 +246,7 @@ struct Head {
     framing: Framing,
     /// The connection cannot carry another request, as far as the head says.
     close: bool,
+    events: Option<Format>,
 }
 
 /// Reads one complete response from `stream`; with `keep_error_body`, the start of a 4xx or
@@ -262,19 +273,21 @@ pub(crate) async fn read_response(
     .await?;
     let mut close = head.close;
     let mut error_body = (keep_error_body && head.status >= 400).then(Vec::new);
+    let mut events = head.events.map(|f| Box::new(Events::new(f)));
+    let mut body = Body {
+        got: &mut got,
+        error_body: &mut error_body,
+        events: events.as_deref_mut(),
+    };
     match head.framing {
         Framing::None => close |= head.filled > head.len,
-        Framing::Length(len) => {
-            close |= read_length_body(stream, buf, &head, len, &mut got, &mut error_body).await?
-        }
+        Framing::Length(len) => close |= read_length_body(stream, buf, &head, len, body).await?,
         Framing::Chunked => {
             // A chunked body is not kept: its bytes carry the chunks' framing.
-            error_body = None;
-            close |= read_chunked_body(stream, buf, &head, &mut got).await?;
+            *body.error_body = None;
+            close |= read_chunked_body(stream, buf, &head, body).await?;
         }
-        Framing::UntilClose => {
-            read_until_close(stream, buf, &head, &mut got, &mut error_body).await?
-        }
+        Framing::UntilClose => read_until_close(stream, buf, &head, &mut body).await?,
     }
     Ok(Response {
         status: head.status,
@@ -283,6 +296,7 @@ pub(crate) async fn read_response(
         // Set by the first read, which the head needed.
         first_byte: first_byte.unwrap_or_else(std::time::Instant::now),
         error_body,
+        events,
     })
 }
 
@@ -376,13 +390,14 @@ fn parse_head(
                     *filled -= h;
                     continue;
                 }
-                let (framing, close) = framing(&resp, head_request, got)?;
+                let (framing, close, events) = framing(&resp, head_request, got)?;
                 return Ok(Some(Head {
                     status: code,
                     len: h,
                     filled: *filled,
                     framing,
                     close,
+                    events,
                 }));
             }
             Err(e) => {
@@ -395,6 +410,25 @@ fn parse_head(
     }
 }
 
+/// Where a body's bytes go as they arrive: counted in `got` (framing included), the start of
+/// an error's body kept, a stream's events found.
+struct Body<'a> {
+    got: &'a mut u64,
+    error_body: &'a mut Option<Vec<u8>>,
+    events: Option<&'a mut Events>,
+}
+
+impl Body<'_> {
+    /// Bytes of the body itself (without chunk framing).
+    #[inline]
+    fn take(&mut self, bytes: &[u8]) {
+        keep(self.error_body, bytes);
+        if let Some(e) = self.events.as_deref_mut() {
+            e.feed(bytes);
+        }
+    }
+}
+
 /// Reads the rest of a body of `len` bytes (some may have come with the head), keeping what
 /// fits of it in `error_body`. True when bytes beyond the response arrived: the server is out
 /// of step, and the connection must start afresh.
@@ -403,27 +437,26 @@ async fn read_length_body(
     buf: &mut [u8],
     head: &Head,
     len: u64,
-    got: &mut u64,
-    error_body: &mut Option<Vec<u8>>,
+    mut body: Body<'_>,
 ) -> Result<bool, ReadError> {
     let leftover = head.filled - head.len;
     let mut rem = len;
     let take = rem.min(leftover as u64);
-    keep(error_body, &buf[head.len..head.len + take as usize]);
+    body.take(&buf[head.len..head.len + take as usize]);
     rem -= take;
     let mut beyond = leftover as u64 > take;
     while rem > 0 {
-        let n = fill(stream, buf, *got).await? as u64;
+        let n = fill(stream, buf, *body.got).await? as u64;
         if n == 0 {
             return Err(ReadError::Truncated {
-                got: *got,
+                got: *body.got,
                 stage: "body",
                 body: len - rem,
                 expected: Some(len),
             });
         }
-        *got += n;
-        keep(error_body, &buf[..n.min(rem) as usize]);
+        *body.got += n;
+        body.take(&buf[..n.min(rem) as usize]);
         if n > rem {
             beyond = true;
             rem = 0;
@@ -440,28 +473,30 @@ async fn read_chunked_body(
     stream: &mut impl Source,
     buf: &mut [u8],
     head: &Head,
-    got: &mut u64,
+    mut body: Body<'_>,
 ) -> Result<bool, ReadError> {
     let leftover = head.filled - head.len;
     // Bytes of the head (and of any interim responses), so a body count leaves them out.
-    let head_bytes = *got - leftover as u64;
+    let head_bytes = *body.got - leftover as u64;
     let mut d = Decoder::new();
     let used = d
-        .feed(&buf[head.len..head.filled])
-        .map_err(|e| chunk_error(e, *got))?;
+        .feed_data(&buf[head.len..head.filled], |data| body.take(data))
+        .map_err(|e| chunk_error(e, *body.got))?;
     let mut beyond = d.is_done() && used < leftover;
     while !d.is_done() {
-        let n = fill(stream, buf, *got).await?;
+        let n = fill(stream, buf, *body.got).await?;
         if n == 0 {
             return Err(ReadError::Truncated {
-                got: *got,
+                got: *body.got,
                 stage: "body",
-                body: *got - head_bytes,
+                body: *body.got - head_bytes,
                 expected: None,
             });
         }
-        *got += n as u64;
-        let used = d.feed(&buf[..n]).map_err(|e| chunk_error(e, *got))?;
+        *body.got += n as u64;
+        let used = d
+            .feed_data(&buf[..n], |data| body.take(data))
+            .map_err(|e| chunk_error(e, *body.got))?;
         beyond |= d.is_done() && used < n;
     }
     Ok(beyond)
@@ -473,16 +508,15 @@ async fn read_until_close(
     stream: &mut impl Source,
     buf: &mut [u8],
     head: &Head,
-    got: &mut u64,
-    error_body: &mut Option<Vec<u8>>,
+    body: &mut Body<'_>,
 ) -> Result<(), ReadError> {
-    keep(error_body, &buf[head.len..head.filled]);
+    body.take(&buf[head.len..head.filled]);
     loop {
-        let n = fill(stream, buf, *got).await?;
+        let n = fill(stream, buf, *body.got).await?;
         if n == 0 {
             return Ok(());
         }
-        *got += n as u64;
-        keep(error_body, &buf[..n]);
+        *body.got += n as u64;
+        body.take(&buf[..n]);
     }
 }

@@ -5,6 +5,7 @@
 //! hundreds of µs per request, so hyper's few µs are not what decides their cost.
 
 use crate::http::conn::{self, Tls};
+use crate::http::events::{Events, Format};
 use crate::http::h2::{failure, Counted, WireBytes};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -12,6 +13,7 @@ use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{HeaderMap, HeaderValue, HOST, USER_AGENT};
 use hyper::{Method, Request, Uri};
 use hyper_util::rt::TokioIo;
+use perfbase_core::outcome::StreamReply;
 use perfbase_core::{Class, Outcome};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -61,7 +63,12 @@ pub(super) struct Reply {
     pub(super) size: u64,
     /// Bytes the connection moved for it: (read, written).
     pub(super) wire: (u64, u64),
+    /// An event stream's events (`text/event-stream`, JSON lines).
+    pub(super) stream: Option<Box<StreamReply>>,
 }
+
+/// What [`Client::round_trip`] read: status, headers, the kept body, its length, its events.
+type Answered = (u16, HeaderMap, Vec<u8>, u64, Option<Box<StreamReply>>);
 
 /// An open connection.
 pub(super) struct Link {
@@ -134,12 +141,13 @@ impl Client {
         let result = Self::round_trip(l, out, &self.host).await;
         let wire = l.bytes.take();
         match result {
-            Ok((status, headers, body, size)) => Ok(Reply {
+            Ok((status, headers, body, size, stream)) => Ok(Reply {
                 status,
                 headers,
                 body,
                 size,
                 wire,
+                stream,
             }),
             Err((o, before_answer)) => {
                 *link = None;
@@ -152,8 +160,9 @@ impl Client {
         l: &mut Link,
         out: &Outgoing,
         host: &HeaderValue,
-    ) -> Result<(u16, HeaderMap, Vec<u8>, u64), (Outcome, bool)> {
+    ) -> Result<Answered, (Outcome, bool)> {
         l.send.ready().await.map_err(|e| (failure(&e), true))?;
+        let sent = std::time::Instant::now();
         let resp = l
             .send
             .send_request(out.request(host))
@@ -161,6 +170,11 @@ impl Client {
             .map_err(|e| (failure(&e), e.is_canceled() || e.is_incomplete_message()))?;
         let status = resp.status().as_u16();
         let (parts, mut body) = resp.into_parts();
+        let mut events = parts
+            .headers
+            .get(hyper::header::CONTENT_TYPE)
+            .and_then(|v| Format::of(v.as_bytes()))
+            .map(Events::new);
         let (mut kept, mut size) = (Vec::new(), 0u64);
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| (failure(&e), false))?;
@@ -168,9 +182,13 @@ impl Client {
                 size += data.len() as u64;
                 let room = KEPT_BODY.saturating_sub(kept.len());
                 kept.extend_from_slice(&data[..data.len().min(room)]);
+                if let Some(e) = &mut events {
+                    e.feed(data);
+                }
             }
         }
-        Ok((status, parts.headers, kept, size))
+        let stream = events.map(|e| Box::new(e.reply(sent, std::time::Instant::now())));
+        Ok((status, parts.headers, kept, size, stream))
     }
 }
 

@@ -230,7 +230,7 @@ impl JourneySession {
             }
             Err(o) => return o,
         };
-        let reply = match shared.client.exchange(&mut self.link, &out).await {
+        let mut reply = match shared.client.exchange(&mut self.link, &out).await {
             Ok(r) => r,
             Err(o) => return o,
         };
@@ -238,6 +238,7 @@ impl JourneySession {
             self.it.jar.store(&reply.headers, out.uri.path());
         }
         let mut o = Outcome::http(reply.status, reply.wire.0, reply.wire.1);
+        o.stream = reply.stream.take();
         let mut answer = Answer::new(reply.status, &reply.headers, &reply.body, reply.size);
         self.judge(step, &mut o, &mut answer, op);
         o
