@@ -19,6 +19,9 @@ pub struct StreamStats {
     pub first: Histogram<u64>,
     /// µs from each stream's request to its end.
     pub total: Histogram<u64>,
+    /// Each stream's mean gap in µs (streams of two messages or more): a token stream's time
+    /// per output token after the first (guidellm's inter-token latency, vLLM's TPOT).
+    pub mean_gap: Histogram<u64>,
     /// Streamed replies recorded.
     pub streams: u64,
     /// Their messages.
@@ -31,6 +34,7 @@ impl Default for StreamStats {
             gaps: new_histogram(TIMING_SIGFIG),
             first: new_histogram(TIMING_SIGFIG),
             total: new_histogram(TIMING_SIGFIG),
+            mean_gap: new_histogram(TIMING_SIGFIG),
             streams: 0,
             messages: 0,
         }
@@ -49,6 +53,11 @@ impl StreamStats {
             self.first.saturating_record(u64::from(reply.first_us));
         }
         self.total.saturating_record(u64::from(reply.total_us));
+        if !reply.gaps_us.is_empty() {
+            let sum: u64 = reply.gaps_us.iter().map(|g| u64::from(*g)).sum();
+            self.mean_gap
+                .saturating_record(sum / reply.gaps_us.len() as u64);
+        }
     }
 
     pub fn merge(&mut self, other: &StreamStats) {
@@ -56,6 +65,7 @@ impl StreamStats {
         let _ = self.gaps.add(&other.gaps);
         let _ = self.first.add(&other.first);
         let _ = self.total.add(&other.total);
+        let _ = self.mean_gap.add(&other.mean_gap);
         self.streams += other.streams;
         self.messages += other.messages;
     }
@@ -86,6 +96,12 @@ pub struct StreamFigures {
     pub total_ms: LatencyMs,
     #[serde(default)]
     pub total_histogram: String,
+    /// Each stream's mean gap: for a token stream, the time per output token after the first
+    /// (guidellm's inter-token latency, vLLM's TPOT), where `gap_ms` is every gap.
+    #[serde(default = "LatencyMs::none")]
+    pub stream_gap_ms: LatencyMs,
+    #[serde(default)]
+    pub stream_gap_histogram: String,
 }
 
 impl StreamFigures {
@@ -105,6 +121,8 @@ impl StreamFigures {
             first_histogram: encode_histogram(&s.first),
             total_ms: LatencyMs::from_histogram(&s.total),
             total_histogram: encode_histogram(&s.total),
+            stream_gap_ms: LatencyMs::from_histogram(&s.mean_gap),
+            stream_gap_histogram: encode_histogram(&s.mean_gap),
         }
     }
 
@@ -119,6 +137,7 @@ impl StreamFigures {
             (&self.histogram, &mut s.gaps),
             (&self.first_histogram, &mut s.first),
             (&self.total_histogram, &mut s.total),
+            (&self.stream_gap_histogram, &mut s.mean_gap),
         ] {
             if let Ok(h) = decode_histogram(text) {
                 let _ = into.add(&h);
@@ -196,6 +215,13 @@ mod tests {
             (merged.total_ms.p50 - 300.0).abs() < 3.0,
             "{:?}",
             merged.total_ms
+        );
+        // Means per stream: 1 ms, 125.5 ms and 0.
+        assert_eq!(merged.stream_gap_ms.min, 0.0);
+        assert!(
+            (merged.stream_gap_ms.max - 125.5).abs() < 1.5,
+            "{:?}",
+            merged.stream_gap_ms
         );
         assert_eq!(StreamFigures::merge([], 1.0), None);
     }

@@ -76,6 +76,7 @@ pub fn latency(m: &Measurement) -> Table {
         for (name, l) in [
             ("first message", &st.first_ms),
             ("gap between messages", &st.gap_ms),
+            ("mean gap per stream", &st.stream_gap_ms),
             ("stream total", &st.total_ms),
         ] {
             if l.is_defined() {
