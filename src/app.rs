@@ -34,6 +34,8 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
         Command::Mongo(a) => study(a.plan(&a.load.save.options()?)?),
         #[cfg(feature = "vault")]
         Command::Vault(a) => study(a.plan(&a.load.save.options()?)?),
+        #[cfg(feature = "ws")]
+        Command::Ws(a) => study(a.plan(&a.load.save.options()?)?),
         Command::Run(a) => {
             let store = a.save.options()?;
             run_plan(*a, &store, None)

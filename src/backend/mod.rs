@@ -1,5 +1,5 @@
 //! The one seam between what a workload loads and the protocol drivers. Each protocol is one
-//! module here (`http.rs`, `grpc.rs`, `sql.rs`, `redis.rs`, `amqp.rs`, `nats.rs`, `mqtt.rs`, `mongo.rs`,
+//! module here (`http.rs`, `grpc.rs`, `ws.rs`, `sql.rs`, `redis.rs`, `amqp.rs`, `nats.rs`, `mqtt.rs`, `mongo.rs`,
 //! `vault.rs`) holding its target, its driver's construction, its set-up, its settings, its
 //! server's version, its closing lines and its page section, behind the [`Protocol`] trait.
 //! [`Backend`] is the list of them, made by the one `protocols!` line per protocol below;
@@ -28,6 +28,8 @@ pub mod setup;
 mod sql;
 #[cfg(feature = "vault")]
 mod vault;
+#[cfg(feature = "ws")]
+mod ws;
 
 use crate::exit::AppError;
 use perfbase_core::result::{Measurement, RunResult};
@@ -58,6 +60,8 @@ pub use redis::RedisTarget;
 pub use sql::{init_tables, SqlTarget};
 #[cfg(feature = "vault")]
 pub use vault::{TokenSource, VaultTarget};
+#[cfg(feature = "ws")]
+pub use ws::WsTarget;
 
 #[cfg(not(feature = "http"))]
 compile_error!("perfbase needs its `http` feature: the demo and the reference service run on it");
@@ -105,6 +109,8 @@ protocols! {
     "mongo" => Mongo(MongoTarget),
     /// HashiCorp Vault or OpenBao, over HTTP; the token is read when the driver is built.
     "vault" => Vault(VaultTarget),
+    /// WebSocket (ws:// or wss://): a message and its reply per op.
+    "ws" => Ws(WsTarget),
 }
 
 impl Backend {

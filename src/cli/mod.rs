@@ -28,6 +28,8 @@ mod tls;
 mod trend;
 #[cfg(feature = "vault")]
 mod vault;
+#[cfg(feature = "ws")]
+mod ws;
 
 #[cfg(feature = "amqp")]
 pub use amqp::AmqpArgs;
@@ -56,6 +58,8 @@ pub use tls::TlsArgs;
 pub use trend::{PruneArgs, TrendArgs};
 #[cfg(feature = "vault")]
 pub use vault::VaultArgs;
+#[cfg(feature = "ws")]
+pub use ws::WsArgs;
 
 use clap::{Parser, Subcommand};
 
@@ -306,6 +310,9 @@ pub enum Command {
     /// one operation.
     #[cfg(feature = "vault")]
     Vault(Box<VaultArgs>),
+    /// Load a WebSocket server: messages with their replies awaited, or held connections.
+    #[cfg(feature = "ws")]
+    Ws(Box<WsArgs>),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
     Run(Box<RunArgs>),
     /// Run the embedded reference service on a loopback port.

@@ -28,3 +28,4 @@ mod store;
 mod study;
 mod trend;
 mod vault;
+mod ws;

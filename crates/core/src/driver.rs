@@ -29,6 +29,13 @@ pub trait Driver: Send + Sync + 'static {
     /// engine records (typically class `connect`).
     fn open(&self, worker: usize) -> impl Future<Output = Result<Self::Session, Outcome>>;
 
+    /// Closed model: how long a session waits after each op before its next (the quiet time
+    /// of a held connection, as a k6 user's `sleep()` at the end of an iteration); no one's
+    /// latency. None by default.
+    fn pause(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
     /// Names of the kinds of operation reported apart (the endpoints of a request mix), in
     /// the order of [`Outcome::label`] (label 1 is the first name). Empty, the default, when
     /// the run has one kind only. At most [`MAX_LABELS`](crate::recorder::MAX_LABELS) names.

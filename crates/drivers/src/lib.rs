@@ -27,5 +27,7 @@ mod userinfo;
 #[cfg(feature = "vault")]
 pub mod vault;
 pub mod workload;
+#[cfg(feature = "ws")]
+pub mod ws;
 
 pub use operation::Operation;

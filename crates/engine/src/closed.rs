@@ -21,6 +21,21 @@ pub(crate) async fn run<D: Driver>(sh: &Rc<Shared<D>>, ctx: &Rc<PhaseCtx>, conne
     // Dropping the set aborts whatever the cut-off left running.
 }
 
+/// The driver's pause between a session's ops (a held WebSocket's quiet time), cut short at
+/// the phase's deadline so a paused session does not stretch the phase. Charged to nobody:
+/// the next op's latency runs from its own send.
+async fn pause<D: Driver>(sh: &Shared<D>, ctx: &PhaseCtx) {
+    let pause = sh.setup.driver.pause();
+    if pause.is_zero() {
+        return;
+    }
+    let mut until = Instant::now() + pause;
+    if let Some(d) = ctx.deadline {
+        until = until.min(d);
+    }
+    tokio::time::sleep_until(until.into()).await;
+}
+
 async fn connection<D: Driver>(
     sh: Rc<Shared<D>>,
     ctx: Rc<PhaseCtx>,
@@ -51,6 +66,7 @@ async fn connection<D: Driver>(
         if crate::op::run(&sh, &ctx, s, (n, Instant::now()), false).await {
             session = None;
         }
+        pause(&sh, &ctx).await;
     }
     if let Some(s) = session {
         sh.pool.borrow_mut().push(s);

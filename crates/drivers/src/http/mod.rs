@@ -14,7 +14,7 @@ pub(crate) mod events;
 pub mod fetch;
 pub(crate) mod h2;
 pub mod journey;
-mod request;
+pub(crate) mod request;
 mod response;
 pub mod targets;
 
