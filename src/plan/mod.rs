@@ -43,6 +43,8 @@ mod repeat;
 mod scenarios;
 mod targets;
 mod url_vars;
+#[cfg(feature = "ws")]
+mod ws;
 
 pub use url_vars::expand_url;
 mod workloads;

@@ -26,7 +26,7 @@ pub(super) fn targets<'r>(
                 &t.url,
                 &field,
                 format!(
-                    "'{}': use an http://, https://, grpc://, grpcs://, postgres://, mysql://, \
+                    "'{}': use an http://, https://, grpc://, grpcs://, ws://, wss://, postgres://, mysql://, \
                      redis://, redis+cluster://, amqp://, nats://, mqtt:// or mongodb:// URL",
                     perfbase_core::redact::url(t.url.get_ref())
                 ),
@@ -38,12 +38,13 @@ pub(super) fn targets<'r>(
             family = match (family, p.get_ref().as_str()) {
                 (Family::Http, "vault") => Family::Vault,
                 (Family::Http, "grpc") => Family::Grpc,
+                (Family::Http, "ws") => Family::Ws,
                 _ => {
                     return Err(cx.err(
                         p,
                         format!("targets.{name}.protocol"),
-                        "the protocols above HTTP are \"vault\" (HashiCorp Vault or OpenBao) \
-                         and \"grpc\", on an http:// or https:// URL",
+                        "the protocols above HTTP are \"vault\" (HashiCorp Vault or OpenBao), \
+                         \"grpc\" and \"ws\" (WebSocket), on an http:// or https:// URL",
                     ))
                 }
             };
@@ -113,7 +114,7 @@ fn checked_url(
                 ));
             }
         }
-        Family::Http | Family::Sql | Family::Vault => {
+        Family::Http | Family::Sql | Family::Vault | Family::Ws => {
             return Url::parse(url_text).map(Some).map_err(|e| {
                 let shown = perfbase_core::redact::url(t.url.get_ref());
                 bad(&format!("invalid URL '{shown}': {e}"))
@@ -145,8 +146,10 @@ fn fields_fit(
     }
     if !matches!(family, Family::Http | Family::Vault) {
         // gRPC runs on HTTP/2 connections: their TLS trust and streams per connection apply.
-        let grpc_too =
-            |f: &str| family == Family::Grpc && matches!(f, "insecure" | "cacert" | "streams");
+        let grpc_too = |f: &str| {
+            (family == Family::Grpc && matches!(f, "insecure" | "cacert" | "streams"))
+                || (family == Family::Ws && matches!(f, "insecure" | "cacert"))
+        };
         let http_only = [
             ("keepalive", t.keepalive.is_some()),
             ("insecure", t.insecure.is_some()),
@@ -171,6 +174,8 @@ pub(super) enum Family {
     Http,
     /// grpc:// (h2c) or grpcs:// (TLS).
     Grpc,
+    /// ws:// or wss:// (or http(s):// with `protocol = "ws"`).
+    Ws,
     Sql,
     Redis,
     Amqp,
@@ -186,6 +191,7 @@ impl Family {
         Some(match scheme {
             "http" | "https" => Family::Http,
             "grpc" | "grpcs" => Family::Grpc,
+            "ws" | "wss" => Family::Ws,
             "postgres" | "postgresql" | "mysql" | "mariadb" => Family::Sql,
             "redis" | "redis+cluster" => Family::Redis,
             "amqp" => Family::Amqp,
@@ -201,6 +207,7 @@ impl Family {
         match self {
             Family::Http => ("http", cfg!(feature = "http")),
             Family::Grpc => ("grpc", cfg!(feature = "grpc")),
+            Family::Ws => ("ws", cfg!(feature = "ws")),
             Family::Sql => ("sql", cfg!(feature = "sql")),
             Family::Redis => ("redis", cfg!(feature = "redis")),
             Family::Amqp => ("amqp", cfg!(feature = "amqp")),
@@ -218,6 +225,7 @@ impl Family {
             .map(|f| match f {
                 Family::Http => "http(s)://",
                 Family::Grpc => "grpc(s)://",
+                Family::Ws => "ws(s)://",
                 Family::Sql => "postgres:// and mysql://",
                 Family::Redis => "redis://",
                 Family::Amqp => "amqp://",

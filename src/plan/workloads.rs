@@ -21,6 +21,8 @@ use super::file::{self, PlanFile, RequestDef, S};
 use super::grpc::grpc_workload;
 use super::model::*;
 use super::targets::{http_version, tls_of, Family, TargetInfo};
+#[cfg(feature = "ws")]
+use super::ws::ws_workload;
 #[cfg(feature = "sql")]
 use crate::backend::Dialect;
 use crate::backend::{HttpRequests, HttpTarget};
@@ -135,7 +137,7 @@ fn suite_operations(
             &w.command,
             built!("vault", names::<perfbase_drivers::vault::VaultOp>()),
         ),
-        Family::Http | Family::Grpc | Family::Amqp | Family::Nats | Family::Mqtt => {
+        Family::Http | Family::Grpc | Family::Ws | Family::Amqp | Family::Nats | Family::Mqtt => {
             return Ok(None)
         }
     };
@@ -266,6 +268,7 @@ fn backend_of(
             "grpc",
             grpc_workload(cx, field, w, tdef, url_text, corpora)?
         ),
+        Family::Ws => built!("ws", ws_workload(cx, field, w, tdef, url_text, corpora)?),
         Family::Http => unreachable!("HTTP workloads are read by http_workload"),
     })
 }
@@ -527,7 +530,7 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
         ("path", &[Http], at(&w.path)),
         (
             "headers",
-            &[Http, Grpc],
+            &[Http, Grpc, Ws],
             (!w.headers.is_empty()).then_some(target),
         ),
         ("body", &[Http], at(&w.body)),
@@ -573,7 +576,10 @@ fn fields_set(w: &file::WorkloadDef) -> Vec<(&'static str, &'static [Family], us
         ("call", &[Grpc], at(&w.call)),
         ("protos", &[Grpc], at(&w.protos)),
         ("import_paths", &[Grpc], at(&w.import_paths)),
-        ("data", &[Grpc], at(&w.data)),
+        ("data", &[Grpc, Ws], at(&w.data)),
+        ("match", &[Ws], at(&w.match_field)),
+        ("binary", &[Ws], at(&w.binary)),
+        ("interval", &[Ws], at(&w.interval)),
         ("messages", &[Grpc], at(&w.messages)),
     ];
     table

@@ -179,3 +179,56 @@ fn bad_input_is_refused_before_any_connection() {
         "no field id",
     );
 }
+
+#[test]
+fn a_plan_speaks_websocket_with_corpora_and_a_match_field() {
+    let (Some(url), Some(stats_url)) =
+        (service("PERFBASE_WS_URL"), service("PERFBASE_WS_STATS_URL"))
+    else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    // The same server as http:// with protocol = "ws", as the issue spells it.
+    let http_url = url.replacen("ws://", "http://", 1);
+    let plan = format!(
+        r#"[plan]
+name = "ws"
+[corpora.users]
+values = ["ada", "bob"]
+[targets.echo]
+url = "{http_url}"
+protocol = "ws"
+[workloads.say]
+target = "echo"
+data = '{{"id": {{{{n}}}}, "user": "{{{{users}}}}"}}'
+match = "id"
+[[scenarios]]
+name = "say"
+workload = "say"
+concurrency = 2
+requests = 50
+"#
+    );
+    let before = stats(&stats_url)["messages"].as_u64().unwrap();
+    let r = run_plan_with(dir.path(), &plan, |_| {});
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    validate(r.json());
+    let phase = &r.json()["phases"][0];
+    assert_eq!(
+        (phase["requests"].as_u64(), phase["success_ratio"].as_f64()),
+        (Some(50), Some(1.0)),
+        "{phase}"
+    );
+    assert_eq!(stats(&stats_url)["messages"].as_u64().unwrap() - before, 50);
+
+    // A match field the message lacks is an error at its line, before any connection.
+    let bad = plan.replace("match = \"id\"", "match = \"nope\"");
+    let r = run_plan_with(dir.path(), &bad, |_| {});
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    assert!(
+        r.stderr().contains("plan.toml:11: workloads.say.match"),
+        "{}",
+        r.stderr()
+    );
+}
