@@ -172,34 +172,9 @@ grpc_build() {
   log "gRPC-Go's example servers built in $((SECONDS - start)) s"
 }
 
-# grpc_pki: the CA and route_guide_tls's serving certificate, made once (again when one of the
-# files is missing). A CA and a leaf, not one self-signed certificate: webpki (rustls) refuses a
-# CA certificate as a server's own.
+# grpc_pki: the CA and route_guide_tls's serving certificate (make_pki).
 grpc_pki() {
-  local f ok=1
-  command -v openssl >/dev/null 2>&1 || ensure_pkg openssl
-  mkdir -p "$GRPC_TLS"
-  chmod 700 "$GRPC_TLS"
-  for f in ca.key ca.crt server.key server.crt; do [ -s "$GRPC_TLS/$f" ] || ok=0; done
-  if [ $ok = 0 ]; then
-    log "grpc: making a CA and route_guide_tls's certificate in $GRPC_TLS"
-    (
-      cd "$GRPC_TLS" && umask 077 &&
-        openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 \
-          -days 3650 -subj /CN=perfbase-grpc-ca -keyout ca.key -out ca.crt \
-          -addext basicConstraints=critical,CA:TRUE \
-          -addext keyUsage=critical,keyCertSign,cRLSign &&
-        openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 \
-          -subj /CN=localhost -keyout server.key -out server.csr &&
-        printf '%s\n' basicConstraints=critical,CA:FALSE keyUsage=critical,digitalSignature \
-          extendedKeyUsage=serverAuth subjectAltName=IP:127.0.0.1,DNS:localhost >server.ext &&
-        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -sha256 \
-          -days 3650 -extfile server.ext -out server.crt &&
-        rm -f server.csr server.ext ca.srl
-    ) >/dev/null 2>&1 || die "grpc: openssl could not make the certificates in $GRPC_TLS"
-    chmod 644 "$GRPC_TLS/ca.crt" "$GRPC_TLS/server.crt"
-  fi
-  if is_root; then chown -R "$GRPC_USER:" "$GRPC_TLS"; fi
+  make_pki "$GRPC_TLS" grpc "$GRPC_USER"
 }
 
 # grpc_args SERVER PORT: SERVER's command line (its binary, then its flags).

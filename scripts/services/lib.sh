@@ -168,3 +168,34 @@ as_user() {
     "$@" 9>&-
   fi
 }
+
+# make_pki DIR NAME USER: a CA and a TLS server's certificate for 127.0.0.1 and localhost in
+# DIR (EC P-256), made once (again when one of the files is missing), owned by USER when root.
+# A CA and a leaf, not one self-signed certificate: webpki (rustls) refuses a CA certificate as
+# a server's own.
+make_pki() {
+  local dir=$1 name=$2 user=$3 f ok=1
+  command -v openssl >/dev/null 2>&1 || ensure_pkg openssl
+  mkdir -p "$dir"
+  chmod 700 "$dir"
+  for f in ca.key ca.crt server.key server.crt; do [ -s "$dir/$f" ] || ok=0; done
+  if [ $ok = 0 ]; then
+    log "$name: making a CA and the TLS server's certificate in $dir"
+    (
+      cd "$dir" && umask 077 &&
+        openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 \
+          -days 3650 -subj "/CN=perfbase-$name-ca" -keyout ca.key -out ca.crt \
+          -addext basicConstraints=critical,CA:TRUE \
+          -addext keyUsage=critical,keyCertSign,cRLSign &&
+        openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 \
+          -subj /CN=localhost -keyout server.key -out server.csr &&
+        printf '%s\n' basicConstraints=critical,CA:FALSE keyUsage=critical,digitalSignature \
+          extendedKeyUsage=serverAuth subjectAltName=IP:127.0.0.1,DNS:localhost >server.ext &&
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -sha256 \
+          -days 3650 -extfile server.ext -out server.crt &&
+        rm -f server.csr server.ext ca.srl
+    ) >/dev/null 2>&1 || die "$name: openssl could not make the certificates in $dir"
+    chmod 644 "$dir/ca.crt" "$dir/server.crt"
+  fi
+  if is_root; then chown -R "$user:" "$dir"; fi
+}

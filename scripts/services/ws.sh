@@ -92,34 +92,9 @@ ws_build() {
   log "WebSocket echo server built in $((SECONDS - start)) s"
 }
 
-# ws_pki: the CA and the TLS server's certificate, made once (again when one of the files is
-# missing), as grpc_pki does: a CA and a leaf, since webpki (rustls) refuses a CA certificate
-# as a server's own.
+# ws_pki: the CA and the TLS server's certificate (make_pki).
 ws_pki() {
-  local f ok=1
-  command -v openssl >/dev/null 2>&1 || ensure_pkg openssl
-  mkdir -p "$WS_TLS"
-  chmod 700 "$WS_TLS"
-  for f in ca.key ca.crt server.key server.crt; do [ -s "$WS_TLS/$f" ] || ok=0; done
-  if [ $ok = 0 ]; then
-    log "ws: making a CA and the TLS server's certificate in $WS_TLS"
-    (
-      cd "$WS_TLS" && umask 077 &&
-        openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 \
-          -days 3650 -subj /CN=perfbase-ws-ca -keyout ca.key -out ca.crt \
-          -addext basicConstraints=critical,CA:TRUE \
-          -addext keyUsage=critical,keyCertSign,cRLSign &&
-        openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 \
-          -subj /CN=localhost -keyout server.key -out server.csr &&
-        printf '%s\n' basicConstraints=critical,CA:FALSE keyUsage=critical,digitalSignature \
-          extendedKeyUsage=serverAuth subjectAltName=IP:127.0.0.1,DNS:localhost >server.ext &&
-        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -sha256 \
-          -days 3650 -extfile server.ext -out server.crt &&
-        rm -f server.csr server.ext ca.srl
-    ) >/dev/null 2>&1 || die "ws: openssl could not make the certificates in $WS_TLS"
-    chmod 644 "$WS_TLS/ca.crt" "$WS_TLS/server.crt"
-  fi
-  if is_root; then chown -R "$WS_USER:" "$WS_TLS"; fi
+  make_pki "$WS_TLS" ws "$WS_USER"
 }
 
 # ws_accepts PORT: something accepts a TCP connection on 127.0.0.1:PORT.

@@ -1,7 +1,9 @@
 //! gRPC workloads: one method (any of the four kinds of call) with request messages from a
 //! JSON template, on HTTP/2 connections shared `--streams` calls at a time.
 
-use super::protocol::{Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
+use super::protocol::{
+    extra_values, header_lines, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT,
+};
 use crate::exit::AppError;
 use perfbase_core::result::RunResult;
 use perfbase_drivers::grpc::{GrpcDriver, GrpcOptions};
@@ -89,11 +91,7 @@ impl Protocol for GrpcTarget {
             .map(|p| p.display().to_string().into())
             .collect();
         m.insert("protos".into(), protos.into());
-        let metadata: Vec<Value> = o
-            .metadata
-            .iter()
-            .map(|(k, v)| perfbase_core::redact::header_line(k, v).into())
-            .collect();
+        let metadata = header_lines(&o.metadata);
         if !metadata.is_empty() {
             m.insert("metadata".into(), metadata.into());
         }
@@ -117,12 +115,7 @@ impl Protocol for GrpcTarget {
         single: bool,
     ) -> String {
         let _ = (result, single);
-        let sum = |key: &str| -> u64 {
-            extras
-                .iter()
-                .filter_map(|e| e.get(key).and_then(Value::as_u64))
-                .sum()
-        };
+        let sum = |key: &str| -> u64 { extra_values(extras, key).sum() };
         let (received, sent) = (sum("messages_received"), sum("messages_sent"));
         if received == 0 && sent == 0 {
             return String::new();

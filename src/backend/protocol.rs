@@ -138,6 +138,24 @@ fn drive<D: Driver + Extras>(driver: D, args: RunArgs<'_>) -> Result<Ran, AppErr
     })
 }
 
+/// The values of an extras key over every engine run, as numbers.
+pub fn extra_values<'a>(
+    extras: &'a [BTreeMap<String, Value>],
+    key: &'a str,
+) -> impl Iterator<Item = u64> + 'a {
+    extras
+        .iter()
+        .filter_map(move |e| e.get(key).and_then(Value::as_u64))
+}
+
+/// Headers as `config.protocol` shows them: `Name: value` lines, secrets redacted.
+pub fn header_lines(headers: &[(String, String)]) -> Vec<Value> {
+    headers
+        .iter()
+        .map(|(k, v)| redact::header_line(k, v).into())
+        .collect()
+}
+
 /// What a server says it is, asked by `question` on a one-off runtime, or why not.
 pub fn ask_version<E: std::fmt::Display>(
     question: impl std::future::Future<Output = Result<String, E>>,

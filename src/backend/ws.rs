@@ -2,7 +2,9 @@
 //! the one matching by a field), one connection per session; with `--interval`, held
 //! connections that each speak once per interval, and what holding them cost in memory.
 
-use super::protocol::{Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
+use super::protocol::{
+    extra_values, header_lines, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT,
+};
 use crate::exit::AppError;
 use perfbase_core::result::RunResult;
 use perfbase_drivers::ws::{WsDriver, WsOptions};
@@ -84,11 +86,7 @@ impl Protocol for WsTarget {
         if let Some(p) = &o.subprotocol {
             m.insert("subprotocol".into(), p.clone().into());
         }
-        let headers: Vec<Value> = o
-            .headers
-            .iter()
-            .map(|(k, v)| perfbase_core::redact::header_line(k, v).into())
-            .collect();
+        let headers = header_lines(&o.headers);
         if !headers.is_empty() {
             m.insert("headers".into(), headers.into());
         }
@@ -111,19 +109,8 @@ impl Protocol for WsTarget {
         single: bool,
     ) -> String {
         let _ = (result, single);
-        let sum = |key: &str| -> u64 {
-            extras
-                .iter()
-                .filter_map(|e| e.get(key).and_then(Value::as_u64))
-                .sum()
-        };
-        let max = |key: &str| -> u64 {
-            extras
-                .iter()
-                .filter_map(|e| e.get(key).and_then(Value::as_u64))
-                .max()
-                .unwrap_or(0)
-        };
+        let sum = |key: &str| -> u64 { extra_values(extras, key).sum() };
+        let max = |key: &str| -> u64 { extra_values(extras, key).max().unwrap_or(0) };
         let t = perfbase_report::thousands;
         let mut out = format!(
             "Messages: {} sent, {} received",

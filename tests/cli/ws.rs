@@ -126,6 +126,11 @@ fn wss_with_the_servers_ca_and_without_it() {
     let (_, text, v) = pb(&["ws", &url, "-c", "1", "-n", "3"]);
     assert!(v["errors"]["connect"].as_u64().unwrap_or(0) > 0, "{text}");
     assert!(text.contains("--cacert"), "{text}");
+    // A path that answers without upgrading: refused, its status kept.
+    let stats = url.replace("/echo", "/stats");
+    let (_, text, v) = pb(&["ws", &stats, "--cacert", &ca, "-c", "1", "-n", "2"]);
+    assert_eq!(v["status"]["200"].as_u64(), Some(2), "{text}");
+    assert!(text.contains("refused: HTTP 200 OK"), "{text}");
 }
 
 #[test]

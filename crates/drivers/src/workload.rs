@@ -92,6 +92,23 @@ impl Values {
     }
 }
 
+/// `corpora` with a corpus named `name` that is each op's own number (`{{n}}`), unless one of
+/// them already has that name.
+pub fn with_number(corpora: &[Arc<Corpus>], name: &str) -> Result<Vec<Arc<Corpus>>, String> {
+    let mut all = corpora.to_vec();
+    if !all.iter().any(|c| c.name == name) {
+        let n = Corpus::new(
+            name,
+            Values::pattern("{n}", 0, u64::MAX),
+            None,
+            Pick::Sequential,
+            0.0,
+        )?;
+        all.push(Arc::new(n));
+    }
+    Ok(all)
+}
+
 /// A named list of values to fill placeholders with.
 #[derive(Debug, Clone)]
 pub struct Corpus {

@@ -8,6 +8,14 @@ use perfbase_reference::Config;
 use serde_json::Value;
 use std::time::Duration;
 
+/// The streams and events a run's result counted.
+fn counted(st: &Value) -> (u64, u64) {
+    (
+        st["streams"].as_u64().unwrap_or(0),
+        st["messages"].as_u64().unwrap_or(0),
+    )
+}
+
 fn ms(v: &Value, figure: &str, at: &str) -> f64 {
     v["stream"][figure][at]
         .as_f64()
@@ -29,10 +37,7 @@ fn a_stall_inside_event_streams_shows_in_the_gaps_and_every_event_is_counted() {
     let v = r.json();
     validate(v);
     let st = &v["stream"];
-    assert_eq!(
-        (st["streams"].as_u64(), st["messages"].as_u64()),
-        (Some(10), Some(200))
-    );
+    assert_eq!(counted(st), (10, 200));
     // 19 gaps per stream: 18 of about 5 ms, one of about 305 ms (1 in 19 > 1 %: the p99).
     assert!((4.0..20.0).contains(&ms(v, "gap_ms", "p50")), "{st}");
     assert!((300.0..400.0).contains(&ms(v, "gap_ms", "p99")), "{st}");
@@ -57,11 +62,7 @@ fn a_stall_inside_event_streams_shows_in_the_gaps_and_every_event_is_counted() {
         let r = perfbase(&args, dir.path());
         assert_eq!(r.code(), 0, "{extra:?}: {}", r.stderr());
         let st = &r.json()["stream"];
-        assert_eq!(
-            (st["streams"].as_u64(), st["messages"].as_u64()),
-            (Some(12), Some(84)),
-            "{extra:?}: {st}"
-        );
+        assert_eq!(counted(st), (12, 84), "{extra:?}: {st}");
     }
     // A body that is not a stream has no stream section.
     let r = perfbase(
@@ -107,10 +108,7 @@ fn token_streams_give_the_time_to_first_token_and_count_only_tokens() {
     let st = &v["stream"];
     // 12 tokens each: the role rides on the first token's chunk; the usage chunk and
     // `data: [DONE]` are not tokens.
-    assert_eq!(
-        (st["streams"].as_u64(), st["messages"].as_u64()),
-        (Some(8), Some(96))
-    );
+    assert_eq!(counted(st), (8, 96));
     let first = ms(v, "first_ms", "p50");
     assert!(
         (80.0..100.0).contains(&first),
@@ -137,11 +135,7 @@ fn token_streams_give_the_time_to_first_token_and_count_only_tokens() {
     assert_eq!(r.code(), 0, "{}", r.stderr());
     validate(r.json());
     let st = journey_stream(r.json());
-    assert_eq!(
-        (st["streams"].as_u64(), st["messages"].as_u64()),
-        (Some(6), Some(30)),
-        "{st}"
-    );
+    assert_eq!(counted(st), (6, 30), "{st}");
     assert!(st["first_ms"]["p50"].as_f64().unwrap() >= 80.0, "{st}");
 }
 

@@ -4,7 +4,7 @@
 
 use super::wire;
 use super::GrpcError;
-use crate::workload::{Corpus, Pick, Template, Values};
+use crate::workload::{with_number, Corpus, Template};
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, MethodDescriptor};
 use std::path::{Path, PathBuf};
@@ -183,18 +183,7 @@ impl Body {
         corpora: &[Arc<Corpus>],
         messages: u32,
     ) -> Result<Body, GrpcError> {
-        let mut corpora = corpora.to_vec();
-        if !corpora.iter().any(|c| c.name == NUMBER) {
-            let n = Corpus::new(
-                NUMBER,
-                Values::pattern("{n}", 0, u64::MAX),
-                None,
-                Pick::Sequential,
-                0.0,
-            )
-            .map_err(GrpcError::Data)?;
-            corpora.push(Arc::new(n));
-        }
+        let corpora = with_number(corpora, NUMBER).map_err(GrpcError::Data)?;
         let template = Template::parse(data, &corpora).map_err(GrpcError::Data)?;
         let mut body = Body {
             fixed: None,

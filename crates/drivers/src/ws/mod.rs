@@ -19,11 +19,12 @@
 
 mod held;
 mod io;
+mod upgrade;
 
 pub use held::Memory;
 
 use crate::http::conn::{self, Tls, TlsOptions};
-use crate::workload::{Corpus, Pick, Template, Values};
+use crate::workload::{with_number, Corpus, Template};
 use futures_util::{SinkExt, StreamExt};
 use io::Io;
 use perfbase_core::{redact, Class, ConnUse, Driver, Outcome, Session, Timing};
@@ -32,12 +33,11 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::handshake::client::Request;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::{Error as WsErr, Message};
+use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::WebSocketStream;
+use upgrade::Upgrade;
 
 /// What was wrong with a WebSocket load, found before any connection.
 #[derive(Debug, thiserror::Error)]
@@ -85,7 +85,7 @@ const READ_BUFFER: usize = 1024;
 struct Shared {
     addr: SocketAddr,
     tls: Option<Tls>,
-    request: Request,
+    upgrade: Upgrade,
     template: Template,
     corpora: Vec<Arc<Corpus>>,
     binary: bool,
@@ -140,19 +140,8 @@ impl WsDriver {
         } else {
             None
         };
-        let request = upgrade_request(url, &options)?;
-        let mut corpora = options.corpora.clone();
-        if !corpora.iter().any(|c| c.name == NUMBER) {
-            let n = Corpus::new(
-                NUMBER,
-                Values::pattern("{n}", 0, u64::MAX),
-                None,
-                Pick::Sequential,
-                0.0,
-            )
-            .map_err(WsError::Message)?;
-            corpora.push(Arc::new(n));
-        }
+        let upgrade = Upgrade::new(&parsed, &upgrade_headers(&options)?);
+        let corpora = with_number(&options.corpora, NUMBER).map_err(WsError::Message)?;
         let template = Template::parse(&options.message, &corpora).map_err(WsError::Message)?;
         if let Some(f) = &options.match_field {
             let mut first = Vec::new();
@@ -171,7 +160,7 @@ impl WsDriver {
             shared: Arc::new(Shared {
                 addr,
                 tls,
-                request,
+                upgrade,
                 template,
                 corpora,
                 binary: options.binary,
@@ -212,29 +201,28 @@ impl WsDriver {
     }
 }
 
-/// The upgrade request: the URL, the subprotocol and the headers given.
-fn upgrade_request(url: &str, options: &WsOptions) -> Result<Request, WsError> {
-    let mut request = url
-        .into_client_request()
-        .map_err(|e| WsError::Url(format!("{}: {e}", redact::url(url))))?;
-    let headers = request.headers_mut();
+/// The upgrade request's own headers: the subprotocol asked for and the headers given, each
+/// checked to be a header (a name, a value without line breaks) that is not the handshake's.
+fn upgrade_headers(options: &WsOptions) -> Result<Vec<(String, String)>, WsError> {
+    let mut out = Vec::new();
     if let Some(p) = &options.subprotocol {
-        let v = HeaderValue::from_str(p).map_err(|e| WsError::Header(format!("{p}: {e}")))?;
-        headers.insert("sec-websocket-protocol", v);
+        HeaderValue::from_str(p).map_err(|e| WsError::Header(format!("--subprotocol {p}: {e}")))?;
+        out.push(("Sec-WebSocket-Protocol".to_string(), p.clone()));
     }
     for (name, value) in &options.headers {
-        let n = tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(name.as_bytes())
+        let n = HeaderName::from_bytes(name.as_bytes())
             .map_err(|e| WsError::Header(format!("{name}: {e}")))?;
-        if n.as_str().starts_with("sec-websocket-") || n == "upgrade" || n == "connection" {
+        if n.as_str().starts_with("sec-websocket-")
+            || matches!(n.as_str(), "upgrade" | "connection" | "host")
+        {
             return Err(WsError::Header(format!(
                 "{name}: set by the WebSocket handshake itself"
             )));
         }
-        let v =
-            HeaderValue::from_str(value).map_err(|e| WsError::Header(format!("{name}: {e}")))?;
-        headers.append(n, v);
+        HeaderValue::from_str(value).map_err(|e| WsError::Header(format!("{name}: {e}")))?;
+        out.push((name.clone(), value.clone()));
     }
-    Ok(request)
+    Ok(out)
 }
 
 impl Driver for WsDriver {
@@ -256,10 +244,10 @@ impl Driver for WsDriver {
             }
         };
         let upgrading = Instant::now();
-        let (ws, _) =
-            tokio_tungstenite::client_async_with_config(s.request.clone(), io, Some(s.config))
-                .await
-                .map_err(|e| upgrade_failure(&e, s.addr))?;
+        let mut io = io;
+        let after = s.upgrade.perform(&mut io, s.addr).await?;
+        let ws =
+            WebSocketStream::from_partially_read(io, after, Role::Client, Some(s.config)).await;
         // The TCP connect and the upgrade are the connection's `connect`; TLS is apart.
         let connect_us = conn::micros((connected - start) + upgrading.elapsed());
         s.held.open.fetch_add(1, Ordering::Relaxed);
@@ -273,27 +261,6 @@ impl Driver for WsDriver {
 
     fn pause(&self) -> Duration {
         self.shared.interval
-    }
-}
-
-/// The outcome of a failed upgrade: a refusal keeps the server's HTTP status.
-fn upgrade_failure(e: &WsErr, addr: SocketAddr) -> Outcome {
-    match e {
-        WsErr::Http(resp) => {
-            let mut o = Outcome::error(
-                Class::Connect,
-                format!(
-                    "WebSocket upgrade refused by {addr}: HTTP {}",
-                    resp.status()
-                ),
-            );
-            o.status = resp.status().as_u16();
-            o
-        }
-        other => Outcome::error(
-            Class::Connect,
-            format!("WebSocket upgrade with {addr}: {other}"),
-        ),
     }
 }
 
