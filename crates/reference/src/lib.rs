@@ -91,6 +91,7 @@ mod stats;
 mod streaming;
 #[cfg(test)]
 mod testutil;
+mod timed;
 pub mod tls;
 
 pub use config::{Config, RateLimit};

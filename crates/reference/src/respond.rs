@@ -27,7 +27,7 @@ pub(crate) enum RefBody {
         exact: bool,
     },
     /// Frames sent each at its time (`/stream`, streamed completions).
-    Timed(Box<crate::streaming::Timed>),
+    Timed(Box<crate::timed::Timed>),
 }
 
 impl RefBody {

@@ -4,20 +4,16 @@
 //! between tokens, streamed with `"stream": true`. Made so a client's time to first event,
 //! gap percentiles and event counts can be checked against what the service was told to do.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use hyper::body::Frame;
 use hyper::header::{HeaderValue, CACHE_CONTROL};
 use hyper::{Response, StatusCode};
 use serde_json::{json, Value};
-use tokio::time::{Instant, Sleep};
 
 use crate::config::Config;
 use crate::respond::{json as json_response, response, RefBody};
+use crate::timed::Timed;
 
 /// Most events one `/stream` answer sends.
 pub(crate) const MAX_EVENTS: u64 = 100_000;
@@ -25,45 +21,6 @@ pub(crate) const MAX_EVENTS: u64 = 100_000;
 pub(crate) const MAX_TOKENS: u64 = 4096;
 /// Longest gap, first-event delay or stall `/stream` accepts: ten minutes.
 const MAX_WAIT_MS: u64 = 600_000;
-
-/// A body of frames, each sent at its offset from the request's arrival.
-pub(crate) struct Timed {
-    start: Instant,
-    frames: Vec<(Duration, Bytes)>,
-    next: usize,
-    sleep: Option<Pin<Box<Sleep>>>,
-}
-
-impl Timed {
-    fn new(frames: Vec<(Duration, Bytes)>) -> Timed {
-        Timed {
-            start: Instant::now(),
-            frames,
-            next: 0,
-            sleep: None,
-        }
-    }
-
-    pub(crate) fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Frame<Bytes>>> {
-        let Some((at, bytes)) = self.frames.get(self.next) else {
-            return Poll::Ready(None);
-        };
-        let due = self.start + *at;
-        if due > Instant::now() {
-            let sleep = self
-                .sleep
-                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
-            ready!(sleep.as_mut().poll(cx));
-        }
-        self.sleep = None;
-        self.next += 1;
-        Poll::Ready(Some(Frame::data(bytes.clone())))
-    }
-
-    pub(crate) fn is_end_stream(&self) -> bool {
-        self.next >= self.frames.len()
-    }
-}
 
 fn bad_request(why: String) -> Response<RefBody> {
     json_response(
