@@ -80,6 +80,33 @@ pub enum MonitorError {
     Spawn(std::io::Error),
 }
 
+/// A target's newest sample, as a live view shows it while the run goes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Latest {
+    /// The selector as written, or `perfbase (self)`.
+    pub label: String,
+    /// Seconds since the monitor started.
+    pub t_s: f64,
+    /// CPU over the last interval, % of one core.
+    pub cpu_pct: f64,
+    pub rss_bytes: u64,
+}
+
+/// A live view's handle on the monitor's newest samples.
+#[derive(Debug, Clone, Default)]
+pub struct LatestSamples {
+    slot: std::sync::Arc<std::sync::Mutex<Vec<Latest>>>,
+    /// Cores perfbase's workers can use: where its own CPU means the generator is the limit.
+    pub capacity: u32,
+}
+
+impl LatestSamples {
+    /// Each target's newest sample, perfbase's own last.
+    pub fn read(&self) -> Vec<Latest> {
+        self.slot.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
 /// What to monitor and how often.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MonitorConfig {
@@ -135,6 +162,8 @@ pub struct Monitor {
     /// Whether the user named targets; perfbase's own figures alone are no reason to warn
     /// about phases too short to sample.
     selected: bool,
+    /// Each target's newest sample, written by the sampler thread.
+    latest: std::sync::Arc<std::sync::Mutex<Vec<Latest>>>,
 }
 
 impl Monitor {
@@ -182,6 +211,7 @@ impl Monitor {
             .unwrap_or(1);
         let mut sampler = Sampler::new(targets, cfg.interval, Instant::now());
         sampler.sample();
+        let latest = sampler.latest.clone();
         let (tx, rx) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name("perfbase-monitor".into())
@@ -190,6 +220,7 @@ impl Monitor {
         Ok(Monitor {
             capacity: std::sync::atomic::AtomicU32::new(cores),
             selected,
+            latest,
             tx,
             handle: Some(handle),
             interval: cfg.interval,
@@ -212,6 +243,15 @@ impl Monitor {
             .unwrap_or(u32::MAX)
             .clamp(1, self.cores.max(1));
         self.capacity.store(t, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// A handle on each target's newest sample (perfbase's own last), for live views; it
+    /// stays readable after [`Monitor::stop`].
+    pub fn latest(&self) -> LatestSamples {
+        LatestSamples {
+            slot: self.latest.clone(),
+            capacity: self.capacity.load(std::sync::atomic::Ordering::Relaxed),
+        }
     }
 
     /// Cores perfbase has (`available_parallelism`).

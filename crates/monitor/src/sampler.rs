@@ -158,6 +158,17 @@ impl Target {
         }
     }
 
+    /// Its newest sample, for live views.
+    fn latest(&self) -> Option<crate::Latest> {
+        let s = self.timeline.last()?;
+        Some(crate::Latest {
+            label: self.label.clone(),
+            t_s: s.t_s,
+            cpu_pct: s.cpu_pct,
+            rss_bytes: s.rss_bytes,
+        })
+    }
+
     fn into_collected(self) -> Collected {
         Collected {
             label: self.label,
@@ -330,6 +341,8 @@ pub(crate) struct Sampler {
     last: Option<Instant>,
     clk_tck: f64,
     page_size: u64,
+    /// Each target's newest sample, for live views; written after every sample.
+    pub latest: std::sync::Arc<std::sync::Mutex<Vec<crate::Latest>>>,
 }
 
 impl Sampler {
@@ -343,6 +356,7 @@ impl Sampler {
             last: None,
             clk_tck: procfs::clock_ticks_per_s(),
             page_size: procfs::page_size(),
+            latest: Default::default(),
         }
     }
 
@@ -379,6 +393,12 @@ impl Sampler {
             target.observe(&tick, record);
         }
         self.last = Some(now);
+        if record {
+            let latest = self.targets.iter().filter_map(Target::latest).collect();
+            if let Ok(mut slot) = self.latest.lock() {
+                *slot = latest;
+            }
+        }
     }
 
     fn set_phase(&mut self, name: String) {

@@ -122,9 +122,28 @@ pub(super) fn timeline_chart(r: &RunResult) -> Option<(String, String)> {
     if points.is_empty() {
         return None;
     }
+    let mut chart = rate_chart(&points, !marks.is_empty());
+    chart.vmarks = marks;
+    let caption = if r.phases.is_empty() {
+        "Completed requests and errors per second (left axis; a partial first or last second \
+         is divided by its real length) and that second's p99 response time (right axis)."
+            .to_string()
+    } else {
+        "The run's seconds (dashed lines mark where each phase starts): completed requests \
+         and errors per second (left axis; a second a phase covered only in part is divided \
+         by that part) and that second's p99 (right axis)."
+            .to_string()
+    };
+    Some((chart.render(), caption))
+}
+
+/// Requests, errors (left axis) and p99 (right axis) per second, at x seconds: the run's
+/// timeline in the report and a running step's in the live dashboard. `marked`: labels at
+/// the top need headroom.
+pub(super) fn rate_chart(points: &[(f64, &TimelinePoint)], marked: bool) -> Chart {
     let xmax = points.iter().map(|(x, _)| x + 0.5).fold(1.0, f64::max);
     // 15 % headroom keeps the phase labels at the top clear of the lines.
-    let headroom = if marks.is_empty() { 1.0 } else { 1.15 };
+    let headroom = if marked { 1.15 } else { 1.0 };
     let ymax = headroom * points.iter().map(|(_, p)| p.rate()).fold(1.0, f64::max);
     let p99max = headroom * points.iter().map(|(_, p)| p.p99_ms).fold(0.0, f64::max);
     let mut chart = Chart::new(
@@ -166,18 +185,7 @@ pub(super) fn timeline_chart(r: &RunResult) -> Option<(String, String)> {
         right: true,
         ..Series::default()
     });
-    chart.vmarks = marks;
-    let caption = if r.phases.is_empty() {
-        "Completed requests and errors per second (left axis; a partial first or last second \
-         is divided by its real length) and that second's p99 response time (right axis)."
-            .to_string()
-    } else {
-        "The run's seconds (dashed lines mark where each phase starts): completed requests \
-         and errors per second (left axis; a second a phase covered only in part is divided \
-         by that part) and that second's p99 (right axis)."
-            .to_string()
-    };
-    Some((chart.render(), caption))
+    chart
 }
 
 pub(super) fn offered_label(o: Offered) -> String {

@@ -55,8 +55,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 mod charts;
+mod live;
 mod sections;
 use charts::*;
+pub use live::{live_distribution, live_ladder, live_page, live_rates, LiveStep};
 use sections::*;
 
 const STYLE: &str = r#"
