@@ -201,6 +201,7 @@ fn run_plan(
     options.hdr_log = a.hdr_log.clone();
     options.jsonl = a.jsonl.clone();
     options.metrics = a.metrics.options();
+    options.live = a.live.options()?;
     options.segment = a.segment.segment()?;
     options.start_at = a.segment.start_at;
     options.clock = clock;

@@ -26,6 +26,7 @@ pub mod interrupt;
 #[cfg(feature = "k8s")]
 pub mod k8s;
 pub mod limits;
+pub mod live;
 pub mod merge;
 pub mod monitoring;
 mod noise;

@@ -100,6 +100,15 @@ fn agents_of(o: &StoreOptions, id: &str, wait: Option<Wait>) -> Result<Agents, A
 }
 
 pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
+    let live = crate::live::LiveArgs {
+        dashboard: a.dashboard.clone(),
+        allow_remote: a.allow_remote,
+        ..Default::default()
+    };
+    let watching = match &a.run_id {
+        Some(id) => crate::live::follow::Watching::start(&live, o, id)?,
+        None => None,
+    };
     let Agents { runs, lost } = match &a.run_id {
         Some(id) => {
             let wait = a.wait_for.map(|agents| Wait {
@@ -142,6 +151,9 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             .map_err(|e| bad_input(format!("--json {}: cannot write: {e}", path.display())))?;
     }
     print(&merged);
+    if let Some(w) = watching {
+        w.end(&merged);
+    }
     let unsaved = match (a.save, &a.run_id) {
         (true, Some(id)) => {
             let labels = merged_labels(id, &runs, &lost).into_iter().collect();

@@ -145,6 +145,7 @@ impl LoadArgs {
     pub fn check_json(&self) -> Result<(), AppError> {
         self.segment.segment()?;
         self.metrics.check()?;
+        self.live.options()?;
         check_outputs(&[
             ("--json", &self.json),
             ("--jsonl", &self.jsonl),
@@ -220,6 +221,8 @@ impl LoadArgs {
             hdr_log: self.hdr_log.clone(),
             jsonl: self.jsonl.clone(),
             metrics: self.metrics.options(),
+            // Checked with the outputs, before any load (check_json), as the segment is.
+            live: self.live.options().unwrap_or_default(),
             // Checked with the outputs, before any load (check_json).
             segment: self.segment.segment().unwrap_or_default(),
             start_at: self.segment.start_at,

@@ -92,6 +92,9 @@ pub struct LoadArgs {
     pub metrics: super::MetricsArgs,
 
     #[command(flatten)]
+    pub live: crate::live::LiveArgs,
+
+    #[command(flatten)]
     pub segment: super::SegmentArgs,
 
     /// No live progress line

@@ -41,6 +41,9 @@ pub struct RunArgs {
     pub metrics: super::MetricsArgs,
 
     #[command(flatten)]
+    pub live: crate::live::LiveArgs,
+
+    #[command(flatten)]
     pub segment: super::SegmentArgs,
 
     /// Stream JSON lines while running, to this file or - for stdout: one per second and one

@@ -14,20 +14,26 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The agents of one run, seen through the shared store.
-struct Agents {
+pub(super) struct Agents {
     store: perfbase_store::Store,
     run: String,
     segment: String,
 }
 
 impl Agents {
-    /// Publishes this agent's `own` figures of `phase` and returns every agent's merged, with
-    /// how many agents they are.
-    fn merged(&mut self, phase: &str, own: &Measurement) -> Result<(Measurement, usize), String> {
+    /// Publishes this agent's `own` figures of `phase` for the others and for a `perfbase
+    /// merge --dashboard` that follows the run.
+    pub(super) fn publish(&mut self, phase: &str, own: &Measurement) -> Result<(), String> {
         let text = serde_json::to_string(own).map_err(|e| e.to_string())?;
         self.store
             .publish_live(&self.run, &self.segment, phase, &text)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())
+    }
+
+    /// Publishes this agent's `own` figures of `phase` and returns every agent's merged, with
+    /// how many agents they are.
+    fn merged(&mut self, phase: &str, own: &Measurement) -> Result<(Measurement, usize), String> {
+        self.publish(phase, own)?;
         let all = self
             .store
             .live(&self.run, phase)
@@ -79,7 +85,7 @@ impl Aborts {
 }
 
 /// The run id an agent saves under, and its store, when this run is an agent's.
-fn agents(o: &super::StudyOptions) -> Option<Agents> {
+pub(super) fn agents(o: &super::StudyOptions) -> Option<Agents> {
     if o.segment.is_whole() {
         return None;
     }

@@ -70,6 +70,8 @@ pub struct StudyOptions {
     pub start_at: Option<SystemTime>,
     /// `--dry-run`: describe the plan and send nothing.
     pub dry_run: bool,
+    /// `--tui`, `--dashboard`: the live views.
+    pub live: crate::live::LiveOptions,
 }
 
 impl StudyOptions {
@@ -90,6 +92,7 @@ impl StudyOptions {
             clock: None,
             start_at: None,
             dry_run: false,
+            live: Default::default(),
         }
     }
 
@@ -228,6 +231,7 @@ fn prepare<'a>(
     }
     let monitor = crate::monitoring::start(&plan.monitor, interrupt)?;
     monitor.set_worker_threads(state.threads);
+    state.sinks.watch(monitor.latest());
     if let Some(at) = o.start_at {
         wait_until(at, interrupt);
         // The result's start is the load's: agents started through a barrier or --start-at
@@ -260,7 +264,6 @@ fn finish(
 ) -> Result<(Exit, RunResult), AppError> {
     let plan = state.plan;
     state.monitor = Some(crate::monitoring::finish(before.monitor));
-    state.sinks.finish();
     let mut study = analyse::assemble(plan, scenarios, checks, &state.phases);
     study.interleaved = interleaved;
     study.noise = before
@@ -268,26 +271,41 @@ fn finish(
         .as_ref()
         .map(|n| crate::noise::after(n, state.monitor.as_ref()));
     let result = state.result(Some(&study));
+    // The terminal view gives the screen back before the reports; the sinks finish after
+    // them, so a dashboard's open page can fetch the report.
+    state.sinks.ended(&result);
+    let exit = conclude(o, &state, &result, &study, before.services);
+    state.sinks.finish();
+    Ok((exit?, result))
+}
+
+/// The result saved and stored, the reports and the page written, and the exit code.
+fn conclude(
+    o: &StudyOptions,
+    state: &Progressive<'_>,
+    result: &RunResult,
+    study: &perfbase_analysis::study::Study,
+    services: Option<Vec<perfbase_report::page::Service>>,
+) -> Result<Exit, AppError> {
+    let plan = state.plan;
     // Stored first: an output that cannot be written (a FIFO nobody reads, a full disk) must
     // not cost the run its place in the store.
-    let written = state.write(&result);
-    let saved = crate::store::save(&o.store, &o.kind, &result, &plan.labels);
+    let written = state.write(result);
+    let saved = crate::store::save(&o.store, &o.kind, result, &plan.labels);
     written?;
     let run_id = saved.as_ref().ok().copied().flatten();
-    report::present(plan, o, &state, &result, &study)?;
-    if let (Some(spec), Output::Study { dir }, Some(services)) =
-        (&plan.page, &o.output, before.services)
-    {
+    report::present(plan, o, state, result, study)?;
+    if let (Some(spec), Output::Study { dir }, Some(services)) = (&plan.page, &o.output, services) {
         let (md, html) = crate::publish::write(crate::publish::PageRun {
             plan,
             spec,
             dir,
             store: &o.store,
             run_id,
-            result: &result,
-            study: &study,
+            result,
+            study,
             services,
-            closing: report::closing_blocks(plan, &state, &result),
+            closing: report::closing_blocks(plan, state, result),
         })?;
         outln!("page: {}  {}", md.display(), html.display());
     }
@@ -304,12 +322,12 @@ fn finish(
     let exit = match saved {
         Err(crate::store::Lost) => Exit::Failed,
         Ok(_) if crate::out::has_output_failed() => Exit::Failed,
-        Ok(_) => Exit::of(&result, passed),
+        Ok(_) => Exit::of(result, passed),
     };
     if let Some(why) = exit.explain() {
         errln!("perfbase: {why}");
     }
-    Ok((exit, result))
+    Ok(exit)
 }
 
 /// Waits for `--start-at` (Ctrl-C cuts it short); a time already past starts at once, and

@@ -377,7 +377,10 @@ fn engine(plan: &Plan, threads: usize, clock: &RunClock, o: &StudyOptions) -> En
         clock: clock.clone(),
         // Live copies of the workers' recorders, once a second: for the live exports, and for
         // abort_on_fail, judged on them.
-        live: o.metrics.enabled() || plan.scenarios.iter().any(|s| !s.abort_on_fail.is_empty()),
+        live: o.metrics.enabled()
+            || o.live.enabled(o.progress, plan)
+            || !o.segment.is_whole()
+            || plan.scenarios.iter().any(|s| !s.abort_on_fail.is_empty()),
         segment: o.segment,
     }
 }

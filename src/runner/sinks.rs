@@ -1,5 +1,6 @@
 //! Where a run's figures go while it runs, besides the result file: the progress line,
-//! `--jsonl`, the live Prometheus exports and the judge of `abort_on_fail`. Each is a [`Sink`]; the run holds them in one
+//! `--jsonl`, the live Prometheus exports, the judge of `abort_on_fail` and the live views
+//! (`--tui`, `--dashboard`). Each is a [`Sink`]; the run holds them in one
 //! list ([`Sinks`]) and tells each the same events as the engine hands them over, as
 //! hyperfine's export manager tells its exporters.
 
@@ -8,7 +9,7 @@ use super::StudyOptions;
 use crate::exit::{bad_input, AppError};
 use crate::exporting::Exporter;
 use crate::progress::ProgressLine;
-use perfbase_core::result::PhaseResult;
+use perfbase_core::result::{PhaseResult, RunResult};
 use perfbase_core::Recorder;
 use perfbase_engine::{Observer, PhaseOutcome, PhaseSpec, ProgressSnapshot};
 use std::time::{Duration, SystemTime};
@@ -31,7 +32,17 @@ pub(super) trait Sink {
         let _ = (scenario, phase, saved);
     }
 
-    /// The run is over.
+    /// The monitor runs: its newest samples can be read from now on.
+    fn watch(&mut self, monitor: &perfbase_monitor::LatestSamples) {
+        let _ = monitor;
+    }
+
+    /// The run's result is made; the reports follow.
+    fn ended(&mut self, result: &RunResult) {
+        let _ = result;
+    }
+
+    /// The run is over, its reports written.
     fn finish(self: Box<Self>) {}
 }
 
@@ -50,9 +61,22 @@ impl Sinks {
         o: &StudyOptions,
         started: SystemTime,
     ) -> Result<(Sinks, Option<String>), AppError> {
-        let mut list: Vec<Box<dyn Sink>> = vec![Box::new(ProgressLine::new(o.progress))];
-        if let Some(aborts) = super::abort::Aborts::of(plan, o) {
-            list.push(Box::new(aborts));
+        let tui = o
+            .live
+            .tui_on(!o.progress, crate::plan::planned_duration(plan));
+        let mut list: Vec<Box<dyn Sink>> = vec![Box::new(ProgressLine::new(o.progress && !tui))];
+        if let Some(l) = crate::live::Live::start(plan, tui, o.live.dashboard)? {
+            list.push(Box::new(l));
+        }
+        match super::abort::Aborts::of(plan, o) {
+            // The judge publishes this agent's figures each second; without it, they are
+            // published for a dashboard that follows the run (`perfbase merge --dashboard`).
+            Some(aborts) => list.push(Box::new(aborts)),
+            None => {
+                if let Some(agents) = super::abort::agents(o) {
+                    list.push(Box::new(agents));
+                }
+            }
         }
         if let Some(path) = &o.jsonl {
             let jsonl = Jsonl::open(path)
@@ -103,6 +127,19 @@ impl Sinks {
         }
     }
 
+    /// The monitor's newest samples, for the live views.
+    pub fn watch(&mut self, monitor: perfbase_monitor::LatestSamples) {
+        for s in &mut self.list {
+            s.watch(&monitor);
+        }
+    }
+
+    pub fn ended(&mut self, result: &RunResult) {
+        for s in &mut self.list {
+            s.ended(result);
+        }
+    }
+
     /// Tells every sink the run is over (the exports' last push and scrape).
     pub fn finish(&mut self) {
         for s in self.list.drain(..) {
@@ -124,6 +161,22 @@ impl Sink for ProgressLine {
 impl Sink for super::abort::Aborts {
     fn live(&mut self, scenario: &str, phase: &PhaseSpec, so_far: &Recorder, at: (Duration, u64)) {
         self.judge(scenario, phase, so_far, at);
+    }
+}
+
+/// An agent's step so far, published in the store each second.
+impl Sink for super::abort::Agents {
+    fn live(&mut self, _: &str, phase: &PhaseSpec, so_far: &Recorder, at: (Duration, u64)) {
+        if phase.record {
+            let own = perfbase_core::result::Measurement::from_recorder(so_far, at.0, None);
+            static WARNED: std::sync::atomic::AtomicBool =
+                std::sync::atomic::AtomicBool::new(false);
+            if let Err(e) = self.publish(&phase.name, &own) {
+                if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                    errln!("perfbase: warning: cannot publish this agent's live figures: {e}");
+                }
+            }
+        }
     }
 }
 
@@ -153,5 +206,27 @@ impl Sink for Exporter {
 
     fn finish(self: Box<Self>) {
         Exporter::finish(*self);
+    }
+}
+
+impl Sink for crate::live::Live {
+    fn live(&mut self, scenario: &str, phase: &PhaseSpec, so_far: &Recorder, at: (Duration, u64)) {
+        self.second(scenario, phase, so_far, at.0);
+    }
+
+    fn phase_done(&mut self, scenario: &str, phase: &PhaseOutcome, saved: Option<&PhaseResult>) {
+        crate::live::Live::phase_done(self, scenario, phase, saved);
+    }
+
+    fn watch(&mut self, monitor: &perfbase_monitor::LatestSamples) {
+        crate::live::Live::watch(self, monitor.clone());
+    }
+
+    fn ended(&mut self, result: &RunResult) {
+        crate::live::Live::ended(self, result);
+    }
+
+    fn finish(self: Box<Self>) {
+        crate::live::Live::finish(*self);
     }
 }

@@ -19,6 +19,7 @@ mod import;
 mod journeys;
 mod k8s;
 mod k8s_node;
+mod live;
 mod page;
 mod prometheus;
 mod shell;

@@ -169,6 +169,26 @@ impl Store {
         })
     }
 
+    /// The last figures each segment of run `run` published, whatever its phase: (segment,
+    /// phase, figures), by segment.
+    pub fn live_all(&mut self, run: &str) -> Result<Vec<(String, String, String)>, StoreError> {
+        self.tx(false, |db| {
+            let rows = db.query(
+                "SELECT segment, phase, figures FROM agent_live WHERE run_id = $1 ORDER BY segment",
+                &[Val::text(run)],
+            )?;
+            rows.iter()
+                .map(|r| {
+                    Ok((
+                        text(r, 0, "segment")?,
+                        text(r, 1, "phase")?,
+                        text(r, 2, "figures")?,
+                    ))
+                })
+                .collect()
+        })
+    }
+
     /// The last figures each segment of run `run` published for phase `phase`, by segment.
     pub fn live(&mut self, run: &str, phase: &str) -> Result<Vec<(String, String)>, StoreError> {
         self.tx(false, |db| {

@@ -1,0 +1,258 @@
+//! `--dashboard ADDR`: a local web page of the run as it goes, served from the binary by a
+//! thread of its own. `/` is the page, `/events` its server-sent events (a `frame` each
+//! second, an `end` when the run is over), `/frame` the newest frame as JSON and `/report`
+//! the run's HTML report once it has ended.
+//!
+//! The run never waits for a browser: it only swaps the newest frame into a shared slot.
+//! Each browser has a thread that sends the newest frame when there is one, so a slow one
+//! skips seconds, and a write that stalls for 2 s drops that browser.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a browser may take to accept a write before it is dropped.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// A comment line this often keeps proxies and browsers from closing a quiet stream.
+const KEEP_ALIVE: Duration = Duration::from_secs(10);
+/// After the run, how long the server waits for an open page to fetch the report.
+const LINGER: Duration = Duration::from_secs(5);
+
+#[derive(Default)]
+struct State {
+    /// Bumped with every new frame.
+    seq: u64,
+    frame: Option<Arc<String>>,
+    report: Option<Arc<String>>,
+    ended: bool,
+    /// The server stops accepting.
+    closing: bool,
+    /// Pages following `/events` now, those that were when the run ended, and reports served.
+    following: usize,
+    following_at_end: usize,
+    reports_served: usize,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+pub struct Dashboard {
+    shared: Arc<Shared>,
+    pub addr: SocketAddr,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Dashboard {
+    /// Binds `addr` (before any load, so a port in use stops the run then) and starts serving
+    /// the page titled `title`.
+    pub fn start(addr: SocketAddr, title: &str) -> std::io::Result<Dashboard> {
+        let listener = TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared::default());
+        let page = Arc::new(perfbase_report::html::live_page(title));
+        let s = shared.clone();
+        let accept = std::thread::Builder::new()
+            .name("perfbase-dashboard".into())
+            .spawn(move || accept_loop(listener, s, page))?;
+        Ok(Dashboard {
+            shared,
+            addr,
+            accept: Some(accept),
+        })
+    }
+
+    /// The newest frame, as JSON; browsers get it at their next write.
+    pub fn publish(&self, frame_json: String) {
+        let mut st = self.shared.lock();
+        st.seq += 1;
+        st.frame = Some(Arc::new(frame_json));
+        drop(st);
+        self.shared.changed.notify_all();
+    }
+
+    /// The run is over: pages are told so, and `/report` serves `html` from now on.
+    pub fn end(&self, html: String) {
+        let mut st = self.shared.lock();
+        st.report = Some(Arc::new(html));
+        st.ended = true;
+        st.following_at_end = st.following;
+        drop(st);
+        self.shared.changed.notify_all();
+    }
+
+    /// Gives a page that was open at the end up to [`LINGER`] to fetch the report, then stops
+    /// serving. Without a page it returns at once.
+    pub fn finish(mut self) {
+        let until = Instant::now() + LINGER;
+        let mut st = self.shared.lock();
+        st.ended = true;
+        self.shared.changed.notify_all();
+        let pages = st.following_at_end.max(st.following);
+        while pages > 0 && st.reports_served == 0 && Instant::now() < until {
+            let wait = until.saturating_duration_since(Instant::now());
+            st = match self.shared.changed.wait_timeout(st, wait) {
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        st.closing = true;
+        drop(st);
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn accept_loop(listener: TcpListener, shared: Arc<Shared>, page: Arc<String>) {
+    loop {
+        if shared.lock().closing {
+            return;
+        }
+        match listener.accept() {
+            Ok((stream, _)) => {
+                let (s, p) = (shared.clone(), page.clone());
+                let _ = std::thread::Builder::new()
+                    .name("perfbase-dashboard-page".into())
+                    .spawn(move || serve(stream, &s, &p));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// One browser connection: reads the request line and answers it.
+fn serve(stream: TcpStream, shared: &Shared, page: &str) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let mut reader = BufReader::new(&stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    // The rest of the head is not needed; read it so the browser sees a clean answer.
+    let mut header = String::new();
+    while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+        header.clear();
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("/");
+    let path = path.split('?').next().unwrap_or("/");
+    let mut out = &stream;
+    match path {
+        "/" | "/index.html" => {
+            let _ = reply(&mut out, "200 OK", "text/html; charset=utf-8", page);
+        }
+        "/events" => events(&mut out, shared),
+        "/frame" => {
+            let frame = shared.lock().frame.clone();
+            match frame {
+                Some(f) => reply(&mut out, "200 OK", "application/json", &f),
+                None => reply(&mut out, "204 No Content", "text/plain", ""),
+            }
+            .unwrap_or(());
+        }
+        "/report" => {
+            let report = shared.lock().report.clone();
+            let _ = match report {
+                Some(html) => {
+                    let r = reply(&mut out, "200 OK", "text/html; charset=utf-8", &html);
+                    shared.lock().reports_served += 1;
+                    shared.changed.notify_all();
+                    r
+                }
+                None => reply(
+                    &mut out,
+                    "503 Service Unavailable",
+                    "text/plain",
+                    "the run is still going: its report is here when it ends\n",
+                ),
+            };
+        }
+        _ => {
+            let _ = reply(&mut out, "404 Not Found", "text/plain", "not found\n");
+        }
+    }
+}
+
+fn reply(out: &mut impl Write, status: &str, kind: &str, body: &str) -> std::io::Result<()> {
+    write!(
+        out,
+        "HTTP/1.1 {status}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )?;
+    out.flush()
+}
+
+/// The event stream of one page: the newest frame whenever there is a new one, then `end`.
+fn events(out: &mut impl Write, shared: &Shared) {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n";
+    if out
+        .write_all(head.as_bytes())
+        .and_then(|_| out.flush())
+        .is_err()
+    {
+        return;
+    }
+    shared.lock().following += 1;
+    let mut seen = 0;
+    loop {
+        let mut st = shared.lock();
+        while st.seq == seen && !st.ended {
+            st = match shared.changed.wait_timeout(st, KEEP_ALIVE) {
+                Ok((g, t)) if t.timed_out() => {
+                    drop(g);
+                    if out
+                        .write_all(b": still running\n\n")
+                        .and_then(|_| out.flush())
+                        .is_err()
+                    {
+                        return left(shared);
+                    }
+                    shared.lock()
+                }
+                Ok((g, _)) => g,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        let (frame, ended) = (st.frame.clone().filter(|_| st.seq != seen), st.ended);
+        seen = st.seq;
+        drop(st);
+        let mut text = String::new();
+        if let Some(f) = frame {
+            text = format!("event: frame\ndata: {f}\n\n");
+        }
+        if ended {
+            text.push_str("event: end\ndata: {}\n\n");
+        }
+        if out
+            .write_all(text.as_bytes())
+            .and_then(|_| out.flush())
+            .is_err()
+            || ended
+        {
+            return left(shared);
+        }
+    }
+}
+
+fn left(shared: &Shared) {
+    let mut st = shared.lock();
+    st.following = st.following.saturating_sub(1);
+    drop(st);
+    shared.changed.notify_all();
+}

@@ -1,0 +1,530 @@
+//! The live views against a real run of the reference service: the terminal view in tmux
+//! (keys, a resize, the last screen against the result) and the web dashboard in headless
+//! Chromium, driven over the DevTools protocol (three updates, the figures on the page against
+//! the result, the report at the end, a screenshot of each for docs/).
+
+use crate::common::*;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where the tests leave their screenshots (`target/screenshots/`), for docs/ and the note.
+fn screenshots() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A program the test needs, or None (with a note) when it is missing and services are not
+/// required.
+fn tool(path: &str) -> Option<&str> {
+    if Path::new(path).exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var("PERFBASE_REQUIRE_SERVICES").is_err(),
+        "{path} is missing: scripts/test.sh installs it"
+    );
+    eprintln!("note: {path} missing; skipping");
+    None
+}
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits until `f` gives Some, or panics naming `what` after `secs`.
+fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let until = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The numbers on the screen's line that starts (inside its box) with `label`.
+fn screen_numbers(screen: &str, label: &str) -> Vec<f64> {
+    let line = screen
+        .lines()
+        .find(|l| l.trim_start_matches('│').trim_start().starts_with(label))
+        .unwrap_or_else(|| panic!("no '{label}' line on the screen:\n{screen}"));
+    let rest = line.trim_start_matches('│').trim_start()[label.len()..].to_string();
+    rest.split('│')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|w| w.replace(',', "").parse().ok())
+        .collect()
+}
+
+/// Kills its tmux session, however the test ends.
+struct Session(String);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        tmux(&["kill-session", "-t", &self.0]);
+    }
+}
+
+#[test]
+fn the_terminal_view_shows_the_run_survives_a_resize_and_ends_on_the_results_figures() {
+    let Some(_) = tool("/usr/bin/tmux") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let json = dir.path().join("r.json");
+    let bin = assert_cmd::cargo::cargo_bin("perfbase");
+    let session = format!("perfbase-tui-{}", std::process::id());
+    let _session = Session(session.clone());
+    // The last screen stays 3 s (PERFBASE_TUI_HOLD_MS) so it can be read against the result.
+    let cmd = format!(
+        "PERFBASE_TUI_HOLD_MS=3000 PERFBASE_STORE={} {} http http://{}/ -c 2 -d 5s --tui --json {}; echo EXIT=$?; sleep 60",
+        dir.path().join("s.db").display(),
+        bin.display(),
+        server.addr,
+        json.display()
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "120",
+        "-y",
+        "36",
+        &cmd,
+    ]);
+    let capture = || tmux(&["capture-pane", "-p", "-t", &session]);
+    // Every part of the view, once a whole screen is drawn.
+    let parts = [
+        "requests/s:",
+        "last second",
+        "step so far",
+        "p99",
+        "latency histogram",
+        "endpoints",
+        "q: stop",
+    ];
+    wait_for(15, "the first whole screen", || {
+        let s = capture();
+        parts.iter().all(|p| s.contains(p)).then_some(s)
+    });
+    tmux(&["resize-window", "-t", &session, "-x", "80", "-y", "24"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let small = capture();
+    assert!(
+        small.contains("requests/s:") && small.lines().all(|l| l.chars().count() <= 80),
+        "{small}"
+    );
+    tmux(&["resize-window", "-t", &session, "-x", "120", "-y", "36"]);
+    // The last screen before the exit is the held one: the whole step, as the result has it.
+    let mut last = String::new();
+    let done = wait_for(30, "the run's exit", || {
+        let s = capture();
+        if s.contains("EXIT=") {
+            return Some(s);
+        }
+        if s.contains("step so far") {
+            last = s;
+        }
+        None
+    });
+    std::fs::write(screenshots().join("tui.txt"), &last).unwrap();
+    assert!(done.contains("EXIT=0"), "{done}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let m = &v;
+    let step = screen_numbers(&last, "step so far");
+    assert_eq!(step.len(), 5, "p50 p90 p99 max requests: {step:?}\n{last}");
+    assert_eq!(step[4] as u64, m["requests"].as_u64().unwrap(), "{last}");
+    let p99 = m["latency_ms"]["p99"].as_f64().unwrap();
+    assert!(
+        (step[2] - p99).abs() < 0.006,
+        "screen p99 {} vs result {p99}",
+        step[2]
+    );
+}
+
+/// Chromium headless with the DevTools protocol on a port of its own, showing `url`.
+struct Browser {
+    child: std::process::Child,
+    socket: tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<TcpStream>>,
+    next_id: u64,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    fn open(url: &str) -> Browser {
+        let profile = tempfile::tempdir().unwrap();
+        let child = Command::new("/usr/bin/chromium")
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-dev-shm-usage",
+                "--remote-debugging-port=0",
+                "--window-size=1280,1800",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(url)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromium starts");
+        let port_file = profile.path().join("DevToolsActivePort");
+        let port: u16 = wait_for(30, "Chromium's DevTools port", || {
+            std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|t| t.lines().next()?.trim().parse().ok())
+        });
+        let page = wait_for(30, "the page's DevTools target", || {
+            let list: Value = serde_json::from_str(&http_get(port, "/json/list")?).ok()?;
+            list.as_array()?
+                .iter()
+                .find(|t| t["type"] == "page")
+                .and_then(|t| t["webSocketDebuggerUrl"].as_str().map(str::to_string))
+        });
+        let (socket, _) = tungstenite::connect(page.as_str()).expect("DevTools socket");
+        Browser {
+            child,
+            socket,
+            next_id: 0,
+            _profile: profile,
+        }
+    }
+
+    /// One DevTools command; its result.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let msg = json!({"id": id, "method": method, "params": params}).to_string();
+        self.socket.send(tungstenite::Message::text(msg)).unwrap();
+        loop {
+            let text = match self.socket.read().expect("DevTools answers") {
+                tungstenite::Message::Text(t) => t.to_string(),
+                _ => continue,
+            };
+            let v: Value = serde_json::from_str(&text).unwrap();
+            if v["id"] == id {
+                return v["result"].clone();
+            }
+        }
+    }
+
+    /// A script's value in the page, as JSON.
+    fn eval(&mut self, script: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({"expression": script, "returnByValue": true, "awaitPromise": true}),
+        );
+        r["result"]["value"].clone()
+    }
+
+    fn screenshot(&mut self, path: &Path) {
+        let r = self.call(
+            "Page.captureScreenshot",
+            json!({"format": "png", "captureBeyondViewport": true}),
+        );
+        use base64::Engine;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(r["data"].as_str().expect("a screenshot"))
+            .unwrap();
+        std::fs::write(path, png).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    // Read up to the body's length: the DevTools server may keep the connection open.
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = s.read(&mut chunk).ok()?;
+        bytes.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse::<usize>())
+                })
+                .and_then(Result::ok);
+            if n == 0 || len.is_some_and(|len| body.len() >= len) {
+                return Some(body.to_string());
+            }
+        } else if n == 0 {
+            return None;
+        }
+    }
+}
+
+/// The page's figures: the seconds table, the step's p99, and how many frames it showed.
+const FIGURES: &str = r##"JSON.stringify({
+  frames: Number(document.body.dataset.frames || 0),
+  ended: document.body.dataset.ended === "1",
+  seconds: [...document.querySelectorAll("#seconds tr")].map((tr) =>
+    [Number(tr.dataset.second), Number(tr.children[1].textContent.replace(/,/g, ""))]),
+  p99: document.querySelectorAll("#lat-step td.n")[2].textContent,
+  charts: document.querySelectorAll("svg.chart").length,
+})"##;
+
+#[test]
+fn the_dashboard_follows_the_run_in_chromium_and_ends_on_the_results_figures() {
+    let Some(_) = tool("/usr/bin/chromium") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let json = dir.path().join("r.json");
+    let url = format!("http://{}/", server.addr);
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "http",
+            &url,
+            "-c",
+            "2",
+            "-d",
+            "6s",
+            "--dashboard",
+            "127.0.0.1:0",
+            "-q",
+            "--no-store",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let page = line
+        .trim()
+        .strip_prefix("perfbase: dashboard at ")
+        .unwrap_or_else(|| panic!("the first line names the dashboard: {line}"))
+        .to_string();
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    // ?stay keeps the last second on the page instead of turning to the report.
+    let mut b = Browser::open(&format!("{page}?stay"));
+    let live: Value = wait_for(20, "three updates", || {
+        let v: Value = serde_json::from_str(b.eval(FIGURES).as_str()?).ok()?;
+        (v["frames"].as_u64()? >= 3).then_some(v)
+    });
+    assert!(live["charts"].as_u64().unwrap() >= 2, "{live}");
+    b.screenshot(&screenshots().join("dashboard.png"));
+    let end: Value = wait_for(30, "the run's end on the page", || {
+        let v: Value = serde_json::from_str(b.eval(FIGURES).as_str()?).ok()?;
+        v["ended"].as_bool()?.then_some(v)
+    });
+    // The report, from the same server, before it stops.
+    let report = b.eval("fetch('/report').then((r) => r.text())");
+    assert!(
+        report.as_str().unwrap_or("").contains("perfbase report"),
+        "{report}"
+    );
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let m = &v;
+    let timeline: Vec<(u64, u64)> = m["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["second"].as_u64().unwrap(),
+                p["requests"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let shown: Vec<(u64, u64)> = end["seconds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+        .collect();
+    assert!(shown.len() >= 5, "{end}");
+    for s in &shown {
+        assert!(
+            timeline.contains(s),
+            "second {s:?} on the page is not the result's: {timeline:?}"
+        );
+    }
+    let p99 = m["latency_ms"]["p99"].as_f64().unwrap();
+    assert_eq!(end["p99"].as_str().unwrap(), format!("{p99:.2}"), "{end}");
+}
+
+#[test]
+fn a_dashboard_on_a_remote_address_needs_allow_remote() {
+    let dir = tmp();
+    let (code, _, err) = pb(
+        dir.path(),
+        &[
+            "http",
+            "http://127.0.0.1:9/",
+            "-n",
+            "1",
+            "--dashboard",
+            "0.0.0.0:0",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--allow-remote"), "{err}");
+    let (code, _, err) = pb(
+        dir.path(),
+        &[
+            "http",
+            "http://127.0.0.1:9/",
+            "-n",
+            "1",
+            "--dashboard",
+            "nowhere",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--dashboard \"nowhere\""), "{err}");
+}
+
+/// The newest frame of a dashboard at `addr` (host:port), or None before the first.
+fn frame_of(addr: &str) -> Option<Value> {
+    let port: u16 = addr.rsplit(':').next()?.parse().ok()?;
+    serde_json::from_str(&http_get(port, "/frame")?).ok()
+}
+
+#[test]
+fn merge_with_a_dashboard_shows_the_agents_merged_as_they_run() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let plan = dir.path().join("live.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[targets.api]\nurl = \"http://{}\"\n[workloads.w]\ntarget = \"api\"\npath = \"/\"\n\
+             [[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 200\nduration = \"5s\"\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("shared.db");
+    let bin = assert_cmd::cargo::cargo_bin("perfbase");
+    let agents: Vec<std::process::Child> = (0..2)
+        .map(|i| {
+            Command::new(&bin)
+                .arg("agent")
+                .arg(&plan)
+                .args([
+                    "--segment",
+                    &format!("{i}/2"),
+                    "--run-id",
+                    "live1",
+                    "--barrier",
+                ])
+                .args(["--barrier-timeout", "30s", "-q", "--store"])
+                .arg(&store)
+                .arg("--out")
+                .arg(dir.path().join(format!("a{i}")))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut merge = Command::new(&bin)
+        .args([
+            "merge",
+            "--run-id",
+            "live1",
+            "--wait-for",
+            "2",
+            "--wait-timeout",
+            "60s",
+        ])
+        .args(["--dashboard", "127.0.0.1:0", "--json"])
+        .arg(dir.path().join("merged.json"))
+        .arg("--store")
+        .arg(&store)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(merge.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("perfbase: dashboard at http://")
+        .unwrap_or_else(|| panic!("the first line names the dashboard: {line}"))
+        .trim_end_matches('/')
+        .to_string();
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    // A page following the events, as a browser would: the server then keeps the report for it.
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+    let follower = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(s, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut text = String::new();
+        let _ = s.read_to_string(&mut text);
+        text
+    });
+    // Both agents' figures, merged, while they run: more than one agent's share.
+    let live = wait_for(40, "a frame of both agents", || {
+        let f = frame_of(&addr)?;
+        let n = f["so_far"]["requests"].as_u64()?;
+        (f["scenario"].as_str()?.starts_with("2 agent(s)") && n > 0).then_some(f)
+    });
+    for a in agents {
+        assert_eq!(a.wait_with_output().unwrap().status.code(), Some(0));
+    }
+    let events = follower.join().unwrap();
+    assert!(
+        events.contains("event: frame") && events.contains("event: end"),
+        "{events}"
+    );
+    let report = http_get(port, "/report").unwrap_or_default();
+    assert!(report.contains("perfbase report"), "{report}");
+    assert!(report.contains("<svg"), "the report has its charts");
+    assert_eq!(merge.wait().unwrap().code(), Some(0));
+    let merged: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("merged.json")).unwrap())
+            .unwrap();
+    let total = merged["requests"].as_u64().unwrap();
+    assert_eq!(total, 1000, "200/s for 5 s, split over two agents");
+    assert!(
+        live["so_far"]["requests"].as_u64().unwrap() <= total,
+        "{live}"
+    );
+}
