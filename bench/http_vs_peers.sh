@@ -6,11 +6,12 @@
 #   SCENARIOS=h2 TOOLS="h2load oha perfbase" bench/http_vs_peers.sh   # HTTP/2 (h2c) side by side
 #   D=3 REPS=1 TOOLS="wrk oha" bench/http_vs_peers.sh
 #   SCENARIOS=open TOOLS="oha perfbase" PERFBASE=/path/to/perfbase bench/http_vs_peers.sh
+#   SCENARIOS="closed open" TOOLS="perfbase perfbase-dashboard perfbase-tui" bench/http_vs_peers.sh   # the live views' cost
 #
 # Knobs (environment): D (seconds of load per run, 10), REPS (3), SCENARIOS
 # ("closed open tls"; tls = the closed scenario over https:// with a self-signed
 # certificate made by openssl; h2 = HTTP/2 with prior knowledge, 4 connections x 25
-# streams), TOOLS ("wrk oha perfbase"; h2load too), PORT (18080, first free port
+# streams), TOOLS ("wrk oha perfbase"; h2load, perfbase-dashboard and perfbase-tui too), PORT (18080, first free port
 # from there on), PAUSE (2 s between runs), PERFBASE (target/release/perfbase),
 # HOST (only 127.0.0.1 is accepted).
 #
@@ -54,7 +55,8 @@ for s in $SCENARIOS; do
   [[ "$s" == closed || "$s" == open || "$s" == tls || "$s" == h2 ]] || die "unknown scenario '$s' (known: closed open tls h2)"
 done
 for t in $TOOLS; do
-  [[ "$t" == wrk || "$t" == oha || "$t" == perfbase || "$t" == h2load ]] || die "unknown tool '$t' (known: wrk oha perfbase h2load)"
+  [[ "$t" == wrk || "$t" == oha || "$t" == perfbase || "$t" == h2load || "$t" == perfbase-dashboard || "$t" == perfbase-tui ]] \
+    || die "unknown tool '$t' (known: wrk oha perfbase h2load perfbase-dashboard perfbase-tui)"
 done
 [[ -n "${SCENARIOS// /}" && -n "${TOOLS// /}" ]] || die "SCENARIOS and TOOLS must not be empty"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (nginx on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
@@ -101,7 +103,7 @@ if wants oha && ! have oha; then
     || die "cargo install oha --locked failed; see /tmp/oha-install.log"
   have oha || die "oha still not on PATH after cargo install (is ~/.cargo/bin on PATH?)"
 fi
-if wants perfbase; then
+if wants perfbase || wants perfbase-dashboard || wants perfbase-tui; then
   if [[ ! -x "$PERFBASE" ]]; then
     [[ "$PERFBASE" == "$ROOT/target/release/perfbase" ]] || die "PERFBASE=$PERFBASE is not an executable file"
     have cargo || die "perfbase is not built and there is no cargo to build it"
@@ -237,6 +239,13 @@ ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2> /dev/null || echo 0; }
 
 tool_cmd() {      # tool_cmd SCENARIO TOOL RUNDIR -> CMD array
   local scen=$1 tool=$2 dir=$3
+  # The live views' cost: perfbase's own run with a dashboard (no browser on it) or the
+  # terminal view (on a pseudo-terminal that script(1) gives it; its CPU counts, as a child).
+  case "$tool" in
+    perfbase-dashboard) tool_cmd "$scen" perfbase "$dir" || return 1; CMD+=(--dashboard 127.0.0.1:0); return 0 ;;
+    perfbase-tui) tool_cmd "$scen" perfbase "$dir" || return 1
+      CMD=(script -qefc "$(printf '%q ' "${CMD[@]}")--tui" /dev/null); return 0 ;;
+  esac
   case "$scen/$tool" in
     closed/wrk)      CMD=(wrk -t1 -c"$CONNS" -d"${D}s" --latency "$URL") ;;
     closed/oha)      CMD=(oha --no-tui -z "${D}s" -c "$CONNS" --worker-threads 1 "${OHA_JSON[@]}" "$URL") ;;
@@ -356,7 +365,8 @@ def p_perfbase(d):
 def run(d, tool, scen, rc, wall_us, nticks, clk, rate):
     r = {"tool": tool, "scenario": scen, "rep": os.path.basename(d), "rc": int(rc), "wall_s": int(wall_us) / 1e6}
     try:
-        r.update({"wrk": p_wrk, "oha": p_oha, "perfbase": p_perfbase, "h2load": p_h2load}[tool](d))
+        r.update({"wrk": p_wrk, "oha": p_oha, "perfbase": p_perfbase, "h2load": p_h2load,
+                  "perfbase-dashboard": p_perfbase, "perfbase-tui": p_perfbase}[tool](d))
     except Exception as e:
         r["parse_error"] = f"{type(e).__name__}: {e}"
     nums = [l.split() for l in read(f"{d}/time.txt").splitlines()]
@@ -445,6 +455,11 @@ def table(out, scenarios, tools, rate):
             pct = lambda m: f"{m['rps'] / rate * 100:.1f} %" if m.get("rps") else "n/a"
             print(f"perfbase/oha (medians): achieved rate {ratio('rps')} (perfbase {pct(pb)}, oha {pct(pr)} "
                   f"of requested), CPU µs/req {ratio('cpu_us_per_req')}")
+        for view in ("perfbase-dashboard", "perfbase-tui"):
+            v = meds.get(view, {})
+            if v.get("cpu_us_per_req") and pb.get("cpu_us_per_req"):
+                print(f"{view}/perfbase (medians): req/s {v['rps'] / pb['rps']:.3f}, "
+                      f"CPU µs/req {v['cpu_us_per_req'] / pb['cpu_us_per_req']:.3f}")
     print("\nCells: median over the ok runs (min–max). CPU µs/req = tool user+sys / requests completed. "
           "nginx CPU % = its one worker, 100 = one core.")
 
