@@ -436,3 +436,133 @@ fn endpoints(m: &Measurement) -> Vec<EndpointRow> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfbase_core::result::Model;
+    use perfbase_core::Recorder;
+
+    fn histogram(values_us: &[(u64, u64)]) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for &(v, n) in values_us {
+            h.record_n(v, n).unwrap();
+        }
+        h
+    }
+
+    fn measurement(requests: u64, h: &Histogram<u64>) -> Measurement {
+        let mut m = Measurement::from_recorder(&Recorder::new(false), Duration::ZERO, None);
+        m.requests = requests;
+        m.histogram.response = perfbase_core::result::encode_histogram(h);
+        m
+    }
+
+    #[test]
+    fn the_last_second_is_the_difference_from_the_previous_frame_and_a_new_step_starts_afresh() {
+        let mut frames = Frames::new(None, KneeRule::default(), None);
+        let one = histogram(&[(1_000, 100)]);
+        let f = frames.frame(
+            ("s", "a", true),
+            (Duration::from_secs(1), None),
+            &measurement(100, &one),
+            &one,
+        );
+        assert_eq!((f.second.requests, f.phase_index), (100, 1));
+        let both = histogram(&[(1_000, 100), (10_000, 300)]);
+        let f = frames.frame(
+            ("s", "a", true),
+            (Duration::from_secs(2), None),
+            &measurement(400, &both),
+            &both,
+        );
+        // The second second alone: 300 requests at 10 ms; the step so far is mostly 10 ms too.
+        assert_eq!(f.second.requests, 300);
+        assert!(
+            (f.second.p50_ms - 10.0).abs() < 0.01 && (f.second.max_ms - 10.0).abs() < 0.01,
+            "{:?}",
+            f.second
+        );
+        assert!((f.so_far.p50_ms - 10.0).abs() < 0.01 && (f.so_far.max_ms - 10.0).abs() < 0.01);
+        assert!((f.so_far.p90_ms - 10.0).abs() < 0.01 && f.so_far.requests == 400);
+        assert_eq!(
+            f.seconds
+                .iter()
+                .map(|s| (s.second, s.requests))
+                .collect::<Vec<_>>(),
+            [(0, 100), (1, 300)]
+        );
+        let f = frames.frame(
+            ("s", "b", true),
+            (Duration::from_secs(1), None),
+            &measurement(100, &one),
+            &one,
+        );
+        assert_eq!(
+            (f.second.requests, f.phase_index, f.seconds.len()),
+            (100, 2, 1)
+        );
+    }
+
+    #[test]
+    fn a_ladder_grows_a_point_per_finished_step_and_finds_its_knee() {
+        let mut frames = Frames::new(None, KneeRule::default(), Some(50.0));
+        frames.charts = true;
+        // p99 1 ms at 100 and 200/s, then 40 ms at 300 and 400/s: the knee is at 300/s.
+        for (i, (rate, p99_us)) in [
+            (100.0, 1_000),
+            (200.0, 1_000),
+            (300.0, 40_000),
+            (400.0, 40_000),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let h = histogram(&[(p99_us, 1_000)]);
+            let mut m = measurement(1_000, &h);
+            m.success_ratio = 1.0;
+            m.rps = rate;
+            m.duration_s = 1_000.0 / rate;
+            m.latency_ms.p50 = p99_us as f64 / 1000.0;
+            m.latency_ms.p99 = p99_us as f64 / 1000.0;
+            let saved = PhaseResult {
+                name: format!("rate {rate}"),
+                model: Model::Open,
+                scenario: Some("ladder".into()),
+                step: Some(i as u32),
+                repetition: Some(1),
+                offered_rate: Some(rate),
+                offered_connections: None,
+                missing_segments: Vec::new(),
+                measurement: m,
+            };
+            frames.step_done("ladder", &saved);
+        }
+        let h = histogram(&[(1_000, 10)]);
+        let f = frames.frame(
+            ("ladder", "rate 500", true),
+            (Duration::from_secs(1), None),
+            &measurement(10, &h),
+            &h,
+        );
+        assert_eq!(f.ladder.len(), 4);
+        assert_eq!(
+            f.knee,
+            Some(2),
+            "the first step whose p99 is over 3 x the first's"
+        );
+        let svg = f.charts.ladder.expect("a ladder chart");
+        assert!(
+            svg.contains("knee: rate 300") && svg.contains("SLO p99 50"),
+            "{svg}"
+        );
+        // Another scenario has no ladder.
+        let f = frames.frame(
+            ("other", "x", true),
+            (Duration::from_secs(1), None),
+            &measurement(10, &h),
+            &h,
+        );
+        assert!(f.ladder.is_empty() && f.charts.ladder.is_none());
+    }
+}
