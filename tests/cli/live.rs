@@ -528,3 +528,129 @@ fn merge_with_a_dashboard_shows_the_agents_merged_as_they_run() {
         "{live}"
     );
 }
+
+#[test]
+fn q_in_the_terminal_view_stops_the_run_and_saves_it() {
+    let Some(_) = tool("/usr/bin/tmux") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let json = dir.path().join("r.json");
+    let session = format!("perfbase-tui-q-{}", std::process::id());
+    let _session = Session(session.clone());
+    // A run planned for 60 s takes the terminal by default.
+    let cmd = format!(
+        "PERFBASE_STORE={} {} http http://{}/ -c 2 -d 60s --json {}; echo EXIT=$?; sleep 60",
+        dir.path().join("s.db").display(),
+        assert_cmd::cargo::cargo_bin("perfbase").display(),
+        server.addr,
+        json.display()
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "120",
+        "-y",
+        "36",
+        &cmd,
+    ]);
+    let capture = || tmux(&["capture-pane", "-p", "-t", &session]);
+    wait_for(15, "the terminal view", || {
+        capture().contains("q: stop").then_some(())
+    });
+    let asked = Instant::now();
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let done = wait_for(15, "the run's exit", || {
+        let s = capture();
+        s.contains("EXIT=").then_some(s)
+    });
+    assert!(done.contains("EXIT=130"), "{done}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "stopped in {:?}",
+        asked.elapsed()
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["stop_reason"], "stopped from the terminal view");
+    assert!(v["requests"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_browser_that_stops_reading_does_not_hold_up_the_run() {
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let json = dir.path().join("r.json");
+    let started = Instant::now();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "http",
+            &format!("http://{}/", server.addr),
+            "-c",
+            "2",
+            "-d",
+            "4s",
+        ])
+        .args(["--dashboard", "127.0.0.1:0", "-q", "--no-store", "--json"])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let port: u16 = line
+        .trim()
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Pages that ask for the events and never read them, and one that goes away at once.
+    let stalled: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            use std::io::Write;
+            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+            // A small receive buffer, so the server's writes stall after a frame or two.
+            let size: libc::c_int = 2048;
+            use std::os::fd::AsRawFd;
+            // SAFETY: setting an int option on a socket this test owns.
+            unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_RCVBUF,
+                    (&size as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                );
+            }
+            write!(s, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            s
+        })
+        .collect();
+    {
+        use std::io::Write;
+        let mut gone = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(gone, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    }
+    let status = child.wait().unwrap();
+    drop(stalled);
+    assert_eq!(status.code(), Some(0));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let d = v["duration_s"].as_f64().unwrap();
+    assert!((3.9..4.3).contains(&d), "the run took {d} s of load");
+    // The load, then at most the few seconds an open page is given to fetch the report.
+    assert!(
+        started.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        started.elapsed()
+    );
+}
