@@ -64,8 +64,37 @@ fn screen_numbers(screen: &str, label: &str) -> Vec<f64> {
         .collect()
 }
 
-/// Kills its tmux session, however the test ends.
+/// A tmux session of 120 x 36 running `perfbase http URL ARGS --json DIR/r.json` with the
+/// store in DIR, then `echo EXIT=$?`; killed however the test ends.
 struct Session(String);
+
+impl Session {
+    fn start(name: &str, dir: &Path, env: &str, url: &str, args: &str) -> Session {
+        let cmd = format!(
+            "{env} PERFBASE_STORE={} {} http {url} {args} --json {}; echo EXIT=$?; sleep 60",
+            dir.join("s.db").display(),
+            assert_cmd::cargo::cargo_bin("perfbase").display(),
+            dir.join("r.json").display()
+        );
+        let name = format!("{name}-{}", std::process::id());
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "120",
+            "-y",
+            "36",
+            &cmd,
+        ]);
+        Session(name)
+    }
+
+    fn capture(&self) -> String {
+        tmux(&["capture-pane", "-p", "-t", &self.0])
+    }
+}
 
 impl Drop for Session {
     fn drop(&mut self) {
@@ -82,29 +111,16 @@ fn the_terminal_view_shows_the_run_survives_a_resize_and_ends_on_the_results_fig
     let dir = tmp();
     let server = perfbase_reference::spawn(0).unwrap();
     let json = dir.path().join("r.json");
-    let bin = assert_cmd::cargo::cargo_bin("perfbase");
-    let session = format!("perfbase-tui-{}", std::process::id());
-    let _session = Session(session.clone());
     // The last screen stays 3 s (PERFBASE_TUI_HOLD_MS) so it can be read against the result.
-    let cmd = format!(
-        "PERFBASE_TUI_HOLD_MS=3000 PERFBASE_STORE={} {} http http://{}/ -c 2 -d 5s --tui --json {}; echo EXIT=$?; sleep 60",
-        dir.path().join("s.db").display(),
-        bin.display(),
-        server.addr,
-        json.display()
+    let url = format!("http://{}/", server.addr);
+    let session = Session::start(
+        "perfbase-tui",
+        dir.path(),
+        "PERFBASE_TUI_HOLD_MS=3000",
+        &url,
+        "-c 2 -d 5s --tui",
     );
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "120",
-        "-y",
-        "36",
-        &cmd,
-    ]);
-    let capture = || tmux(&["capture-pane", "-p", "-t", &session]);
+    let capture = || session.capture();
     // Every part of the view, once a whole screen is drawn.
     let parts = [
         "requests/s:",
@@ -119,14 +135,14 @@ fn the_terminal_view_shows_the_run_survives_a_resize_and_ends_on_the_results_fig
         let s = capture();
         parts.iter().all(|p| s.contains(p)).then_some(s)
     });
-    tmux(&["resize-window", "-t", &session, "-x", "80", "-y", "24"]);
+    tmux(&["resize-window", "-t", &session.0, "-x", "80", "-y", "24"]);
     std::thread::sleep(Duration::from_millis(1500));
     let small = capture();
     assert!(
         small.contains("requests/s:") && small.lines().all(|l| l.chars().count() <= 80),
         "{small}"
     );
-    tmux(&["resize-window", "-t", &session, "-x", "120", "-y", "36"]);
+    tmux(&["resize-window", "-t", &session.0, "-x", "120", "-y", "36"]);
     // The last screen before the exit is the held one: the whole step, as the result has it.
     let mut last = String::new();
     let done = wait_for(30, "the run's exit", || {
@@ -289,6 +305,20 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     }
 }
 
+/// The dashboard's port, from the first line `child` writes on stderr (the rest is drained).
+fn dashboard_port(child: &mut std::process::Child) -> u16 {
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let port = line
+        .trim()
+        .strip_prefix("perfbase: dashboard at http://127.0.0.1:")
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("the first line names the dashboard: {line}"));
+    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    port
+}
+
 /// The page's figures: the seconds table, the step's p99, and how many frames it showed.
 const FIGURES: &str = r##"JSON.stringify({
   frames: Number(document.body.dataset.frames || 0),
@@ -328,17 +358,9 @@ fn the_dashboard_follows_the_run_in_chromium_and_ends_on_the_results_figures() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let page = line
-        .trim()
-        .strip_prefix("perfbase: dashboard at ")
-        .unwrap_or_else(|| panic!("the first line names the dashboard: {line}"))
-        .to_string();
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let port = dashboard_port(&mut child);
     // ?stay keeps the last second on the page instead of turning to the report.
-    let mut b = Browser::open(&format!("{page}?stay"));
+    let mut b = Browser::open(&format!("http://127.0.0.1:{port}/?stay"));
     let live: Value = wait_for(20, "three updates", || {
         let v: Value = serde_json::from_str(b.eval(FIGURES).as_str()?).ok()?;
         (v["frames"].as_u64()? >= 3).then_some(v)
@@ -417,9 +439,8 @@ fn a_dashboard_on_a_remote_address_needs_allow_remote() {
     assert!(err.contains("--dashboard \"nowhere\""), "{err}");
 }
 
-/// The newest frame of a dashboard at `addr` (host:port), or None before the first.
-fn frame_of(addr: &str) -> Option<Value> {
-    let port: u16 = addr.rsplit(':').next()?.parse().ok()?;
+/// The newest frame of the dashboard on `port`, or None before the first.
+fn frame_of(port: u16) -> Option<Value> {
     serde_json::from_str(&http_get(port, "/frame")?).ok()
 }
 
@@ -480,18 +501,8 @@ fn merge_with_a_dashboard_shows_the_agents_merged_as_they_run() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(merge.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("perfbase: dashboard at http://")
-        .unwrap_or_else(|| panic!("the first line names the dashboard: {line}"))
-        .trim_end_matches('/')
-        .to_string();
-    std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::sink()));
+    let port = dashboard_port(&mut merge);
     // A page following the events, as a browser would: the server then keeps the report for it.
-    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
     let follower = std::thread::spawn(move || {
         use std::io::{Read, Write};
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -502,7 +513,7 @@ fn merge_with_a_dashboard_shows_the_agents_merged_as_they_run() {
     });
     // Both agents' figures, merged, while they run: more than one agent's share.
     let live = wait_for(40, "a frame of both agents", || {
-        let f = frame_of(&addr)?;
+        let f = frame_of(port)?;
         let n = f["so_far"]["requests"].as_u64()?;
         (f["scenario"].as_str()?.starts_with("2 agent(s)") && n > 0).then_some(f)
     });
@@ -538,33 +549,15 @@ fn q_in_the_terminal_view_stops_the_run_and_saves_it() {
     let dir = tmp();
     let server = perfbase_reference::spawn(0).unwrap();
     let json = dir.path().join("r.json");
-    let session = format!("perfbase-tui-q-{}", std::process::id());
-    let _session = Session(session.clone());
     // A run planned for 60 s takes the terminal by default.
-    let cmd = format!(
-        "PERFBASE_STORE={} {} http http://{}/ -c 2 -d 60s --json {}; echo EXIT=$?; sleep 60",
-        dir.path().join("s.db").display(),
-        assert_cmd::cargo::cargo_bin("perfbase").display(),
-        server.addr,
-        json.display()
-    );
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "120",
-        "-y",
-        "36",
-        &cmd,
-    ]);
-    let capture = || tmux(&["capture-pane", "-p", "-t", &session]);
+    let url = format!("http://{}/", server.addr);
+    let session = Session::start("perfbase-tui-q", dir.path(), "", &url, "-c 2 -d 60s");
+    let capture = || session.capture();
     wait_for(15, "the terminal view", || {
         capture().contains("q: stop").then_some(())
     });
     let asked = Instant::now();
-    tmux(&["send-keys", "-t", &session, "q"]);
+    tmux(&["send-keys", "-t", &session.0, "q"]);
     let done = wait_for(15, "the run's exit", || {
         let s = capture();
         s.contains("EXIT=").then_some(s)
@@ -603,17 +596,7 @@ fn a_browser_that_stops_reading_does_not_hold_up_the_run() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let port: u16 = line
-        .trim()
-        .trim_end_matches('/')
-        .rsplit(':')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let port = dashboard_port(&mut child);
     // Pages that ask for the events and never read them, and one that goes away at once.
     let stalled: Vec<TcpStream> = (0..3)
         .map(|_| {
