@@ -46,10 +46,17 @@ if grep -q '^warning' <<<"$http_only"; then
   exit 1
 fi
 if ! command -v chromium >/dev/null 2>&1; then
-  # The HTML report is checked in headless Chromium (Debian's package).
-  echo "== apt-get install chromium (for the HTML report test)"
+  # The HTML report and the live dashboard are checked in headless Chromium (Debian's package).
+  echo "== apt-get install chromium (for the HTML report's and the dashboard's tests)"
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }
+fi
+
+if ! command -v tmux >/dev/null 2>&1; then
+  # The terminal view (--tui) is driven in tmux: keys, a resize, the screen captured.
+  echo "== apt-get install tmux (for the terminal view's tests)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y tmux >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y tmux >/dev/null; }
 fi
 
 if ! command -v man >/dev/null 2>&1; then
