@@ -444,26 +444,21 @@ fn frame_of(port: u16) -> Option<Value> {
     serde_json::from_str(&http_get(port, "/frame")?).ok()
 }
 
-#[test]
-fn merge_with_a_dashboard_shows_the_agents_merged_as_they_run() {
-    let _g = serial();
-    let server = perfbase_reference::spawn(0).unwrap();
-    let dir = tmp();
-    let plan = dir.path().join("live.toml");
+/// Two `perfbase agent`s of run `live1` (200 requests/s for 5 s against `addr`), meeting at
+/// the barrier of the SQLite `store`.
+fn two_agents(dir: &Path, addr: &str, store: &Path) -> Vec<std::process::Child> {
+    let plan = dir.join("live.toml");
     std::fs::write(
         &plan,
         format!(
-            "[targets.api]\nurl = \"http://{}\"\n[workloads.w]\ntarget = \"api\"\npath = \"/\"\n\
-             [[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 200\nduration = \"5s\"\n",
-            server.addr
+            "[targets.api]\nurl = \"http://{addr}\"\n[workloads.w]\ntarget = \"api\"\npath = \"/\"\n\
+             [[scenarios]]\nname = \"s\"\nworkload = \"w\"\nrate = 200\nduration = \"5s\"\n"
         ),
     )
     .unwrap();
-    let store = dir.path().join("shared.db");
-    let bin = assert_cmd::cargo::cargo_bin("perfbase");
-    let agents: Vec<std::process::Child> = (0..2)
+    (0..2)
         .map(|i| {
-            Command::new(&bin)
+            Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
                 .arg("agent")
                 .arg(&plan)
                 .args([
@@ -474,15 +469,25 @@ fn merge_with_a_dashboard_shows_the_agents_merged_as_they_run() {
                     "--barrier",
                 ])
                 .args(["--barrier-timeout", "30s", "-q", "--store"])
-                .arg(&store)
+                .arg(store)
                 .arg("--out")
-                .arg(dir.path().join(format!("a{i}")))
+                .arg(dir.join(format!("a{i}")))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap()
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn merge_with_a_dashboard_shows_the_agents_merged_as_they_run() {
+    let _g = serial();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let dir = tmp();
+    let store = dir.path().join("shared.db");
+    let agents = two_agents(dir.path(), &server.addr.to_string(), &store);
+    let bin = assert_cmd::cargo::cargo_bin("perfbase");
     let mut merge = Command::new(&bin)
         .args([
             "merge",
