@@ -80,8 +80,11 @@ impl Drop for Tui {
     }
 }
 
-/// `q`, `Esc` or Ctrl-C (which raw mode delivers as a key) stop the run.
+/// `q`, `Esc` or Ctrl-C (which raw mode delivers as a key) stop the run; a second Ctrl-C exits
+/// at once with 130, as it does without the view, the terminal given back first (a second `q`
+/// only waits for the save).
 fn read_keys(done: &AtomicBool) {
+    let mut asked = false;
     while !done.load(Ordering::Relaxed) {
         if !event::poll(Duration::from_millis(100)).unwrap_or(false) {
             continue;
@@ -93,6 +96,16 @@ fn read_keys(done: &AtomicBool) {
         if k.kind == KeyEventKind::Press
             && (ctrl_c || matches!(k.code, KeyCode::Char('q') | KeyCode::Esc))
         {
+            if asked && ctrl_c {
+                let _ = terminal::disable_raw_mode();
+                let _ = execute!(
+                    std::io::stdout(),
+                    terminal::LeaveAlternateScreen,
+                    ratatui::crossterm::cursor::Show
+                );
+                std::process::exit(130);
+            }
+            asked = true;
             crate::interrupt::stop("stopped from the terminal view".into());
         }
     }

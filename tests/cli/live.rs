@@ -642,3 +642,32 @@ fn a_browser_that_stops_reading_does_not_hold_up_the_run() {
         started.elapsed()
     );
 }
+
+#[test]
+fn a_second_ctrl_c_in_the_terminal_view_exits_at_once_and_gives_the_terminal_back() {
+    let Some(_) = tool("/usr/bin/tmux") else {
+        return;
+    };
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let url = format!("http://{}/", server.addr);
+    let session = Session::start("perfbase-tui-cc", dir.path(), "", &url, "-c 2 -d 60s --tui");
+    wait_for(15, "the terminal view", || {
+        session.capture().contains("q: stop").then_some(())
+    });
+    let asked = Instant::now();
+    tmux(&["send-keys", "-t", &session.0, "C-c", "C-c"]);
+    let done = wait_for(15, "the run's exit", || {
+        let s = session.capture();
+        s.contains("EXIT=").then_some(s)
+    });
+    assert!(done.contains("EXIT=130"), "{done}");
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
+    // Back on the normal screen: no box of the view is left.
+    assert!(!done.contains("q: stop"), "{done}");
+}
