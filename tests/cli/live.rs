@@ -411,32 +411,22 @@ fn the_dashboard_follows_the_run_in_chromium_and_ends_on_the_results_figures() {
 #[test]
 fn a_dashboard_on_a_remote_address_needs_allow_remote() {
     let dir = tmp();
-    let (code, _, err) = pb(
-        dir.path(),
-        &[
+    for (addr, says) in [
+        ("0.0.0.0:0", "--allow-remote"),
+        ("nowhere", "--dashboard \"nowhere\": not an address"),
+    ] {
+        let args = [
             "http",
             "http://127.0.0.1:9/",
             "-n",
             "1",
             "--dashboard",
-            "0.0.0.0:0",
-        ],
-    );
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--allow-remote"), "{err}");
-    let (code, _, err) = pb(
-        dir.path(),
-        &[
-            "http",
-            "http://127.0.0.1:9/",
-            "-n",
-            "1",
-            "--dashboard",
-            "nowhere",
-        ],
-    );
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--dashboard \"nowhere\""), "{err}");
+            addr,
+        ];
+        let (code, _, err) = pb(dir.path(), &args);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
 }
 
 /// The newest frame of the dashboard on `port`, or None before the first.
