@@ -7,6 +7,7 @@ use crate::common::*;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -200,6 +201,8 @@ impl Browser {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
+            // A group of its own: Chromium's helper processes go with it at the end.
+            .process_group(0)
             .spawn()
             .expect("chromium starts");
         let port_file = profile.path().join("DevToolsActivePort");
@@ -266,7 +269,8 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // SAFETY: signalling the process group this test started.
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
         let _ = self.child.wait();
     }
 }
