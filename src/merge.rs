@@ -100,13 +100,13 @@ fn agents_of(o: &StoreOptions, id: &str, wait: Option<Wait>) -> Result<Agents, A
 }
 
 pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
-    let live = crate::live::LiveArgs {
-        dashboard: a.dashboard.clone(),
-        allow_remote: a.allow_remote,
-        ..Default::default()
-    };
     let watching = match &a.run_id {
-        Some(id) => crate::live::follow::Watching::start(&live, o, id)?,
+        Some(id) => crate::live::follow::Watching::start(&a.web, o, id)?,
+        None if a.web.dashboard.is_some() => {
+            return Err(bad_input(
+                "--dashboard needs --run-id: it follows the agents of one run",
+            ))
+        }
         None => None,
     };
     let Agents { runs, lost } = match &a.run_id {

@@ -390,14 +390,9 @@ pub struct MergeArgs {
     #[arg(long, value_name = "FACTOR", requires = "plan")]
     pub scale: Option<f64>,
 
-    /// With --run-id: serve a live web dashboard of the agents' merged figures while the merge
-    /// waits (127.0.0.1:PORT; port 0 picks one); it turns into the merged run's report
-    #[arg(long, value_name = "ADDR", requires = "run_id")]
-    pub dashboard: Option<String>,
-
-    /// Let --dashboard listen on an address other than loopback
-    #[arg(long, requires = "dashboard")]
-    pub allow_remote: bool,
+    /// With --run-id: the agents' merged figures live while the merge waits for them
+    #[command(flatten)]
+    pub web: crate::live::DashboardArgs,
 
     #[command(flatten)]
     pub store: StoreArgs,

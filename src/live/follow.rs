@@ -86,11 +86,11 @@ impl Watching {
     /// `--dashboard ADDR` on `perfbase merge --run-id ID`: binds the page and follows the
     /// agents through the store (its own connection).
     pub fn start(
-        args: &super::LiveArgs,
+        args: &super::DashboardArgs,
         store: &crate::store::StoreOptions,
         run: &str,
     ) -> Result<Option<Watching>, crate::exit::AppError> {
-        let Some(addr) = args.options()?.dashboard else {
+        let Some(addr) = args.address()? else {
             return Ok(None);
         };
         let dashboard = Dashboard::start(addr, &format!("perfbase: run {run}")).map_err(|e| {

@@ -30,6 +30,13 @@ pub struct LiveArgs {
     #[arg(long)]
     pub no_tui: bool,
 
+    #[command(flatten)]
+    pub web: DashboardArgs,
+}
+
+/// `--dashboard ADDR`, `--allow-remote`: on the load commands and `perfbase merge`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DashboardArgs {
     /// Serve a live web dashboard of the run at this address (127.0.0.1:PORT; port 0 picks
     /// one), updated each second; it turns into the run's HTML report at the end
     #[arg(long, value_name = "ADDR")]
@@ -49,10 +56,10 @@ pub struct LiveOptions {
     pub dashboard: Option<SocketAddr>,
 }
 
-impl LiveArgs {
-    /// The options, with `--dashboard`'s address checked (exit 2 naming the flag).
-    pub fn options(&self) -> Result<LiveOptions, AppError> {
-        let dashboard = match &self.dashboard {
+impl DashboardArgs {
+    /// `--dashboard`'s address, checked (exit 2 naming the flag).
+    pub fn address(&self) -> Result<Option<SocketAddr>, AppError> {
+        Ok(match &self.dashboard {
             None => None,
             Some(text) => {
                 let addr: SocketAddr = text.parse().map_err(|_| {
@@ -67,7 +74,14 @@ impl LiveArgs {
                 }
                 Some(addr)
             }
-        };
+        })
+    }
+}
+
+impl LiveArgs {
+    /// The options, with `--dashboard`'s address checked (exit 2 naming the flag).
+    pub fn options(&self) -> Result<LiveOptions, AppError> {
+        let dashboard = self.web.address()?;
         let tui = match (self.tui, self.no_tui) {
             (_, true) => Some(false),
             (true, false) => Some(true),

@@ -85,8 +85,6 @@ pub enum MonitorError {
 pub struct Latest {
     /// The selector as written, or `perfbase (self)`.
     pub label: String,
-    /// Seconds since the monitor started.
-    pub t_s: f64,
     /// CPU over the last interval, % of one core.
     pub cpu_pct: f64,
     pub rss_bytes: u64,

@@ -163,7 +163,6 @@ impl Target {
         let s = self.timeline.last()?;
         Some(crate::Latest {
             label: self.label.clone(),
-            t_s: s.t_s,
             cpu_pct: s.cpu_pct,
             rss_bytes: s.rss_bytes,
         })
