@@ -559,9 +559,16 @@ fn q_in_the_terminal_view_stops_the_run_and_saves_it() {
     let dir = tmp();
     let server = perfbase_reference::spawn(0).unwrap();
     let json = dir.path().join("r.json");
-    // A run planned for 60 s takes the terminal by default.
+    // A run planned for 60 s takes the terminal by default, outside CI: the CI machine sets
+    // `CI`, which keeps the progress line, so the run is started without it.
     let url = format!("http://{}/", server.addr);
-    let session = Session::start("perfbase-tui-q", dir.path(), "", &url, "-c 2 -d 60s");
+    let session = Session::start(
+        "perfbase-tui-q",
+        dir.path(),
+        "env -u CI",
+        &url,
+        "-c 2 -d 60s",
+    );
     let capture = || session.capture();
     wait_for(15, "the terminal view", || {
         capture().contains("q: stop").then_some(())
