@@ -232,15 +232,16 @@ impl Conn {
     /// Whether an idle keep-alive connection was closed (or spoken on) by the server since its
     /// last response. Costs no syscall unless the socket became readable while idle. Always
     /// false for TLS (see the module docs).
-    pub(crate) fn closed_while_idle(&self, buf: &mut [u8]) -> bool {
+    pub(crate) fn closed_while_idle(&self) -> bool {
         let Conn::Plain(stream) = self else {
             return false;
         };
+        let mut buf = [0u8; 64];
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         if stream.poll_read_ready(&mut cx).is_pending() {
             return false;
         }
-        match stream.try_read(buf) {
+        match stream.try_read(&mut buf) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => false,
             // EOF, unsolicited bytes or an error: this connection cannot carry a request.
             _ => true,
@@ -267,6 +268,15 @@ impl Conn {
                 stream.write_all(bytes).await?;
                 stream.flush().await
             }
+        }
+    }
+
+    /// Waits until a plain connection has something to read (or has failed: the read that
+    /// follows says how), so the caller can take a read buffer only then. A TLS connection
+    /// returns at once: its records may already sit decrypted in rustls's own buffer.
+    pub(crate) async fn readable(&self) {
+        if let Conn::Plain(stream) = self {
+            let _ = stream.readable().await;
         }
     }
 

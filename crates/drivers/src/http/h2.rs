@@ -276,7 +276,9 @@ impl Pool {
             });
         }
         let bytes = Arc::new(WireBytes::default());
-        let (send, times) = self.connect(&bytes).await?;
+        // Boxed: the handshake's state (8 KB) would otherwise sit in every session's op
+        // future, and so in the memory of every connection, for the rare op that connects.
+        let (send, times) = Box::pin(self.connect(&bytes)).await?;
         let users = Arc::new(AtomicUsize::new(1));
         conns.push(Multiplexed {
             send: send.clone(),

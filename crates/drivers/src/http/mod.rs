@@ -8,6 +8,7 @@
 //! (httparse for the head, [`chunked::Decoder`] for chunked bodies) and their bodies counted,
 //! not kept.
 
+mod buffers;
 pub mod chunked;
 pub(crate) mod conn;
 pub(crate) mod events;
@@ -27,6 +28,7 @@ pub use response::parse_response;
 pub use targets::{parse_targets, TargetsError};
 
 use crate::workload::{Corpus, Mix};
+use buffers::Lent;
 use conn::{Conn, Tls};
 use perfbase_core::recorder::MAX_LABELS;
 use perfbase_core::{Class, ConnUse, Driver, Outcome, Session, Timing};
@@ -358,7 +360,6 @@ impl Driver for HttpDriver {
             return Ok(HttpSession {
                 shared: self.shared.clone(),
                 stream: None,
-                buf: Box::default(),
                 request: Vec::new(),
                 scratch: Vec::new(),
                 worker,
@@ -370,7 +371,6 @@ impl Driver for HttpDriver {
         let mut s = HttpSession {
             shared: self.shared.clone(),
             stream: None,
-            buf: vec![0; response::INITIAL_BUFFER].into_boxed_slice(),
             request: Vec::new(),
             scratch: Vec::new(),
             worker,
@@ -382,7 +382,7 @@ impl Driver for HttpDriver {
         // wrk does); fresh-connection sessions connect inside every request instead.
         if self.shared.keepalive {
             let (conn, times) =
-                Conn::open_timed(self.shared.addr, self.shared.tls.as_ref()).await?;
+                Box::pin(Conn::open_timed(self.shared.addr, self.shared.tls.as_ref())).await?;
             s.stream = Some(conn);
             s.opened = Some(times);
         }
@@ -403,7 +403,6 @@ impl Driver for HttpDriver {
 pub struct HttpSession {
     shared: Arc<Shared>,
     stream: Option<Conn>,
-    buf: Box<[u8]>,
     /// The rendered request of a templated op, reused from op to op.
     request: Vec<u8>,
     /// The rendered body, before its length goes into the head.
@@ -423,7 +422,7 @@ impl HttpSession {
     async fn attempt(&mut self, req: Req<'_>) -> Result<Outcome, (Outcome, bool)> {
         let shared = &self.shared;
         let reused = match &self.stream {
-            Some(s) if s.closed_while_idle(&mut self.buf) => {
+            Some(s) if s.closed_while_idle() => {
                 self.stream = None;
                 false
             }
@@ -433,7 +432,9 @@ impl HttpSession {
         let stream = match self.stream {
             Some(ref mut s) => s,
             None => {
-                let (conn, times) = Conn::open_timed(shared.addr, shared.tls.as_ref())
+                // Boxed, as a connect is rare next to the requests: its state (a TLS
+                // handshake's, 1.3 KB) stays out of the op future every connection holds.
+                let (conn, times) = Box::pin(Conn::open_timed(shared.addr, shared.tls.as_ref()))
                     .await
                     .map_err(|o| (o, false))?;
                 self.opened = Some(times);
@@ -463,9 +464,12 @@ impl HttpSession {
         self.written_by_op += out;
         let sent = std::time::Instant::now();
         let keep_error_body = shared.describe_error.is_some();
+        // The read buffer is taken only once the response has begun to arrive (see buffers).
+        stream.readable().await;
+        let mut buf = Lent::take();
         match read_response(
             stream,
-            &mut self.buf,
+            buf.boxed(),
             shared.max_head,
             req.head,
             keep_error_body,

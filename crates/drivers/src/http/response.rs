@@ -1,6 +1,7 @@
-//! Reads one HTTP/1.1 response in place: the head is parsed (httparse) in the session's reused
-//! buffer, the body is counted and discarded as it arrives. Nothing is allocated per response
-//! unless a head outgrows the buffer (then it grows once, up to the head limit).
+//! Reads one HTTP/1.1 response in place: the head is parsed (httparse) in a read buffer lent
+//! for the response (see `buffers`), the body is counted and discarded as it arrives. Nothing
+//! is allocated per response unless a head outgrows the buffer (then it grows once, up to the
+//! head limit).
 
 use super::chunked::{ChunkError, Decoder};
 use super::conn::Conn;
@@ -10,8 +11,6 @@ use std::fmt;
 use std::future::Future;
 use std::io;
 
-/// The read buffer a session starts with; bodies stream through it.
-pub(crate) const INITIAL_BUFFER: usize = 16 * 1024;
 /// Headers parsed per response; more is a protocol error.
 const MAX_HEADERS: usize = 100;
 
@@ -141,7 +140,7 @@ impl Source for &[u8] {
 /// as a real connection, over bytes in memory (a 16 KiB buffer, a 64 KiB head limit).
 pub fn parse_response(bytes: &[u8], head_request: bool) -> Result<(u16, u64), String> {
     let mut source = bytes;
-    let mut buf = vec![0u8; INITIAL_BUFFER].into_boxed_slice();
+    let mut buf = vec![0u8; super::buffers::SIZE].into_boxed_slice();
     let future = read_response(&mut source, &mut buf, 64 * 1024, head_request, false);
     let mut future = std::pin::pin!(future);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
