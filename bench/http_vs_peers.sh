@@ -12,7 +12,8 @@
 # ("closed open tls"; tls = the closed scenario over https:// with a self-signed
 # certificate made by openssl; h2 = HTTP/2 with prior knowledge, 4 connections x 25
 # streams), TOOLS ("wrk oha perfbase"; h2load, perfbase-dashboard and perfbase-tui too), PORT (18080, first free port
-# from there on), PAUSE (2 s between runs), PERFBASE (target/release/perfbase),
+# from there on), PAUSE (2 s between runs), PROFILE (dist: the build bench/build.sh makes when
+# the binary is missing; release for the quick build), PERFBASE (target/$PROFILE/perfbase),
 # HOST (only 127.0.0.1 is accepted).
 #
 # nginx (one worker) runs on CPU 0, the load tool on CPU 1. Missing peers are
@@ -31,7 +32,8 @@ TOOLS="${TOOLS:-wrk oha perfbase}"
 PORT="${PORT:-18080}"
 PAUSE="${PAUSE:-2}"
 HOST="${HOST:-127.0.0.1}"
-PERFBASE="${PERFBASE:-$ROOT/target/release/perfbase}"
+PROFILE="${PROFILE:-dist}"
+PERFBASE="${PERFBASE:-$ROOT/target/$PROFILE/perfbase}"
 CONNS=50          # connections (closed) / connection cap (open)
 RATE=20000        # requested req/s in the open scenario
 H2_CONNS=4        # h2: connections
@@ -104,13 +106,15 @@ if wants oha && ! have oha; then
   have oha || die "oha still not on PATH after cargo install (is ~/.cargo/bin on PATH?)"
 fi
 if wants perfbase || wants perfbase-dashboard || wants perfbase-tui; then
-  if [[ ! -x "$PERFBASE" ]]; then
-    [[ "$PERFBASE" == "$ROOT/target/release/perfbase" ]] || die "PERFBASE=$PERFBASE is not an executable file"
+  # The default binary is (re)built from this tree, so it is never stale, and the build's
+  # time and memory are said; PERFBASE=FILE runs FILE as it is.
+  if [[ "$PERFBASE" == "$ROOT/target/$PROFILE/perfbase" ]]; then
     have cargo || die "perfbase is not built and there is no cargo to build it"
-    log "building perfbase: cargo build --release --bin perfbase"
-    (cd "$ROOT" && cargo build --release --bin perfbase) || die "cargo build --release failed; no perfbase binary"
-    [[ -x "$PERFBASE" ]] || die "cargo build --release finished but $PERFBASE does not exist"
+    log "building perfbase: bench/build.sh $PROFILE"
+    BUILD_LINE="$("$HERE/build.sh" "$PROFILE")" || die "the build failed; no perfbase binary"
+    log "$BUILD_LINE"
   fi
+  [[ -x "$PERFBASE" ]] || die "PERFBASE=$PERFBASE is not an executable file"
   if [[ " $SCENARIOS " == *" open "* ]] && ! "$PERFBASE" http --help 2>&1 | grep -q -- '--max-inflight'; then
     die "$PERFBASE http --help has no --max-inflight: this perfbase cannot run the open scenario"
   fi
@@ -133,6 +137,7 @@ mkdir -p "$OUT"
   wants oha && echo "oha: $(oha --version 2>&1 | head -1)"
   wants h2load && echo "h2load: $(dpkg-query -W -f '${Version} (Debian package)' nghttp2-client 2>/dev/null)"
   wants perfbase && echo "perfbase: $PERFBASE ($("$PERFBASE" --version 2>&1 | head -1))"
+  [[ -n "${BUILD_LINE:-}" ]] && echo "$BUILD_LINE"
   true
 } > "$OUT/env.txt"
 

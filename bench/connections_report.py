@@ -1,0 +1,142 @@
+"""Summaries for bench/connections_vs_peers.sh: one line per run, then the tables.
+
+    connections_report.py run DIR TOOL N      # reads DIR's outputs, writes DIR/result.json
+    connections_report.py table OUT "COUNTS" "TOOLS"
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def parse_wrk(d):
+    out, r = read(f"{d}/stdout"), {}
+    m = re.search(r"(\d+) requests in", out)
+    if m:
+        r["requests"] = int(m.group(1))
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    if m:
+        r["rps"] = float(m.group(1))
+    errors = 0
+    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    if m:
+        errors += int(m.group(1))
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if m:
+        errors += sum(int(x) for x in m.groups())
+    r["errors"] = errors
+    return r
+
+
+def parse_oha(d):
+    j = json.loads(read(f"{d}/stdout") or "{}")
+    codes = {str(k): v for k, v in (j.get("statusCodeDistribution") or {}).items()}
+    errs = j.get("errorDistribution") or {}
+    r = {"rps": j["summary"]["requestsPerSec"], "requests": sum(codes.values())}
+    r["errors"] = sum(v for k, v in codes.items() if not k.startswith("2")) + sum(
+        v for k, v in errs.items() if "deadline" not in k
+    )
+    aborted = sum(v for k, v in errs.items() if "deadline" in k)
+    if aborted:
+        r["note"] = f"{aborted} aborted at the deadline"
+    return r
+
+
+def parse_perfbase(d):
+    j = json.loads(read(f"{d}/perfbase.json") or "{}")
+    r = {"requests": int(j["requests"]), "rps": float(j["rps"])}
+    e = j.get("errors") or 0
+    if isinstance(e, dict):
+        e = sum(v for v in e.values() if isinstance(v, (int, float)))
+    status = j.get("status") or {}
+    r["errors"] = e + sum(v for k, v in status.items() if not str(k).startswith("2"))
+    return r
+
+
+def run(d, tool, n):
+    r = {"tool": tool, "connections": int(n), "rep": os.path.basename(d)}
+    r["rc"] = int(read(f"{d}/rc").strip() or -1)
+    try:
+        r.update({"wrk": parse_wrk, "oha": parse_oha, "perfbase": parse_perfbase}[tool](d))
+    except Exception as e:  # a run that printed nothing usable is reported, not fatal
+        r["parse_error"] = f"{type(e).__name__}: {e}"
+    fields = read(f"{d}/time.txt").split()[-4:]
+    if len(fields) == 4 and all(re.fullmatch(r"[\d.]+", x) for x in fields):
+        user, sys_, rss_kb, _wall = fields
+        r["cpu_s"] = float(user) + float(sys_)
+        r["rss_mb"] = int(rss_kb) * 1024 / 1e6
+        if r.get("requests"):
+            r["cpu_us_per_req"] = r["cpu_s"] * 1e6 / r["requests"]
+    r["ok"] = r["rc"] == 0 and "parse_error" not in r and bool(r.get("requests")) and "cpu_s" in r
+    with open(f"{d}/result.json", "w") as f:
+        json.dump(r, f, indent=1)
+    num = lambda k, nd: "-" if r.get(k) is None else f"{r[k]:.{nd}f}"
+    return (f"{n} {tool} {r['rep']}: rc={r['rc']} req/s={num('rps', 0)} "
+            f"cpu_us/req={num('cpu_us_per_req', 2)} rss_MB={num('rss_mb', 1)} "
+            f"errors={r.get('errors', '-')}" + ("" if r["ok"] else "  FAILED")
+            + (f" [{r['parse_error']}]" if "parse_error" in r else ""))
+
+
+def spread(vals, fmt):
+    if not vals:
+        return "n/a"
+    med = fmt(statistics.median(vals))
+    return med if len(vals) == 1 else f"{med} ({fmt(min(vals))}–{fmt(max(vals))})"
+
+
+def table(out, counts, tools):
+    counts = [int(c) for c in counts.split()]
+    tools = tools.split()
+    print(f"## Many connections: perfbase vs peers ({out})\n")
+    for line in read(f"{out}/env.txt").splitlines():
+        print(f"    {line}")
+    meds = {}
+    print("\n| connections | tool | ok runs | peak RSS MB | RSS per connection KB | req/s | CPU µs/req | errors |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in counts:
+        for tool in tools:
+            base = f"{out}/{n}/{tool}"
+            if not os.path.isdir(base):
+                continue
+            runs = [json.loads(read(f"{base}/{rep}/result.json") or '{"ok": false}')
+                    for rep in sorted(os.listdir(base))]
+            ok = [r for r in runs if r.get("ok")]
+            col = lambda k: [r[k] for r in ok if r.get(k) is not None]
+            meds[(n, tool)] = {k: statistics.median(col(k)) for k in ("rss_mb", "rps", "cpu_us_per_req") if col(k)}
+            per = [r["rss_mb"] * 1000 / n for r in ok if r.get("rss_mb")]
+            print(f"| {n:,} | {tool} | {len(ok)}/{len(runs)} | {spread(col('rss_mb'), lambda v: f'{v:.1f}')} | "
+                  f"{spread(per, lambda v: f'{v:.1f}')} | {spread(col('rps'), lambda v: f'{v:,.0f}')} | "
+                  f"{spread(col('cpu_us_per_req'), lambda v: f'{v:.2f}')} | "
+                  f"{spread(col('errors'), lambda v: f'{v:,.0f}')} |")
+    lo, hi = min(counts), max(counts)
+    if hi > lo:
+        print(f"\nMemory per held connection (median RSS at {hi:,} minus at {lo:,}, per added connection):")
+        for tool in tools:
+            a, b = meds.get((lo, tool), {}), meds.get((hi, tool), {})
+            if a.get("rss_mb") and b.get("rss_mb"):
+                print(f"- {tool}: {(b['rss_mb'] - a['rss_mb']) * 1e6 / (hi - lo) / 1000:.2f} KB")
+    print()
+    for n in counts:
+        p, w = meds.get((n, "perfbase"), {}), meds.get((n, "wrk"), {})
+        if p.get("rss_mb") and w.get("rss_mb"):
+            ratio = lambda k: f"x{p[k] / w[k]:.2f}" if p.get(k) and w.get(k) else "n/a"
+            print(f"{n} connections: perfbase RSS {p['rss_mb']:.0f} MB vs wrk {w['rss_mb']:.0f} MB; "
+                  f"req/s {ratio('rps')}; CPU per request {ratio('cpu_us_per_req')}")
+    print("\nCells: median over the ok runs (min–max). RSS per connection = peak RSS / connections. "
+          "CPU µs/req = the tool's user+sys / requests completed. Ratios are perfbase/wrk.")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "run":
+        print(run(*sys.argv[2:5]))
+    else:
+        table(*sys.argv[2:5])
