@@ -9,64 +9,15 @@ import re
 import statistics
 import sys
 
-
-def read(path):
-    try:
-        with open(path, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
-
-
-def parse_wrk(d):
-    out, r = read(f"{d}/stdout"), {}
-    m = re.search(r"(\d+) requests in", out)
-    if m:
-        r["requests"] = int(m.group(1))
-    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    if m:
-        r["rps"] = float(m.group(1))
-    errors = 0
-    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    if m:
-        errors += int(m.group(1))
-    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    if m:
-        errors += sum(int(x) for x in m.groups())
-    r["errors"] = errors
-    return r
-
-
-def parse_oha(d):
-    j = json.loads(read(f"{d}/stdout") or "{}")
-    codes = {str(k): v for k, v in (j.get("statusCodeDistribution") or {}).items()}
-    errs = j.get("errorDistribution") or {}
-    r = {"rps": j["summary"]["requestsPerSec"], "requests": sum(codes.values())}
-    r["errors"] = sum(v for k, v in codes.items() if not k.startswith("2")) + sum(
-        v for k, v in errs.items() if "deadline" not in k
-    )
-    aborted = sum(v for k, v in errs.items() if "deadline" in k)
-    if aborted:
-        r["note"] = f"{aborted} aborted at the deadline"
-    return r
-
-
-def parse_perfbase(d):
-    j = json.loads(read(f"{d}/perfbase.json") or "{}")
-    r = {"requests": int(j["requests"]), "rps": float(j["rps"])}
-    e = j.get("errors") or 0
-    if isinstance(e, dict):
-        e = sum(v for v in e.values() if isinstance(v, (int, float)))
-    status = j.get("status") or {}
-    r["errors"] = e + sum(v for k, v in status.items() if not str(k).startswith("2"))
-    return r
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import p_oha, p_perfbase, p_wrk, read, spread  # noqa: E402
 
 
 def run(d, tool, n):
     r = {"tool": tool, "connections": int(n), "rep": os.path.basename(d)}
     r["rc"] = int(read(f"{d}/rc").strip() or -1)
     try:
-        r.update({"wrk": parse_wrk, "oha": parse_oha, "perfbase": parse_perfbase}[tool](d))
+        r.update({"wrk": p_wrk, "oha": p_oha, "perfbase": p_perfbase}[tool](d))
     except Exception as e:  # a run that printed nothing usable is reported, not fatal
         r["parse_error"] = f"{type(e).__name__}: {e}"
     fields = read(f"{d}/time.txt").split()[-4:]
@@ -84,13 +35,6 @@ def run(d, tool, n):
             f"cpu_us/req={num('cpu_us_per_req', 2)} rss_MB={num('rss_mb', 1)} "
             f"errors={r.get('errors', '-')}" + ("" if r["ok"] else "  FAILED")
             + (f" [{r['parse_error']}]" if "parse_error" in r else ""))
-
-
-def spread(vals, fmt):
-    if not vals:
-        return "n/a"
-    med = fmt(statistics.median(vals))
-    return med if len(vals) == 1 else f"{med} ({fmt(min(vals))}–{fmt(max(vals))})"
 
 
 def table(out, counts, tools):

@@ -22,6 +22,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export BENCH_DIR="$HERE"   # where the summaries find bench/peers.py
 ROOT="$(cd "$HERE/.." && pwd)"
 export PATH="${HOME:-/root}/.cargo/bin:$PATH"
 
@@ -291,46 +292,8 @@ run_one() {       # run_one SCENARIO TOOL REP
 PY="$(cat << 'PYEOF'
 import json, os, re, statistics, sys
 
-def read(p):
-    try:
-        with open(p, errors="replace") as f:
-            return f.read()
-    except OSError:
-        return ""
-
-def to_ms(v, unit):
-    return float(v) * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}[unit]
-
-def p_wrk(d):
-    out, r = read(f"{d}/stdout"), {}
-    m = re.search(r"(\d+) requests in", out)
-    if m: r["requests"] = int(m.group(1))
-    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    if m: r["rps"] = float(m.group(1))
-    for q, k in (("50", "p50"), ("99", "p99")):
-        m = re.search(rf"^\s+{q}%\s+([\d.]+)(\w+)", out, re.M)
-        if m: r[k] = to_ms(m.group(1), m.group(2))
-    err = 0
-    m = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
-    if m: err += int(m.group(1))
-    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
-    if m: err += sum(int(x) for x in m.groups())
-    r["errors"] = err
-    return r
-
-def p_oha(d):
-    j = json.loads(read(f"{d}/stdout") or "{}")
-    codes = {str(k): v for k, v in (j.get("statusCodeDistribution") or {}).items()}
-    errs = j.get("errorDistribution") or {}
-    lat = j.get("latencyPercentiles") or {}
-    r = {"rps": j["summary"]["requestsPerSec"], "requests": sum(codes.values())}
-    for k in ("p50", "p99"):
-        if lat.get(k) is not None: r[k] = lat[k] * 1e3
-    r["errors"] = sum(v for k, v in codes.items() if not k.startswith("2")) \
-        + sum(v for k, v in errs.items() if "deadline" not in k)
-    aborted = sum(v for k, v in errs.items() if "deadline" in k)
-    if aborted: r["note"] = f"{aborted} in flight aborted at deadline"
-    return r
+sys.path.insert(0, os.environ["BENCH_DIR"])
+from peers import read, to_ms, p_wrk, p_oha, p_perfbase, spread
 
 def p_h2load(d):
     # h2load prints throughput and counts, and latency as min/max/mean/sd (no percentiles).
@@ -345,26 +308,6 @@ def p_h2load(d):
     if m: r["errors"] = r.get("errors", 0) + int(m.group(3)) + int(m.group(4))
     m = re.search(r"time for request:\s+([\d.]+)(\w+)\s+([\d.]+)(\w+)\s+([\d.]+)(\w+)", out)
     if m: r["note"] = f"mean {to_ms(m.group(5), m.group(6)):.3f} ms (no percentiles)"
-    return r
-
-def p_perfbase(d):
-    j = json.loads(read(f"{d}/perfbase.json") or "{}")
-    lat = j.get("latency_ms") or {}
-    r = {"requests": int(j["requests"]), "rps": float(j["rps"])}
-    for k in ("p50", "p99"):
-        if lat.get(k) is not None: r[k] = float(lat[k])
-    e = j.get("errors") or 0
-    if isinstance(e, dict): e = sum(v for v in e.values() if isinstance(v, (int, float)))
-    status = j.get("status") or {}
-    r["errors"] = e + sum(v for k, v in status.items() if not str(k).startswith("2"))
-    notes = []
-    if j.get("aborted_in_flight"): notes.append(f"{j['aborted_in_flight']} in flight aborted at deadline")
-    om = j.get("open_model") or {}
-    if om.get("late"): notes.append(f"{om['late']} sent late")
-    if om.get("unsent"): notes.append(f"{om['unsent']} unsent")
-    if notes: r["note"] = ", ".join(notes)
-    rate = (j.get("config") or {}).get("rate")
-    if rate is not None: r["config_rate"] = rate
     return r
 
 def run(d, tool, scen, rc, wall_us, nticks, clk, rate):
@@ -391,11 +334,6 @@ def run(d, tool, scen, rc, wall_us, nticks, clk, rate):
           f"cpu_us/req={f('cpu_us_per_req', 2)} rss_MiB={f('rss_mib', 1)} p50={f('p50', 3)}ms "
           f"p99={f('p99', 3)}ms nginx={f('nginx_cpu_pct', 0)}%" + ("" if r["ok"] else "  FAILED")
           + (f"  [{r['parse_error']}]" if "parse_error" in r else ""))
-
-def spread(vals, fmt):
-    if not vals: return "n/a"
-    med = fmt(statistics.median(vals))
-    return med if len(vals) == 1 else f"{med} ({fmt(min(vals))}–{fmt(max(vals))})"
 
 def table(out, scenarios, tools, rate):
     n0 = lambda v: f"{v:,.0f}"
