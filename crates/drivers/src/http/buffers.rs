@@ -8,7 +8,6 @@
 //! of the 270 MB peak RSS (heaptrack).
 
 use std::cell::RefCell;
-use std::ops::{Deref, DerefMut};
 
 /// The size of a lent buffer; bodies stream through it, a longer head grows it.
 pub(crate) const SIZE: usize = 16 * 1024;
@@ -51,37 +50,24 @@ impl Drop for Lent {
     }
 }
 
-impl Deref for Lent {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl DerefMut for Lent {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        &mut self.0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_returned_buffer_is_lent_again_and_a_grown_one_is_not_kept() {
-        let first = Lent::take();
-        let at = first.as_ptr();
+        let mut first = Lent::take();
+        let at = first.boxed().as_ptr();
         drop(first);
         let mut again = Lent::take();
         assert_eq!(
-            again.as_ptr(),
+            again.boxed().as_ptr(),
             at,
             "the pool lends back the buffer it was given"
         );
         *again.boxed() = vec![0; SIZE * 2].into_boxed_slice();
         drop(again);
-        let fresh = Lent::take();
-        assert_eq!(fresh.len(), SIZE);
+        let mut fresh = Lent::take();
+        assert_eq!(fresh.boxed().len(), SIZE);
     }
 }

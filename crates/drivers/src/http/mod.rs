@@ -441,20 +441,7 @@ impl HttpSession {
                 self.stream.insert(conn)
             }
         };
-        // A connection opened for this request (or before it, for a session's first) brings
-        // its connect and TLS times; any other was reused.
-        let mut timing = match self.opened.take() {
-            Some((connect_us, tls_us)) => Timing {
-                conn: ConnUse::New,
-                connect_us,
-                tls_us,
-                ..Timing::default()
-            },
-            None => Timing {
-                conn: ConnUse::Reused,
-                ..Timing::default()
-            },
-        };
+        let mut timing = timing_of(self.opened.take());
         let out = req.bytes.len() as u64;
         if let Err(e) = stream.write_all(req.bytes).await {
             self.stream = None;
@@ -503,6 +490,23 @@ impl HttpSession {
                 ))
             }
         }
+    }
+}
+
+/// A request's connection timing: a connection opened for it (or before it, for a session's
+/// first) brings its connect and TLS times (µs); any other was reused.
+fn timing_of(opened: Option<(u32, u32)>) -> Timing {
+    match opened {
+        Some((connect_us, tls_us)) => Timing {
+            conn: ConnUse::New,
+            connect_us,
+            tls_us,
+            ..Timing::default()
+        },
+        None => Timing {
+            conn: ConnUse::Reused,
+            ..Timing::default()
+        },
     }
 }
 

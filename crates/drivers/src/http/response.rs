@@ -140,8 +140,8 @@ impl Source for &[u8] {
 /// as a real connection, over bytes in memory (a 16 KiB buffer, a 64 KiB head limit).
 pub fn parse_response(bytes: &[u8], head_request: bool) -> Result<(u16, u64), String> {
     let mut source = bytes;
-    let mut buf = vec![0u8; super::buffers::SIZE].into_boxed_slice();
-    let future = read_response(&mut source, &mut buf, 64 * 1024, head_request, false);
+    let mut buf = super::buffers::Lent::take();
+    let future = read_response(&mut source, buf.boxed(), 64 * 1024, head_request, false);
     let mut future = std::pin::pin!(future);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     // Bytes in memory are always ready, so the first poll completes.
