@@ -114,6 +114,27 @@ pub fn services_sh(args: &[&str]) {
     assert!(ok, "scripts/services.sh {args:?} failed");
 }
 
+/// Waits (30 s at most) until process `pid` has exited. A server told to stop can take a
+/// while under load, and until it is gone it may still accept connections that it never
+/// answers: a test that expects refused connections waits for this, not for a fixed time.
+pub fn wait_gone(pid: i32) {
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let alive = std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
+            !s.lines()
+                .any(|l| l.starts_with("State:") && l.contains("(zombie)"))
+        });
+        if !alive {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "process {pid} still runs 30 s after it was told to stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// One variable of `scripts/services.sh env SERVICE`, read now (a test that restarted the
 /// service has made the suite's environment stale).
 pub fn service_var(service: &str, var: &str) -> String {

@@ -142,7 +142,8 @@ fn a_redis_cluster_spreads_keys_and_survives_a_node_down() {
         .to_string();
     // SAFETY: stopping a server process this test suite started through services.sh.
     unsafe { libc::kill(victim, libc::SIGTERM) };
-    std::thread::sleep(Duration::from_millis(500));
+    // Gone, not just told: while it shuts down it may still accept connections.
+    wait_gone(victim);
     let (code, text, v) = pb(&[
         "redis",
         &url,
