@@ -150,7 +150,9 @@ main() {
     exec 9>"$BASE/.lock"
     flock 9
     for n in "${names[@]}"; do
+      if [ "$action" = up ]; then cache_restore "$n"; fi
       "svc_$n" "$action"
+      if [ "$action" = up ]; then cache_save "$n"; fi
       if [ $purge = 1 ]; then "svc_$n" purge; fi
     done
     if [ "$action" = up ]; then

@@ -14,6 +14,15 @@ BASE="$ROOT/.services"
 GO_SCRATCH="$BASE/go"
 export GOCACHE="$GO_SCRATCH/cache" GOMODCACHE="$GO_SCRATCH/mod"
 
+# The servers built from source are copied, once built, into a cache of the machine's, outside
+# the clone, and copied back into a .services/ that lacks them: a fresh clone on the same
+# machine (CI runs each submission in one) then starts them instead of building them again
+# (FerretDB, Vault, gRPC-Go's examples, the WebSocket echo server and Kubernetes: 20 min of a
+# 2-core machine's time when cold). Each service's own check (its binary's version, its stamp
+# file) still decides whether what came from the cache will do; when it will not, the service
+# builds as before and the cache is replaced. PERFBASE_SERVICES_CACHE=off turns it off.
+SERVICES_CACHE=${PERFBASE_SERVICES_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/perfbase/services}
+
 log() { echo "services: $*" >&2; }
 die() {
   log "$*"
@@ -198,4 +207,55 @@ make_pki() {
     chmod 644 "$dir/ca.crt" "$dir/server.crt"
   fi
   if is_root; then chown -R "$user:" "$dir"; fi
+}
+
+# built_dirs NAME: the directories under BASE that hold what NAME builds (none for the services
+# from Debian's packages and for OpenBao, whose pip install takes seconds).
+built_dirs() {
+  case $1 in
+  mongodb) echo ferretdb/bin ;;
+  vault) echo vault/bin ;;
+  grpc) echo grpc/bin grpc/proto ;;
+  ws) echo ws/bin ;;
+  kubernetes) echo kubernetes/bin ;;
+  esac
+}
+
+# tree_listing DIR: every file's path, size and modification time under DIR (cp -a keeps
+# them), to tell whether the cache already holds the same build without reading the binaries.
+tree_listing() { (cd "$1" && find . -printf '%p %s %T@\n' | LC_ALL=C sort); }
+
+# cache_restore NAME: NAME's built directories copied from the cache where BASE lacks them.
+cache_restore() {
+  local d
+  [ "$SERVICES_CACHE" != off ] || return 0
+  for d in $(built_dirs "$1"); do
+    if [ ! -e "$BASE/$d" ] && [ -d "$SERVICES_CACHE/$d" ]; then
+      mkdir -p "$(dirname "$BASE/$d")"
+      rm -rf "$BASE/$d.new"
+      cp -a "$SERVICES_CACHE/$d" "$BASE/$d.new" && mv "$BASE/$d.new" "$BASE/$d" ||
+        die "$1: cannot copy $SERVICES_CACHE/$d into $BASE/$d"
+      log "$1: $d copied from the machine's cache ($SERVICES_CACHE)"
+    fi
+  done
+}
+
+# cache_save NAME: after NAME's up, its built directories into the cache (each replaced whole,
+# by a rename) unless the cache holds the same files already. A cache that cannot be written
+# (a read-only home) costs the next clone a build, not this run: it is logged and passed over.
+cache_save() {
+  local d c
+  [ "$SERVICES_CACHE" != off ] || return 0
+  for d in $(built_dirs "$1"); do
+    c=$SERVICES_CACHE/$d
+    [ -d "$BASE/$d" ] || continue
+    if [ -d "$c" ] && [ "$(tree_listing "$BASE/$d")" = "$(tree_listing "$c")" ]; then continue; fi
+    if mkdir -p "$(dirname "$c")" && rm -rf "$c.new" && cp -a "$BASE/$d" "$c.new" &&
+      rm -rf "$c" && mv "$c.new" "$c"; then
+      log "$1: $d saved in the machine's cache ($SERVICES_CACHE)"
+    else
+      rm -rf "$c.new"
+      log "$1: could not save $d in $SERVICES_CACHE; the next fresh clone builds it again"
+    fi
+  done
 }
