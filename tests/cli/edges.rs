@@ -257,6 +257,7 @@ fn an_empty_run_has_no_latency_and_cannot_be_compared() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    wait_signals_caught(child.id());
     std::thread::sleep(Duration::from_millis(800));
     // SAFETY: sending SIGINT to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };

@@ -35,6 +35,7 @@ fn a_signal_between_phases_marks_the_run_interrupted() {
         .spawn()
         .unwrap();
     // While it waits for its start: after the signal, no phase is started at all.
+    wait_signals_caught(child.id());
     std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };

@@ -22,6 +22,7 @@ fn ctrl_c_stops_within_a_second_and_writes_the_partial_result() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    wait_signals_caught(child.id());
     std::thread::sleep(Duration::from_millis(3500));
     let sent = Instant::now();
     // SAFETY: sending SIGINT to our own child process.

@@ -29,10 +29,26 @@ fn each_phase_is_saved_as_it_ends_and_ctrl_c_keeps_them() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2400));
-    let saved: Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("result.json")).unwrap())
-            .unwrap();
+    // Two steps of 1 s done and saved: read as soon as they are, not at a fixed time, which
+    // a slow start of the binary would shift.
+    wait_signals_caught(child.id());
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let saved = loop {
+        let saved: Option<Value> = std::fs::read_to_string(out_dir.join("result.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok());
+        let phases = saved
+            .as_ref()
+            .map_or(0, |v| v["phases"].as_array().unwrap().len());
+        if phases >= 2 {
+            break saved.unwrap();
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "no two steps saved in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(
         saved["phases"].as_array().unwrap().len(),
         2,
