@@ -114,51 +114,46 @@ pub fn services_sh(args: &[&str]) {
     assert!(ok, "scripts/services.sh {args:?} failed");
 }
 
+/// Waits until `f` gives Some, or panics naming `what` after `secs`.
+pub fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let until = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Waits (30 s at most) until perfbase, as process `pid`, has installed its Ctrl-C and
 /// SIGTERM handlers (the kernel lists them as caught in /proc/PID/status). A signal that comes
 /// before then kills it, with no exit 130 and no partial result, and a start on a fresh, loaded
 /// machine can take longer than the fraction of a second a test might wait.
 pub fn wait_signals_caught(pid: u32) {
     let wanted = (1u64 << (libc::SIGINT - 1)) | (1u64 << (libc::SIGTERM - 1));
-    let until = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let caught = std::fs::read_to_string(format!("/proc/{pid}/status"))
-            .ok()
-            .and_then(|s| {
-                let mask = s.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
-                u64::from_str_radix(mask.trim(), 16).ok()
-            })
-            .unwrap_or(0);
-        if caught & wanted == wanted {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "process {pid} caught no SIGINT and SIGTERM within 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(30, "perfbase to catch SIGINT and SIGTERM", || {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
+        let caught = u64::from_str_radix(mask.trim(), 16).ok()?;
+        (caught & wanted == wanted).then_some(())
+    });
 }
 
 /// Waits (30 s at most) until process `pid` has exited. A server told to stop can take a
 /// while under load, and until it is gone it may still accept connections that it never
 /// answers: a test that expects refused connections waits for this, not for a fixed time.
 pub fn wait_gone(pid: i32) {
-    let until = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
+    wait_for(30, "the stopped process to exit", || {
         let alive = std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|s| {
             !s.lines()
                 .any(|l| l.starts_with("State:") && l.contains("(zombie)"))
         });
-        if !alive {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "process {pid} still runs 30 s after it was told to stop"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        (!alive).then_some(())
+    });
 }
 
 /// One variable of `scripts/services.sh env SERVICE`, read now (a test that restarted the

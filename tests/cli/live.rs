@@ -38,18 +38,6 @@ fn tmux(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Waits until `f` gives Some, or panics naming `what` after `secs`.
-fn wait_for<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let until = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// The numbers on the screen's line that starts (inside its box) with `label`.
 fn screen_numbers(screen: &str, label: &str) -> Vec<f64> {
     let line = screen

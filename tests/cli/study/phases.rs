@@ -4,7 +4,6 @@
 use crate::common::*;
 use serde_json::Value;
 use std::process::Stdio;
-use std::time::Duration;
 
 #[test]
 fn each_phase_is_saved_as_it_ends_and_ctrl_c_keeps_them() {
@@ -32,23 +31,11 @@ fn each_phase_is_saved_as_it_ends_and_ctrl_c_keeps_them() {
     // Two steps of 1 s done and saved: read as soon as they are, not at a fixed time, which
     // a slow start of the binary would shift.
     wait_signals_caught(child.id());
-    let until = std::time::Instant::now() + Duration::from_secs(30);
-    let saved = loop {
-        let saved: Option<Value> = std::fs::read_to_string(out_dir.join("result.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        let phases = saved
-            .as_ref()
-            .map_or(0, |v| v["phases"].as_array().unwrap().len());
-        if phases >= 2 {
-            break saved.unwrap();
-        }
-        assert!(
-            std::time::Instant::now() < until,
-            "no two steps saved in 30 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let saved = wait_for(30, "two saved steps", || {
+        let text = std::fs::read_to_string(out_dir.join("result.json")).ok()?;
+        let saved: Value = serde_json::from_str(&text).ok()?;
+        (saved["phases"].as_array()?.len() >= 2).then_some(saved)
+    });
     assert_eq!(
         saved["phases"].as_array().unwrap().len(),
         2,
