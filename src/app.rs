@@ -1,13 +1,8 @@
-//! Dispatch: each command to what runs it. Protocol commands and plan files become a plan and
-//! run as a study; the others read the store or serve.
+//! Dispatch: each command to what runs it. Protocol commands (cli/NAME.rs) and plan files
+//! become a plan and run; the others read the store or serve.
 
-#[cfg(feature = "sql")]
-use crate::backend::Dialect;
-#[cfg(feature = "sql")]
-use crate::cli::SqlArgs;
 use crate::cli::{Cli, Command, RunArgs};
 use crate::exit::{bad_input, AppError, Exit};
-use crate::plan::Plan;
 use crate::runner::StudyOptions;
 use crate::store::StoreOptions;
 use std::path::PathBuf;
@@ -15,27 +10,7 @@ use std::path::PathBuf;
 /// Runs one command.
 pub fn run(cli: Cli) -> Result<Exit, AppError> {
     match cli.command {
-        Command::Http(a) => study(a.plan(&a.load.save.options()?)?),
-        #[cfg(feature = "sql")]
-        Command::Pg(a) => sql(&a, Dialect::Postgres, &a.load.save.options()?),
-        #[cfg(feature = "sql")]
-        Command::Mysql(a) => sql(&a, Dialect::Mysql, &a.load.save.options()?),
-        #[cfg(feature = "redis")]
-        Command::Redis(a) => study(a.plan(&a.load.save.options()?)?),
-        #[cfg(feature = "grpc")]
-        Command::Grpc(a) => study(a.plan(&a.load.save.options()?)?),
-        #[cfg(feature = "amqp")]
-        Command::Amqp(a) => study(a.plan(&a.load.save.options()?)?),
-        #[cfg(feature = "nats")]
-        Command::Nats(a) => study(a.plan(&a.load.save.options()?)?),
-        #[cfg(feature = "mqtt")]
-        Command::Mqtt(a) => study(a.plan(&a.load.save.options()?)?),
-        #[cfg(feature = "mongo")]
-        Command::Mongo(a) => study(a.plan(&a.load.save.options()?)?),
-        #[cfg(feature = "vault")]
-        Command::Vault(a) => study(a.plan(&a.load.save.options()?)?),
-        #[cfg(feature = "ws")]
-        Command::Ws(a) => study(a.plan(&a.load.save.options()?)?),
+        Command::Protocol(p) => p.run(),
         Command::Run(a) => {
             let store = a.save.options()?;
             run_plan(*a, &store, None)
@@ -124,28 +99,6 @@ fn shell_text(
     Ok(Exit::Success)
 }
 
-/// Runs a plan as a study, stopping early on Ctrl-C.
-pub fn study((plan, options): (Plan, StudyOptions)) -> Result<Exit, AppError> {
-    if options.dry_run {
-        out!("{}", crate::plan::describe(&plan));
-        return Ok(Exit::Success);
-    }
-    let interrupt = crate::interrupt::install();
-    crate::runner::run(&plan, &options, interrupt).map(|(exit, _)| exit)
-}
-
-/// `perfbase pg` / `perfbase mysql`: `--init` creates the tables, otherwise a run.
-#[cfg(feature = "sql")]
-fn sql(a: &SqlArgs, dialect: Dialect, store: &StoreOptions) -> Result<Exit, AppError> {
-    if !a.init {
-        return study(a.plan(dialect, store)?);
-    }
-    let targets = a.checked(dialect)?;
-    let done = crate::backend::init_tables(&targets[0], a.scale.unwrap_or(1))?;
-    outln!("{done}");
-    Ok(Exit::Success)
-}
-
 /// `.perfbase/runs/<plan>-<UTC time>`, claimed by creating it: a second run of the plan in
 /// the same second gets `…-2` (then `-3`…) instead of sharing the folder and overwriting the
 /// first one's result.
@@ -205,5 +158,5 @@ fn run_plan(
     options.segment = a.segment.segment()?;
     options.start_at = a.segment.start_at;
     options.clock = clock;
-    study((plan, options))
+    crate::runner::launch((plan, options))
 }

@@ -2,7 +2,7 @@
 //! JSON template, on HTTP/2 connections shared `--streams` calls at a time.
 
 use super::protocol::{
-    extra_values, header_lines, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT,
+    extra_values, header_lines, Extras, Target, Ran, RunArgs, DEFAULT_MAX_INFLIGHT,
 };
 use crate::exit::AppError;
 use perfbase_core::result::RunResult;
@@ -43,7 +43,7 @@ impl GrpcTarget {
     }
 }
 
-impl Protocol for GrpcTarget {
+impl Target for GrpcTarget {
     fn name(&self) -> &'static str {
         "grpc"
     }

@@ -1,11 +1,11 @@
 //! HTTP/1.1 and HTTP/2 workloads: a URL, a targets file or a plan's weighted mix of templates.
 
-use super::protocol::{Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
+use super::protocol::{Extras, Target, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::AppError;
 use perfbase_core::redact;
 use perfbase_drivers::http::journey::{JourneyDriver, JourneySpec};
-use perfbase_drivers::http::{HttpDriver, HttpOptions, HttpVersion, RequestSpec, Target};
+use perfbase_drivers::http::{HttpDriver, HttpOptions, HttpVersion, RequestSpec, Target as UrlTarget};
 use perfbase_drivers::workload::Corpus;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -22,7 +22,7 @@ pub struct HttpTarget {
 #[derive(Debug, Clone)]
 pub enum HttpRequests {
     /// A URL or a targets file: op n sends target n mod the count.
-    Targets(Vec<Target>),
+    Targets(Vec<UrlTarget>),
     /// A plan's weighted mix of templates, with the corpora their `{{…}}` draw from.
     Mix {
         specs: Vec<RequestSpec>,
@@ -68,7 +68,7 @@ impl Extras for JourneyDriver {
     }
 }
 
-impl Protocol for HttpTarget {
+impl Target for HttpTarget {
     fn name(&self) -> &'static str {
         "http"
     }

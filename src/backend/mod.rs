@@ -1,35 +1,46 @@
-//! The one seam between what a workload loads and the protocol drivers. Each protocol is one
-//! module here (`http.rs`, `grpc.rs`, `ws.rs`, `sql.rs`, `redis.rs`, `amqp.rs`, `nats.rs`, `mqtt.rs`, `mongo.rs`,
-//! `vault.rs`) holding its target, its driver's construction, its set-up, its settings, its
-//! server's version, its closing lines and its page section, behind the [`Protocol`] trait.
-//! [`Backend`] is the list of them, made by the one `protocols!` line per protocol below;
-//! its methods are one-line delegations, so a new protocol is a module, a line here, and
-//! whatever the compiler then names (the plan's and the flags' readers).
+//! The one seam between what a workload loads and the protocol drivers, and the one list of
+//! protocols (`each_protocol!`). Each protocol is one module here (`http.rs`, `grpc.rs`,
+//! `sql/`…) holding its target, its driver's construction, its set-up, its settings, its
+//! server's version and its closing figures, behind the [`Target`] trait; its flags are
+//! `cli/NAME.rs` and its plan fields `plan/NAME.rs`, both found through the same list.
+//! [`Backend`]'s methods are one-line delegations, so a new protocol is a line in the list, its
+//! module, and whatever the compiler then names.
 
-#[cfg(feature = "amqp")]
-mod amqp;
-#[cfg(any(feature = "redis", feature = "mongo"))]
+// The one list of protocols: each line is a protocol's module (the same name under
+// src/backend/, src/cli/ and src/plan/), its `Backend` variant and target type, its cargo
+// feature, its URL schemes, how errors name its targets, and whether it is also reached as
+// `protocol = "NAME"` on an http(s):// target. `each_protocol!(m)` hands the list to macro `m`:
+// here it makes `Backend` and `Kind`, in cli/ the subcommands, in plan/ the workload readers,
+// so a new protocol is a line here and the files the compiler then asks for.
+macro_rules! each_protocol {
+    ($then:ident) => {
+        $then! {
+            /// HTTP/1.1 and HTTP/2, with or without TLS.
+            http => Http(HttpTarget), "http", ["http", "https"], "http(s)://", false;
+            /// PostgreSQL, MySQL or MariaDB.
+            sql => Sql(SqlTarget), "sql", ["postgres", "postgresql", "mysql", "mariadb"],
+                "postgres:// and mysql://", false;
+            redis => Redis(RedisTarget), "redis", ["redis", "redis+cluster"], "redis://", false;
+            /// gRPC over HTTP/2 (h2c or TLS).
+            grpc => Grpc(GrpcTarget), "grpc", ["grpc", "grpcs"], "grpc(s)://", true;
+            /// RabbitMQ; the URL carries the password from the environment, never shown.
+            amqp => Amqp(AmqpTarget), "amqp", ["amqp"], "amqp://", false;
+            nats => Nats(NatsTarget), "nats", ["nats"], "nats://", false;
+            mqtt => Mqtt(MqttTarget), "mqtt", ["mqtt"], "mqtt://", false;
+            mongo => Mongo(MongoTarget), "mongo", ["mongodb"], "mongodb://", false;
+            /// HashiCorp Vault or OpenBao, over HTTP; the token is read when the driver is built.
+            vault => Vault(VaultTarget), "vault", [], "Vault (protocol = \"vault\")", true;
+            /// WebSocket (ws:// or wss://): a message and its reply per op.
+            ws => Ws(WsTarget), "ws", ["ws", "wss"], "ws(s)://", true;
+        }
+    };
+}
+pub(crate) use each_protocol;
+
 mod closing;
-#[cfg(feature = "grpc")]
-mod grpc;
-mod http;
-#[cfg(feature = "mongo")]
-mod mongo;
-#[cfg(feature = "mqtt")]
-mod mqtt;
-#[cfg(feature = "nats")]
-mod nats;
 pub mod options;
 mod protocol;
-#[cfg(feature = "redis")]
-mod redis;
 pub mod setup;
-#[cfg(feature = "sql")]
-mod sql;
-#[cfg(feature = "vault")]
-mod vault;
-#[cfg(feature = "ws")]
-mod ws;
 
 use crate::exit::AppError;
 use perfbase_core::result::{Measurement, RunResult};
@@ -39,78 +50,119 @@ use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-#[cfg(feature = "amqp")]
-pub use amqp::{AmqpTarget, StreamSide};
-#[cfg(feature = "grpc")]
-pub use grpc::GrpcTarget;
-pub use http::{HttpRequests, HttpTarget};
-#[cfg(feature = "mongo")]
-pub use mongo::MongoTarget;
-#[cfg(feature = "mqtt")]
-pub use mqtt::MqttTarget;
-#[cfg(feature = "nats")]
-pub use nats::NatsTarget;
-pub use options::Dialect;
 pub use protocol::{
-    BrokerTarget, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT,
+    BrokerTarget, Ran, RunArgs, Target, BACKEND_MAX_INFLIGHT, DEFAULT_MAX_INFLIGHT,
 };
-#[cfg(feature = "redis")]
-pub use redis::RedisTarget;
-#[cfg(feature = "sql")]
-pub use sql::{init_tables, SqlTarget};
-#[cfg(feature = "vault")]
-pub use vault::{TokenSource, VaultTarget};
-#[cfg(feature = "ws")]
-pub use ws::WsTarget;
 
 #[cfg(not(feature = "http"))]
 compile_error!("perfbase needs its `http` feature: the demo and the reference service run on it");
 
-/// Declares [`Backend`] with one variant per protocol (built with its cargo feature) and the
-/// two accessors that hand a variant's target over as a [`Protocol`]: the one list of
-/// protocols, so adding one is a line here, and every `match` over `Backend` elsewhere is a
-/// compile error until it says what the new protocol does.
-macro_rules! protocols {
-    ($($(#[$doc:meta])* $feature:literal => $variant:ident($target:ty),)*) => {
+/// From the list: each protocol's module (built with its feature), [`Backend`] with a variant
+/// per protocol and the accessors that hand a variant's target over as a [`Target`], and
+/// [`Kind`], which protocol a target speaks, with what the list says of it. Every `match`
+/// over either elsewhere is a compile error until it says what a new protocol does.
+macro_rules! declare {
+    ($($(#[$doc:meta])* $m:ident => $variant:ident($target:ident), $feature:literal,
+       [$($scheme:literal),*], $shown:literal, $above_http:literal;)*) => {
+        $(#[cfg(feature = $feature)] pub mod $m;)*
+
         /// What a workload loads: the protocol and its settings.
         #[derive(Debug, Clone)]
         pub enum Backend {
-            $($(#[$doc])* #[cfg(feature = $feature)] $variant($target),)*
+            $($(#[$doc])* #[cfg(feature = $feature)] $variant($m::$target),)*
         }
 
         impl Backend {
             /// The protocol's own module, behind its trait.
-            pub fn inner(&self) -> &dyn Protocol {
+            pub fn inner(&self) -> &dyn Target {
                 match self {
                     $(#[cfg(feature = $feature)] Backend::$variant(t) => t,)*
                 }
             }
 
-            fn inner_mut(&mut self) -> &mut dyn Protocol {
+            fn inner_mut(&mut self) -> &mut dyn Target {
                 match self {
                     $(#[cfg(feature = $feature)] Backend::$variant(t) => t,)*
+                }
+            }
+        }
+
+        /// Which protocol a target speaks, whether this binary was built with it or not (a
+        /// plan naming one left out is told which feature to build).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Kind {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Kind {
+            /// Every protocol, in the list's order.
+            pub const ALL: &'static [Kind] = &[$(Kind::$variant),*];
+
+            /// The protocol a URL scheme names.
+            pub fn of(scheme: &str) -> Option<Kind> {
+                match scheme {
+                    $($($scheme => Some(Kind::$variant),)*)*
+                    _ => None,
+                }
+            }
+
+            /// The name of its module and its cargo feature.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => $feature,)*
+                }
+            }
+
+            /// The URL schemes that name it.
+            pub fn schemes(self) -> &'static [&'static str] {
+                match self {
+                    $(Kind::$variant => &[$($scheme),*],)*
+                }
+            }
+
+            /// Whether this binary has it.
+            pub fn built(self) -> bool {
+                match self {
+                    $(Kind::$variant => cfg!(feature = $feature),)*
+                }
+            }
+
+            /// Its targets, in an error's words (`redis://`).
+            pub fn shown(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => $shown,)*
+                }
+            }
+
+            /// Whether an http(s):// target reaches it with `protocol = "NAME"`.
+            pub fn above_http(self) -> bool {
+                match self {
+                    $(Kind::$variant => $above_http,)*
                 }
             }
         }
     };
 }
+each_protocol!(declare);
 
-protocols! {
-    "http" => Http(HttpTarget),
-    /// gRPC over HTTP/2 (h2c or TLS).
-    "grpc" => Grpc(GrpcTarget),
-    /// PostgreSQL, MySQL or MariaDB.
-    "sql" => Sql(SqlTarget),
-    "redis" => Redis(RedisTarget),
-    /// RabbitMQ; the URL carries the password from the environment, never shown.
-    "amqp" => Amqp(AmqpTarget),
-    "nats" => Nats(NatsTarget),
-    "mqtt" => Mqtt(MqttTarget),
-    "mongo" => Mongo(MongoTarget),
-    /// HashiCorp Vault or OpenBao, over HTTP; the token is read when the driver is built.
-    "vault" => Vault(VaultTarget),
-    /// WebSocket (ws:// or wss://): a message and its reply per op.
-    "ws" => Ws(WsTarget),
+impl Kind {
+    /// The protocols a field is for, in an error's words.
+    pub fn describe(kinds: &[Kind]) -> String {
+        kinds
+            .iter()
+            .map(|k| k.shown())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The protocols reached with `protocol = "NAME"` on an http(s):// target.
+    pub fn above_http_names() -> Vec<&'static str> {
+        Kind::ALL
+            .iter()
+            .filter(|k| k.above_http())
+            .map(|k| k.name())
+            .collect()
+    }
 }
 
 impl Backend {

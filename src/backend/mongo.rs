@@ -2,7 +2,7 @@
 //! the suite) over a keyspace of documents, with the collections `--init` makes.
 
 use super::closing::misses_line;
-use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::{bad_input, AppError};
 use perfbase_core::result::RunResult;
@@ -46,7 +46,7 @@ impl MongoTarget {
     }
 }
 
-impl Protocol for MongoTarget {
+impl Target for MongoTarget {
     fn name(&self) -> &'static str {
         "mongodb"
     }

@@ -1,7 +1,7 @@
 //! MQTT workloads: publishing to the session's own topic at QoS 0 or 1 and awaiting the
 //! message back, end to end through the broker.
 
-use super::protocol::{BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{BrokerTarget, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use crate::exit::AppError;
 use perfbase_drivers::mqtt::{MqttDriver, MqttOptions};
 use serde_json::Value;
@@ -12,7 +12,7 @@ pub type MqttTarget = BrokerTarget<MqttOptions>;
 
 impl Extras for MqttDriver {}
 
-impl Protocol for MqttTarget {
+impl Target for MqttTarget {
     fn name(&self) -> &'static str {
         "mqtt"
     }

@@ -1,9 +1,11 @@
 //! NATS workloads: core publish/subscribe to the session's own subject, request/reply, or
 //! JetStream publishing until the PubAck (its stream removed by the driver's clean-up).
 
-use super::options::{name_of, NatsModeName};
+use super::options::name_of;
+use clap::ValueEnum;
+use perfbase_drivers::nats::NatsMode;
 use super::protocol::{
-    ask_version, BrokerTarget, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT,
+    ask_version, BrokerTarget, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT,
 };
 use crate::exit::AppError;
 use perfbase_drivers::nats::{self, NatsDriver, NatsOptions};
@@ -15,7 +17,7 @@ pub type NatsTarget = BrokerTarget<NatsOptions>;
 
 impl Extras for NatsDriver {}
 
-impl Protocol for NatsTarget {
+impl Target for NatsTarget {
     fn name(&self) -> &'static str {
         "nats"
     }
@@ -64,3 +66,32 @@ impl Protocol for NatsTarget {
         ask_version(nats::server_version(&self.url))
     }
 }
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NatsModeName {
+    /// Core publish to a subject the session subscribes to: end-to-end latency
+    Pubsub,
+    /// Request/reply through a responder
+    Request,
+    /// JetStream publish, until the PubAck
+    Jetstream,
+}
+
+impl NatsModeName {
+    pub fn mode(self) -> NatsMode {
+        match self {
+            NatsModeName::Pubsub => NatsMode::PubSub,
+            NatsModeName::Request => NatsMode::Request,
+            NatsModeName::Jetstream => NatsMode::JetStream,
+        }
+    }
+
+    pub fn of(mode: NatsMode) -> NatsModeName {
+        match mode {
+            NatsMode::PubSub => NatsModeName::Pubsub,
+            NatsMode::Request => NatsModeName::Request,
+            NatsMode::JetStream => NatsModeName::Jetstream,
+        }
+    }
+}
+

@@ -1,4 +1,4 @@
-//! What every protocol module answers ([`Protocol`]), and the one way a driver meets the
+//! What every protocol module answers ([`Target`]), and the one way a driver meets the
 //! engine ([`drive`]): set-up first, the run, then the driver's clean-up whatever happened.
 
 use super::setup::block_on_local;
@@ -23,7 +23,7 @@ pub const BACKEND_MAX_INFLIGHT: u64 = 64;
 /// One protocol's knowledge, in its own module. Every method is required unless a protocol
 /// truly has nothing to say (closing lines), so a new protocol is asked each question by the
 /// compiler.
-pub trait Protocol {
+pub trait Target {
     /// The protocol results carry (`http`, `postgres`, `redis`…).
     fn name(&self) -> &'static str;
     /// The section of a baselines page its scenarios are shown in.

@@ -2,7 +2,7 @@
 //! its prefill, the slot map a cluster needs first, and replies per node afterwards.
 
 use super::closing::misses_line;
-use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
@@ -45,7 +45,7 @@ impl RedisTarget {
     }
 }
 
-impl Protocol for RedisTarget {
+impl Target for RedisTarget {
     fn name(&self) -> &'static str {
         "redis"
     }

@@ -1,7 +1,7 @@
 //! A Vault (or OpenBao) workload over HTTP: where its token comes from, its driver, its
 //! `--init`, what it needs from the server before the load.
 
-use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, DEFAULT_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::{bad_input, AppError};
 use perfbase_drivers::http::HttpOptions;
@@ -99,7 +99,7 @@ impl VaultTarget {
     }
 }
 
-impl Protocol for VaultTarget {
+impl Target for VaultTarget {
     fn name(&self) -> &'static str {
         "vault"
     }

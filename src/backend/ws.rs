@@ -3,7 +3,7 @@
 //! connections that each speak once per interval, and what holding them cost in memory.
 
 use super::protocol::{
-    extra_values, header_lines, Extras, Protocol, Ran, RunArgs, DEFAULT_MAX_INFLIGHT,
+    extra_values, header_lines, Extras, Target, Ran, RunArgs, DEFAULT_MAX_INFLIGHT,
 };
 use crate::exit::AppError;
 use perfbase_core::result::RunResult;
@@ -35,7 +35,7 @@ impl WsTarget {
     }
 }
 
-impl Protocol for WsTarget {
+impl Target for WsTarget {
     fn name(&self) -> &'static str {
         "ws"
     }

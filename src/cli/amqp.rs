@@ -2,8 +2,9 @@
 
 use super::command::{check_url, one_workload};
 use super::LoadArgs;
-use crate::backend::options::{AckName, AmqpModeName};
-use crate::backend::{AmqpTarget, Backend, StreamSide};
+use crate::backend::amqp::{AckName, AmqpModeName};
+use crate::backend::amqp::{AmqpTarget, StreamSide};
+use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -103,5 +104,21 @@ impl AmqpArgs {
             stream,
         });
         Ok(one_workload(&self.load, &self.url, backend, store))
+    }
+}
+
+/// `perfbase amqp`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load RabbitMQ (AMQP 0-9-1): publish, or publish and consume with end-to-end latency.
+    Amqp(Box<AmqpArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Amqp(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
     }
 }

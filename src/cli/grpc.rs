@@ -2,7 +2,8 @@
 
 use super::command::{check_url, Job};
 use super::LoadArgs;
-use crate::backend::{Backend, GrpcTarget};
+use crate::backend::grpc::GrpcTarget;
+use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -82,7 +83,7 @@ impl GrpcArgs {
         let metadata = self
             .metadata
             .iter()
-            .map(|m| super::parse_header(m).map_err(|e| bad_input(format!("--metadata: {e}"))))
+            .map(|m| super::http::parse_header(m).map_err(|e| bad_input(format!("--metadata: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
         let options = GrpcOptions {
             call: self.call.clone(),
@@ -103,5 +104,21 @@ impl GrpcArgs {
         };
         let plan = self.load.plan("grpc", vec![job], self.streams);
         Ok((plan, self.load.options("grpc", None, store)))
+    }
+}
+
+/// `perfbase grpc`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load a gRPC service: one method, unary or streaming, with messages from JSON.
+    Grpc(Box<GrpcArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Grpc(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
     }
 }

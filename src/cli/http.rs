@@ -2,7 +2,8 @@
 
 use super::command::Job;
 use super::LoadArgs;
-use crate::backend::{Backend, HttpRequests, HttpTarget};
+use crate::backend::http::{HttpRequests, HttpTarget};
+use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -180,5 +181,22 @@ impl HttpArgs {
         let per_connection = if self.http2 { self.streams } else { 1 };
         let plan = self.load.plan("http", vec![job], per_connection);
         Ok((plan, self.load.options("http", None, store)))
+    }
+}
+
+/// `perfbase http`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load an HTTP endpoint: HTTP/1.1, HTTP/2 (--http2), TLS (closed model with -c, open
+    /// model with -r).
+    Http(Box<HttpArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Http(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
     }
 }

@@ -2,64 +2,54 @@
 //! describe (`command.rs`): a command is a plan of one scenario, or one per operation of a
 //! suite. Running it is `study`'s job; `app` dispatches.
 
-#[cfg(feature = "amqp")]
-mod amqp;
 mod command;
 pub use command::check_outputs;
-#[cfg(feature = "grpc")]
-mod grpc;
-mod http;
 mod import;
 mod inspect;
 mod load;
-#[cfg(feature = "mongo")]
-mod mongo;
-#[cfg(feature = "mqtt")]
-mod mqtt;
-#[cfg(feature = "nats")]
-mod nats;
-#[cfg(feature = "redis")]
-mod redis;
 mod run;
 mod serve;
-#[cfg(feature = "sql")]
-mod sql;
 mod tls;
 mod trend;
-#[cfg(feature = "vault")]
-mod vault;
-#[cfg(feature = "ws")]
-mod ws;
 
-#[cfg(feature = "amqp")]
-pub use amqp::AmqpArgs;
-#[cfg(feature = "grpc")]
-pub use grpc::GrpcArgs;
-pub use http::{parse_header, HttpArgs};
 pub use import::{ImportArgs, ImportWhat};
 pub use inspect::{
     BaselineAction, BaselineArgs, CompareArgs, Format, HistoryAction, HistoryArgs, ReportArgs,
     ShowArgs, VerdictFiles,
 };
 pub use load::LoadArgs;
-#[cfg(feature = "mongo")]
-pub use mongo::MongoArgs;
-#[cfg(feature = "mqtt")]
-pub use mqtt::MqttArgs;
-#[cfg(feature = "nats")]
-pub use nats::NatsArgs;
-#[cfg(feature = "redis")]
-pub use redis::RedisArgs;
 pub use run::RunArgs;
 pub use serve::{DemoArgs, ServeArgs};
-#[cfg(feature = "sql")]
-pub use sql::SqlArgs;
 pub use tls::TlsArgs;
 pub use trend::{PruneArgs, TrendArgs};
-#[cfg(feature = "vault")]
-pub use vault::VaultArgs;
-#[cfg(feature = "ws")]
-pub use ws::WsArgs;
+
+/// Each protocol's flags, `cli/NAME.rs`, and their subcommands, from the one list: the
+/// `Command` each file declares (one subcommand, or SQL's two) is flattened into
+/// [`ProtocolCommand`], which runs it.
+macro_rules! protocol_commands {
+    ($($(#[$doc:meta])* $m:ident => $variant:ident($target:ident), $feature:literal,
+       [$($scheme:literal),*], $shown:literal, $above_http:literal;)*) => {
+        $(#[cfg(feature = $feature)] mod $m;)*
+
+        /// The protocols' subcommands (`perfbase http`, `perfbase pg`…).
+        #[derive(Debug, Subcommand)]
+        pub enum ProtocolCommand {
+            $(#[cfg(feature = $feature)] #[command(flatten)] $variant($m::Command),)*
+        }
+
+        impl ProtocolCommand {
+            /// Runs the protocol's command.
+            pub fn run(self) -> Result<crate::exit::Exit, crate::exit::AppError> {
+                match self {
+                    $(#[cfg(feature = $feature)] ProtocolCommand::$variant(c) => c.run(),)*
+                }
+            }
+        }
+    };
+}
+crate::backend::each_protocol!(protocol_commands);
+/// `Name: value` as -H gives it (the fuzz harness tries it too).
+pub use http::parse_header;
 
 use clap::{Parser, Subcommand};
 
@@ -278,41 +268,8 @@ fn store_flag_given() -> bool {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Load an HTTP endpoint: HTTP/1.1, HTTP/2 (--http2), TLS (closed model with -c, open
-    /// model with -r).
-    #[cfg(feature = "http")]
-    Http(Box<HttpArgs>),
-    /// Load PostgreSQL: TPC-B like pgbench, an operation suite, or a custom statement.
-    #[cfg(feature = "sql")]
-    Pg(Box<SqlArgs>),
-    /// Load MySQL or MariaDB: TPC-B, an operation suite, or a custom statement.
-    #[cfg(feature = "sql")]
-    Mysql(Box<SqlArgs>),
-    /// Load Redis (standalone or cluster): an operation suite like redis-benchmark, or one op.
-    #[cfg(feature = "redis")]
-    Redis(Box<RedisArgs>),
-    /// Load a gRPC service: one method, unary or streaming, with messages from JSON.
-    #[cfg(feature = "grpc")]
-    Grpc(Box<GrpcArgs>),
-    /// Load RabbitMQ (AMQP 0-9-1): publish, or publish and consume with end-to-end latency.
-    #[cfg(feature = "amqp")]
-    Amqp(Box<AmqpArgs>),
-    /// Load NATS: publish/subscribe, request/reply or JetStream publish.
-    #[cfg(feature = "nats")]
-    Nats(Box<NatsArgs>),
-    /// Load an MQTT broker: QoS 0/1 publish with end-to-end latency.
-    #[cfg(feature = "mqtt")]
-    Mqtt(Box<MqttArgs>),
-    /// Load MongoDB (or FerretDB): an operation suite, or one operation.
-    #[cfg(feature = "mongo")]
-    Mongo(Box<MongoArgs>),
-    /// Load HashiCorp Vault or OpenBao: transit, KV v2, PKI, tokens and health, as a suite or
-    /// one operation.
-    #[cfg(feature = "vault")]
-    Vault(Box<VaultArgs>),
-    /// Load a WebSocket server: messages with their replies awaited, or held connections.
-    #[cfg(feature = "ws")]
-    Ws(Box<WsArgs>),
+    #[command(flatten)]
+    Protocol(ProtocolCommand),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
     Run(Box<RunArgs>),
     /// Run the embedded reference service on a loopback port.

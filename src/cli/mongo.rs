@@ -2,7 +2,8 @@
 
 use super::command::{check_url, op_jobs, pick_ops};
 use super::LoadArgs;
-use crate::backend::{Backend, MongoTarget};
+use crate::backend::mongo::MongoTarget;
+use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -92,5 +93,21 @@ impl MongoArgs {
             self.load.plan("mongodb", jobs, 1),
             self.load.options("mongodb", title, store),
         ))
+    }
+}
+
+/// `perfbase mongo`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load MongoDB (or FerretDB): an operation suite, or one operation.
+    Mongo(Box<MongoArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Mongo(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
     }
 }

@@ -42,3 +42,19 @@ impl MqttArgs {
         Ok(one_workload(&self.load, &self.url, backend, store))
     }
 }
+
+/// `perfbase mqtt`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load an MQTT broker: QoS 0/1 publish with end-to-end latency.
+    Mqtt(Box<MqttArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Mqtt(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
+    }
+}

@@ -2,7 +2,7 @@
 
 use super::command::{check_url, one_workload};
 use super::LoadArgs;
-use crate::backend::options::NatsModeName;
+use crate::backend::nats::NatsModeName;
 use crate::backend::{Backend, BrokerTarget};
 use crate::exit::AppError;
 use crate::plan::Plan;
@@ -40,5 +40,21 @@ impl NatsArgs {
             options,
         });
         Ok(one_workload(&self.load, &self.url, backend, store))
+    }
+}
+
+/// `perfbase nats`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load NATS: publish/subscribe, request/reply or JetStream publish.
+    Nats(Box<NatsArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Nats(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
     }
 }

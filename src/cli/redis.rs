@@ -3,7 +3,8 @@
 
 use super::command::{check_url, op_jobs, pick_ops};
 use super::LoadArgs;
-use crate::backend::{Backend, RedisTarget};
+use crate::backend::redis::RedisTarget;
+use crate::backend::Backend;
 use crate::exit::AppError;
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -75,5 +76,21 @@ impl RedisArgs {
             self.load.plan("redis", jobs, 1),
             self.load.options("redis", title, store),
         ))
+    }
+}
+
+/// `perfbase redis`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load Redis (standalone or cluster): an operation suite like redis-benchmark, or one op.
+    Redis(Box<RedisArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Redis(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
     }
 }

@@ -2,8 +2,9 @@
 
 use super::command::Job;
 use super::LoadArgs;
-use crate::backend::options::{self, Dialect};
-use crate::backend::{Backend, SqlTarget};
+use crate::backend::sql::SqlTarget;
+use crate::backend::sql::{self as options, Dialect};
+use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -157,4 +158,35 @@ impl SqlArgs {
         let options = self.load.options(dialect.protocol(), title, store);
         Ok((plan, options))
     }
+}
+
+/// `perfbase pg / mysql`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load PostgreSQL: TPC-B like pgbench, an operation suite, or a custom statement.
+    Pg(Box<SqlArgs>),
+    /// Load MySQL or MariaDB: TPC-B, an operation suite, or a custom statement.
+    Mysql(Box<SqlArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Pg(a) => run(&a, Dialect::Postgres),
+            Command::Mysql(a) => run(&a, Dialect::Mysql),
+        }
+    }
+}
+
+/// `perfbase pg` / `perfbase mysql`: `--init` creates the tables, otherwise a run.
+fn run(a: &SqlArgs, dialect: Dialect) -> Result<crate::exit::Exit, AppError> {
+    let store = a.load.save.options()?;
+    if !a.init {
+        return crate::runner::launch(a.plan(dialect, &store)?);
+    }
+    let targets = a.checked(dialect)?;
+    let done = crate::backend::sql::init_tables(&targets[0], a.scale.unwrap_or(1))?;
+    outln!("{done}");
+    Ok(crate::exit::Exit::Success)
 }

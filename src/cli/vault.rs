@@ -2,7 +2,8 @@
 
 use super::command::{check_url, op_jobs, pick_ops};
 use super::LoadArgs;
-use crate::backend::{Backend, TokenSource, VaultTarget};
+use crate::backend::vault::{TokenSource, VaultTarget};
+use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -123,5 +124,22 @@ impl VaultArgs {
             self.load.plan("vault", jobs, 1),
             self.load.options("vault", title, store),
         ))
+    }
+}
+
+/// `perfbase vault`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load HashiCorp Vault or OpenBao: transit, KV v2, PKI, tokens and health, as a suite or
+    /// one operation.
+    Vault(Box<VaultArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Vault(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
     }
 }

@@ -2,7 +2,8 @@
 
 use super::command::{check_url, Job};
 use super::LoadArgs;
-use crate::backend::{Backend, WsTarget};
+use crate::backend::ws::WsTarget;
+use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
 use crate::runner::StudyOptions;
@@ -82,7 +83,7 @@ impl WsArgs {
         let headers = self
             .headers
             .iter()
-            .map(|h| super::parse_header(h).map_err(|e| bad_input(format!("--header: {e}"))))
+            .map(|h| super::http::parse_header(h).map_err(|e| bad_input(format!("--header: {e}"))))
             .collect::<Result<Vec<_>, _>>()?;
         let options = WsOptions {
             message,
@@ -102,5 +103,21 @@ impl WsArgs {
         };
         let plan = self.load.plan("ws", vec![job], 1);
         Ok((plan, self.load.options("ws", None, store)))
+    }
+}
+
+/// `perfbase ws`: its place among the subcommands, from the list of protocols.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Load a WebSocket server: messages with their replies awaited, or held connections.
+    Ws(Box<WsArgs>),
+}
+
+impl Command {
+    /// Runs the command: its flags become a plan, run as any other.
+    pub fn run(self) -> Result<crate::exit::Exit, AppError> {
+        match self {
+            Command::Ws(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
+        }
     }
 }

@@ -218,3 +218,15 @@ impl Ctx<'_> {
         ))
     }
 }
+
+/// The TOML parser's message, with the ones that name Rust types said for a plan's writer.
+pub(super) fn toml_message(message: &str) -> String {
+    let message = message.trim();
+    if message.contains("as i128, expected i64") || message.contains("as i128, expected u64") {
+        return "the number is too large (at most 9223372036854775807)".into();
+    }
+    if message == "duplicate key" {
+        return "duplicate key: this key is already set in this table".into();
+    }
+    message.to_string()
+}

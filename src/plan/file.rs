@@ -17,7 +17,7 @@ pub(crate) struct PlanFile {
     #[serde(default)]
     pub corpora: BTreeMap<String, CorpusDef>,
     #[serde(default)]
-    pub workloads: BTreeMap<String, WorkloadDef>,
+    pub workloads: BTreeMap<String, WorkloadHead>,
     #[serde(default)]
     pub scenarios: Vec<ScenarioDef>,
     #[serde(default)]
@@ -158,119 +158,11 @@ pub(crate) struct CorpusDef {
     pub misses: Option<S<f64>>,
 }
 
-/// One request: used directly in a workload or as an item of its mix.
-#[derive(Debug, Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RequestDef {
-    pub method: Option<S<String>>,
-    pub path: Option<S<String>>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, S<String>>,
-    pub body: Option<S<String>>,
-    pub body_file: Option<S<String>>,
-    pub weight: Option<S<i64>>,
-    /// The name of this request in per-endpoint tables (default `METHOD path`).
-    pub name: Option<S<String>>,
-}
-
-#[derive(Debug, Deserialize, Clone)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct WorkloadDef {
+/// A workload as the plan's first reading sees it: its target, which says which protocol's
+/// fields the rest of its table is (plan/fields.rs reads them).
+#[derive(Debug, Deserialize)]
+pub(crate) struct WorkloadHead {
     pub target: S<String>,
-    // The fields of a single request (not `#[serde(flatten)]`: Spanned does not survive it).
-    pub method: Option<S<String>>,
-    pub path: Option<S<String>>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, S<String>>,
-    pub body: Option<S<String>>,
-    pub body_file: Option<S<String>>,
-    pub mix: Option<Vec<RequestDef>>,
-    /// HTTP: statuses of 400 and above that count as success (a lookup's planned 404).
-    pub ok_status: Option<S<Vec<i64>>>,
-    /// SQL targets: a statement with $1… (PostgreSQL) or ? (MySQL) parameters…
-    pub sql: Option<S<String>>,
-    /// …filled per op from these templates ({{corpus}}), sent as text.
-    #[serde(default)]
-    pub params: Vec<S<String>>,
-    /// …or a built-in workload: tpcb, tpcb-function, select-only, insert, select-pk, scan, update, delete,
-    /// transaction, join.
-    pub builtin: Option<S<String>>,
-    /// TPC-B scale of the tables (as pgbench -s), default 1.
-    pub scale: Option<S<i64>>,
-    /// AMQP stream mode: at most this many messages published and not yet consumed.
-    pub max_lag: Option<S<i64>>,
-    /// PostgreSQL pipelining depth, default 1; Redis: commands sent together; AMQP (publish
-    /// and stream modes): messages published at once.
-    pub pipeline: Option<S<i64>>,
-    /// Redis targets: the command (ping, set, get, get-miss, del, incr, lpush, rpush, lpop,
-    /// rpop, sadd, zadd, hset)…; MongoDB and Vault targets: the operation (insert-one,
-    /// find-one, …; encrypt, kv-read, …)…
-    pub command: Option<S<String>>,
-    /// …over this many keys (default 100000; MongoDB: documents, default 1000)…
-    pub keyspace: Option<S<i64>>,
-    /// …with values of this many bytes (default 3)…
-    pub value_size: Option<S<i64>>,
-    /// …after setting every key once (so GETs hit).
-    pub prefill: Option<S<bool>>,
-    /// SQL and MongoDB: create (or rebuild) the tables or collections before the scenario.
-    pub init: Option<S<bool>>,
-    /// A suite (`builtin = "suite"`, `command = "suite"`): the operations to run, in order
-    /// (default: all of them).
-    pub operations: Option<S<Vec<String>>>,
-    /// MongoDB insert-one: the document to insert, as JSON ("{{n}}", "{{key}}" filled per op).
-    pub document: Option<S<String>>,
-    /// Brokers: amqp `roundtrip` or `publish`; nats `pubsub`, `request` or `jetstream`.
-    pub mode: Option<S<String>>,
-    /// Brokers: message bytes; Vault: payload bytes.
-    pub size: Option<S<i64>>,
-    /// AMQP: persistent messages on a durable queue, publisher confirms, consumer acks
-    /// (`none`, `auto`, `manual`).
-    pub persistent: Option<S<bool>>,
-    pub confirms: Option<S<bool>>,
-    pub ack: Option<S<String>>,
-    /// AMQP stream mode: consumer connections on the publishers' queue, and how long they
-    /// wait for what is still queued once publishing stopped.
-    pub consumers: Option<S<i64>>,
-    pub drain: Option<S<String>>,
-    /// MQTT: QoS 0 or 1.
-    pub qos: Option<S<i64>>,
-    /// Vault: the transit key types of encrypt/decrypt and of sign/verify…
-    pub key_type: Option<S<String>>,
-    pub sign_key_type: Option<S<String>>,
-    /// …the KV v2 secret read and written (under secret/), and the PKI role.
-    pub kv_path: Option<S<String>>,
-    pub pki_role: Option<S<String>>,
-    /// gRPC: the method (package.Service/Method)…
-    pub call: Option<S<String>>,
-    /// …declared in these .proto files (relative to the plan's directory)…
-    pub protos: Option<S<Vec<String>>>,
-    /// …whose imports are found here…
-    pub import_paths: Option<S<Vec<String>>>,
-    /// …called with this request message, JSON with {{n}} and {{corpus}} placeholders…
-    pub data: Option<S<String>>,
-    /// …this many of them per client-streaming or bidirectional call (default 1).
-    pub messages: Option<S<i64>>,
-    /// WebSocket (`data` is the message): match each reply by this JSON field…
-    #[serde(rename = "match")]
-    pub match_field: Option<S<String>>,
-    /// …send binary messages…
-    pub binary: Option<S<bool>>,
-    /// …and, closed model, wait this long between a connection's messages (held connections).
-    pub interval: Option<S<String>>,
-    /// HTTP journeys: the steps of one journey…
-    pub steps: Option<Vec<StepDef>>,
-    /// …or several, mixed by weight…
-    pub journeys: Option<Vec<JourneyDef>>,
-    /// …steps sent once before the load (their captures shared by every iteration)…
-    pub setup: Option<Vec<StepDef>>,
-    /// …a feeder's rows…
-    pub feed: Option<FeedDef>,
-    /// …what a failed step does (`stop`, the default, or `continue`)…
-    pub on_failure: Option<S<String>>,
-    /// …a cookie jar per iteration (default true)…
-    pub cookies: Option<S<bool>>,
-    /// …and the think time before every step but the first (a step's own wins).
-    pub think: Option<S<toml::Value>>,
 }
 
 /// One journey of a workload's `journeys`.
@@ -336,21 +228,6 @@ pub(crate) struct StepCheckDef {
 pub(crate) struct FeedDef {
     pub file: S<String>,
     pub strategy: Option<S<String>>,
-}
-
-impl WorkloadDef {
-    /// The single request of a workload without a mix.
-    pub fn request(&self) -> RequestDef {
-        RequestDef {
-            method: self.method.clone(),
-            path: self.path.clone(),
-            headers: self.headers.clone(),
-            body: self.body.clone(),
-            body_file: self.body_file.clone(),
-            weight: None,
-            name: None,
-        }
-    }
 }
 
 /// A number (200) or a text with units ("2k", "500/s", "250ms").

@@ -4,46 +4,44 @@
 //! names is an error at the workload's line before any load.
 
 use super::context::Ctx;
+use super::fields::At;
 use super::file::{self, CaptureDef, StepCheckDef, StepDef, S};
+use super::http::tls_of;
+use super::http::Fields;
 use super::model::*;
-use super::targets::{tls_of, TargetInfo};
-use crate::backend::{HttpRequests, HttpTarget};
+use crate::backend::http::{HttpRequests, HttpTarget};
+use crate::backend::Backend;
 use perfbase_drivers::http::journey::{
     Capture, Check, Feed, Journey, JourneySpec, OnFailure, Rule, Source, StepSpec, Strategy, Think,
 };
 use perfbase_drivers::http::HttpOptions;
-use perfbase_drivers::workload::Corpus;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// Whether `w` is a journey workload.
-pub(super) fn is_journey(w: &file::WorkloadDef) -> bool {
+pub(super) fn is_journey(w: &Fields) -> bool {
     w.steps.is_some() || w.journeys.is_some()
 }
 
 /// A journey workload over the target's URL, with the target's headers and trust settings.
-pub(super) fn journey_workload(
-    cx: &Ctx<'_>,
-    (name, field, w): (&str, &str, &file::WorkloadDef),
-    (tdef, _, _, url): &TargetInfo<'_>,
-    shown_url: &str,
-    corpora: &[Arc<Corpus>],
-) -> Result<Workload, PlanError> {
+pub(super) fn journey_workload(at: &At<'_>, w: &Fields) -> Result<Workload, PlanError> {
+    let (cx, name, field, shown_url, corpora) =
+        (at.cx, at.name, at.field, at.shown_url, at.corpora);
+    let (tdef, _, _, url) = at.target;
     let url = url.as_ref().expect("http targets are parsed URLs");
-    refuse_what_journeys_lack(cx, field, w, tdef)?;
+    refuse_what_journeys_lack(at, w, tdef)?;
     let think = match &w.think {
         Some(t) => think_of(cx, t, &format!("{field}.think"))?,
         None => Think::None,
     };
     let mut headers = Vec::new();
     for (k, v) in &tdef.headers {
-        let f = format!("targets.{}.headers.{k}", w.target.get_ref());
+        let f = format!("targets.{}.headers.{k}", at.target_field.get_ref());
         headers.push((k.clone(), cx.env(v, &f)?));
     }
     let spec = JourneySpec {
         base: url.clone(),
         headers,
-        journeys: journeys_of(cx, (name, field, w), think)?,
+        journeys: journeys_of(at, w, think)?,
         setup: match &w.setup {
             Some(s) => steps_of(cx, s, &format!("{field}.setup"), Think::None)?,
             None => Vec::new(),
@@ -57,8 +55,7 @@ pub(super) fn journey_workload(
         cookies: w.cookies.as_ref().is_none_or(|c| *c.get_ref()),
     };
     let spec = with_target_headers(spec);
-    perfbase_drivers::http::journey::check(&spec, corpora)
-        .map_err(|e| cx.err(&w.target, field, e))?;
+    perfbase_drivers::http::journey::check(&spec, corpora).map_err(|e| at.err(field, e))?;
     let steps: usize = spec.journeys.iter().map(|j| j.steps.len()).sum();
     let options = HttpOptions {
         tls: tls_of(cx, tdef),
@@ -91,12 +88,12 @@ pub(super) fn journey_workload(
 /// A journey's workload has no single request, no `ok_status` (its checks say which
 /// statuses are expected) and runs over HTTP/1.1 keep-alive connections.
 fn refuse_what_journeys_lack(
-    cx: &Ctx<'_>,
-    field: &str,
-    w: &file::WorkloadDef,
+    at: &At<'_>,
+    w: &Fields,
     tdef: &file::TargetDef,
 ) -> Result<(), PlanError> {
-    let refuse = |what: &str| Err(cx.err(&w.target, field, what.to_string()));
+    let (cx, field) = (at.cx, at.field);
+    let refuse = |what: &str| Err(at.err(field, what.to_string()));
     if w.mix.is_some() || w.path.is_some() || w.method.is_some() || w.body.is_some() {
         return refuse(
             "give either steps (or journeys) or a request (method, path, body, mix), not both",
@@ -119,15 +116,10 @@ fn refuse_what_journeys_lack(
 }
 
 /// The workload's one journey (`steps`) or its weighted `journeys`.
-fn journeys_of(
-    cx: &Ctx<'_>,
-    (name, field, w): (&str, &str, &file::WorkloadDef),
-    think: Think,
-) -> Result<Vec<Journey>, PlanError> {
+fn journeys_of(at: &At<'_>, w: &Fields, think: Think) -> Result<Vec<Journey>, PlanError> {
+    let (cx, name, field) = (at.cx, at.name, at.field);
     let journeys = match (&w.steps, &w.journeys) {
-        (Some(_), Some(_)) => {
-            return Err(cx.err(&w.target, field, "give either steps or journeys, not both"))
-        }
+        (Some(_), Some(_)) => return Err(at.err(field, "give either steps or journeys, not both")),
         (Some(steps), None) => vec![Journey {
             name: name.to_string(),
             weight: 1,
@@ -154,8 +146,7 @@ fn journeys_of(
         (None, None) => unreachable!("is_journey said so"),
     };
     if journeys.iter().all(|j| j.weight == 0) || journeys.iter().any(|j| j.steps.is_empty()) {
-        return Err(cx.err(
-            &w.target,
+        return Err(at.err(
             field,
             "every journey needs a step, and one journey a weight above 0",
         ));
@@ -177,7 +168,7 @@ fn steps_of(
         .collect()
 }
 
-fn on_failure(cx: &Ctx<'_>, field: &str, w: &file::WorkloadDef) -> Result<OnFailure, PlanError> {
+fn on_failure(cx: &Ctx<'_>, field: &str, w: &Fields) -> Result<OnFailure, PlanError> {
     match &w.on_failure {
         None => Ok(OnFailure::Stop),
         Some(o) => match o.get_ref().as_str() {

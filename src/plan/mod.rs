@@ -27,24 +27,30 @@ fn not_built<T>(feature: &str) -> T {
     unreachable!("a {feature} target in a build without the feature")
 }
 
-mod backends;
 mod checks;
 mod context;
 mod corpus;
 mod describe;
+mod fields;
 mod file;
-#[cfg(feature = "grpc")]
-mod grpc;
 mod journeys;
 mod meta;
 mod model;
+mod protocols;
 mod publish;
 mod repeat;
 mod scenarios;
 mod targets;
 mod url_vars;
-#[cfg(feature = "ws")]
-mod ws;
+
+/// Each protocol's plan file, `plan/NAME.rs` (its workload fields), from the one list.
+macro_rules! plan_files {
+    ($($(#[$doc:meta])* $m:ident => $variant:ident($target:ident), $feature:literal,
+       [$($scheme:literal),*], $shown:literal, $above_http:literal;)*) => {
+        $(#[cfg(feature = $feature)] mod $m;)*
+    };
+}
+crate::backend::each_protocol!(plan_files);
 
 pub use url_vars::expand_url;
 mod workloads;
@@ -109,7 +115,11 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
     };
     let raw: PlanFile = toml::from_str(text).map_err(|e| {
         let at = e.span().map_or(0, |s| s.start);
-        cx.err_at(cx.line(at), toml_field(text, at), toml_message(e.message()))
+        cx.err_at(
+            cx.line(at),
+            toml_field(text, at),
+            context::toml_message(e.message()),
+        )
     })?;
     if let Some(name) = &raw.plan.name {
         cx.name(name, "plan.name")?;
@@ -198,18 +208,6 @@ fn toml_field(text: &str, at: usize) -> String {
         }
         _ => "toml".to_string(),
     }
-}
-
-/// The TOML parser's message, with the ones that name Rust types said for a plan's writer.
-fn toml_message(message: &str) -> String {
-    let message = message.trim();
-    if message.contains("as i128, expected i64") || message.contains("as i128, expected u64") {
-        return "the number is too large (at most 9223372036854775807)".into();
-    }
-    if message == "duplicate key" {
-        return "duplicate key: this key is already set in this table".into();
-    }
-    message.to_string()
 }
 
 #[cfg(test)]

@@ -1,11 +1,7 @@
 //! The validated plan: what the sections of a plan file (or a command's flags) become.
 
+use crate::backend::http::HttpTarget;
 pub use crate::backend::Backend;
-use crate::backend::HttpTarget;
-#[cfg(feature = "redis")]
-pub use crate::backend::RedisTarget;
-#[cfg(feature = "sql")]
-pub use crate::backend::SqlTarget;
 use perfbase_analysis::knee::KneeRule;
 use perfbase_analysis::sweep::Offered;
 use perfbase_analysis::threshold::Threshold;

@@ -127,6 +127,17 @@ pub(crate) struct Slot {
     offered: Offered,
 }
 
+/// Runs a command's or a plan file's plan (or, with --dry-run, describes it), stopping early
+/// on Ctrl-C.
+pub fn launch((plan, options): (Plan, StudyOptions)) -> Result<Exit, AppError> {
+    if options.dry_run {
+        out!("{}", crate::plan::describe(&plan));
+        return Ok(Exit::Success);
+    }
+    let interrupt = crate::interrupt::install();
+    run(&plan, &options, interrupt).map(|(exit, _)| exit)
+}
+
 /// Runs `plan`, saves and reports its result, and returns the exit code: prepare (every
 /// driver built, the sinks and the monitor started), each scenario, the checks, finish.
 pub fn run(

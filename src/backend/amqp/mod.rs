@@ -1,10 +1,12 @@
 //! RabbitMQ (AMQP 0-9-1) workloads: a round trip through a queue, publishing alone, or a
 //! stream whose consumers run apart from the publishers (`stream.rs`), as PerfTest runs them.
 
+mod names;
 mod stream;
+pub use names::{AckName, AmqpModeName};
 
-use super::options::{name_of, AckName, AmqpModeName};
-use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::options::name_of;
+use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::Side;
 use crate::exit::AppError;
 use perfbase_core::result::RunResult;
@@ -38,7 +40,7 @@ impl AmqpTarget {
 
 impl Extras for AmqpDriver {}
 
-impl Protocol for AmqpTarget {
+impl Target for AmqpTarget {
     fn name(&self) -> &'static str {
         "amqp"
     }

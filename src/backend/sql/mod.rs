@@ -2,10 +2,11 @@
 //! operation suite and custom statements; their tables (`--init`), the TPC-B scale the tables
 //! decide, and pgbench's closing block (`pgbench.rs`).
 
+mod dialect;
 mod pgbench;
+pub use dialect::{sql_workload, sql_workload_names, Dialect};
 
-use super::options::Dialect;
-use super::protocol::{ask_version, Extras, Protocol, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
+use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
@@ -48,7 +49,7 @@ impl SqlTarget {
     }
 }
 
-impl Protocol for SqlTarget {
+impl Target for SqlTarget {
     fn name(&self) -> &'static str {
         self.dialect.protocol()
     }

@@ -35,7 +35,7 @@ path = "/lookup/{{keys}}"
 /// The request templates of an HTTP workload.
 fn specs(w: &Workload) -> &[perfbase_drivers::http::RequestSpec] {
     match &w.http().expect("an HTTP workload").requests {
-        crate::backend::HttpRequests::Mix { specs, .. } => specs,
+        crate::backend::http::HttpRequests::Mix { specs, .. } => specs,
         other => panic!("a plan's mix, not {other:?}"),
     }
 }

@@ -136,7 +136,7 @@ fn http2_targets_take_streams_and_http_only_fields_stay_on_http_targets() {
         "[targets.t]\nurl = \"redis://127.0.0.1:1\"\nhttp2 = true",
     ));
     assert!(
-        e.starts_with("p.toml:2: targets.t.http2: applies to http:// and https:// targets only"),
+        e.starts_with("p.toml:2: targets.t.http2: applies to http(s)://, Vault (protocol = \"vault\") targets only"),
         "{e}"
     );
 }
@@ -171,7 +171,7 @@ rate = [100, 200]
 "#,
     )
     .unwrap();
-    let Backend::Amqp(crate::backend::AmqpTarget { options, .. }) = &p.workloads["a"].backend
+    let Backend::Amqp(crate::backend::amqp::AmqpTarget { options, .. }) = &p.workloads["a"].backend
     else {
         panic!("{:?}", p.workloads["a"].backend)
     };
@@ -228,18 +228,21 @@ fn vault_targets_take_their_fields_with_their_line() {
         crate::backend::Backend::Vault(v) => {
             assert_eq!(v.options.payload_size, 64);
             assert!(v.init);
-            assert_eq!(v.token, crate::backend::TokenSource::Env("MY_TOKEN".into()));
+            assert_eq!(
+                v.token,
+                crate::backend::vault::TokenSource::Env("MY_TOKEN".into())
+            );
         }
         other => panic!("{other:?}"),
     }
     assert!(err(&format!(
         "[targets.v]\nurl = \"redis://127.0.0.1:1\"\nprotocol = \"vault\"\n[workloads.w]\ntarget = \"v\"\ncommand = \"get\"\n{scenario}"
     ))
-    .starts_with("p.toml:3: targets.v.protocol: the protocols above HTTP are \"vault\""));
+    .starts_with("p.toml:3: targets.v.protocol: the protocols above HTTP are \"grpc\", \"vault\", \"ws\""));
     assert!(err(&format!(
         "[targets.v]\nurl = \"http://127.0.0.1:1\"\ntoken_file = \"t\"\n[workloads.w]\ntarget = \"v\"\npath = \"/\"\n{scenario}"
     ))
-    .contains("targets.v.token_file: applies to Vault targets only"));
+    .contains("targets.v.token_file: applies to Vault (protocol = \"vault\") targets only"));
     assert!(err(&format!(
         "{target}[workloads.w]\ntarget = \"v\"\ncommand = \"encrypt\"\nkey_type = \"ed25519\"\n{scenario}"
     ))
