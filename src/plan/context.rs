@@ -230,3 +230,29 @@ pub(super) fn toml_message(message: &str) -> String {
     }
     message.to_string()
 }
+
+/// The field a TOML error is at, as `[section].key` from the text around `at` (the
+/// deserializer's own error does not name it), or `toml` when there is none.
+pub(super) fn toml_field(text: &str, at: usize) -> String {
+    let at = at.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line
+        .split_once('=')
+        .map(|(k, _)| k.trim().trim_matches('"'))
+        .filter(|k| !k.is_empty() && !k.starts_with('['));
+    let section = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(['[', ']']).trim());
+    match (section, key) {
+        (Some(s), Some(k)) => format!("{s}.{k}"),
+        (None, Some(k)) => k.to_string(),
+        (_, None) if line.trim().starts_with('[') && line.trim().ends_with(']') => {
+            line.trim().to_string()
+        }
+        _ => "toml".to_string(),
+    }
+}

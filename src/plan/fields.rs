@@ -96,9 +96,10 @@ pub(super) fn read_as<F: Fields>(
             .and_then(|m| m.split_once('`'))
             .map(|(name, _)| name);
         let Some(name) = unknown else {
+            let field = super::context::toml_field(cx.text, offset);
             return cx.err_at(
                 cx.line(offset),
-                at.field,
+                field,
                 super::context::toml_message(message),
             );
         };
