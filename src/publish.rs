@@ -26,7 +26,7 @@ pub fn services(plan: &Plan) -> Vec<Service> {
         }
         seen.push(address.clone());
         out.push(Service {
-            kind: backend.section().to_string(),
+            kind: backend.service_kind().to_string(),
             address,
             version: backend.server_version(),
         });
@@ -65,10 +65,12 @@ pub fn write(p: PageRun<'_>) -> Result<(PathBuf, PathBuf), AppError> {
         .scenarios
         .iter()
         .map(|s| {
-            let kind = s
-                .section
-                .clone()
-                .unwrap_or_else(|| p.plan.workloads[&s.workload].backend.section().to_string());
+            let kind = s.section.clone().unwrap_or_else(|| {
+                p.plan.workloads[&s.workload]
+                    .backend
+                    .service_kind()
+                    .to_string()
+            });
             (s.name.clone(), kind)
         })
         .collect();

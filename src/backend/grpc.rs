@@ -5,6 +5,7 @@ use super::protocol::{
     extra_values, header_lines, Extras, Target, Ran, RunArgs, DEFAULT_MAX_INFLIGHT,
 };
 use crate::exit::AppError;
+use perfbase_core::closing::Closing;
 use perfbase_core::result::RunResult;
 use perfbase_drivers::grpc::{GrpcDriver, GrpcOptions};
 use serde_json::Value;
@@ -48,7 +49,7 @@ impl Target for GrpcTarget {
         "grpc"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "gRPC"
     }
 
@@ -108,23 +109,25 @@ impl Target for GrpcTarget {
         Err("gRPC has no version call".into())
     }
 
-    fn closing_lines(
+    fn closing(
         &self,
         extras: &[BTreeMap<String, Value>],
         result: &RunResult,
         single: bool,
-    ) -> String {
+    ) -> Vec<Closing> {
         let _ = (result, single);
         let sum = |key: &str| -> u64 { extra_values(extras, key).sum() };
         let (received, sent) = (sum("messages_received"), sum("messages_sent"));
         if received == 0 && sent == 0 {
-            return String::new();
+            return Vec::new();
         }
-        format!(
-            "Messages: {} received, {} sent (of calls that completed or failed alike)\n",
-            perfbase_report::thousands(received),
-            perfbase_report::thousands(sent)
-        )
+        vec![Closing::Line(vec![
+            "Messages: ".into(),
+            received.into(),
+            " received, ".into(),
+            sent.into(),
+            " sent (of calls that completed or failed alike)".into(),
+        ])]
     }
 }
 

@@ -73,7 +73,7 @@ impl Target for HttpTarget {
         "http"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "API (HTTP)"
     }
 

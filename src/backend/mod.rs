@@ -43,6 +43,7 @@ mod protocol;
 pub mod setup;
 
 use crate::exit::AppError;
+use perfbase_core::closing::Closing;
 use perfbase_core::result::{Measurement, RunResult};
 use perfbase_engine::{EngineConfig, Observer, PhaseSpec};
 use serde_json::Value;
@@ -178,9 +179,9 @@ impl Backend {
         self.inner().name()
     }
 
-    /// The section of a baselines page a scenario on this backend is shown in.
-    pub fn section(&self) -> &'static str {
-        self.inner().section()
+    /// The kind of service it loads, as people name it (a page groups scenarios by it).
+    pub fn service_kind(&self) -> &'static str {
+        self.inner().service_kind()
     }
 
     /// Closed-model connections without -c.
@@ -251,21 +252,21 @@ impl Backend {
         }
     }
 
-    /// What a command prints after its result table, in its protocol's words (pgbench's
-    /// block, GET misses, a cluster's replies per node); `single` when the run was one
+    /// What a command shows after its result table, in its protocol's figures (GET misses,
+    /// a cluster's replies per node, a stream's consumers); `single` when the run was one
     /// workload rather than a suite.
-    pub fn closing_lines(
+    pub fn closing(
         &self,
         extras: &[BTreeMap<String, Value>],
         result: &RunResult,
         single: bool,
-    ) -> String {
-        self.inner().closing_lines(extras, result, single)
+    ) -> Vec<Closing> {
+        self.inner().closing(extras, result, single)
     }
 
     /// What scenario `scenario` of a plan closes with beyond its tables (pgbench's block per
     /// phase, a stream's consumers, a cluster's replies per node), from its side figures.
-    pub fn closing_blocks(&self, scenario: &str, side: &Side, result: &RunResult) -> Vec<String> {
+    pub fn closing_blocks(&self, scenario: &str, side: &Side, result: &RunResult) -> Vec<Closing> {
         self.inner().closing_blocks(scenario, side, result)
     }
 }

@@ -1,10 +1,11 @@
 //! MongoDB workloads (or a server of its wire protocol, such as FerretDB): one operation (or
 //! the suite) over a keyspace of documents, with the collections `--init` makes.
 
-use super::closing::misses_line;
+use super::closing::misses;
 use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use crate::exit::{bad_input, AppError};
+use perfbase_core::closing::Closing;
 use perfbase_core::result::RunResult;
 use perfbase_drivers::mongo::{self, MongoDriver};
 use perfbase_drivers::Operation;
@@ -38,8 +39,8 @@ impl MongoTarget {
         errln!(
             "perfbase: made {db}.perfbase_docs and perfbase_deletes ({} documents each), \
              perfbase_scan ({} documents, no index on v) and an empty perfbase_inserts",
-            perfbase_report::thousands(r.keyspace),
-            perfbase_report::thousands(r.scan_docs),
+            perfbase_core::units::thousands(r.keyspace),
+            perfbase_core::units::thousands(r.scan_docs),
             db = r.database
         );
         Ok(())
@@ -51,7 +52,7 @@ impl Target for MongoTarget {
         "mongodb"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "MongoDB"
     }
 
@@ -108,14 +109,14 @@ impl Target for MongoTarget {
         ask_version(mongo::server_version(&self.url))
     }
 
-    fn closing_lines(
+    fn closing(
         &self,
         extras: &[BTreeMap<String, Value>],
         result: &RunResult,
         single: bool,
-    ) -> String {
+    ) -> Vec<Closing> {
         let what = "matched no document (finds, updates, deletes";
-        misses_line(extras, result, single, what)
+        misses(extras, result, single, what)
     }
 }
 

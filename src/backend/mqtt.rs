@@ -17,7 +17,7 @@ impl Target for MqttTarget {
         "mqtt"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "MQTT"
     }
 

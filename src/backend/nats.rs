@@ -22,7 +22,7 @@ impl Target for NatsTarget {
         "nats"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "NATS"
     }
 

@@ -5,6 +5,7 @@ use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
 use anyhow::Context as _;
+use perfbase_core::closing::Closing;
 use perfbase_core::result::RunResult;
 use perfbase_core::{redact, Driver};
 use perfbase_engine::{EngineConfig, Observer, PhaseOutcome, PhaseSpec};
@@ -26,8 +27,9 @@ pub const BACKEND_MAX_INFLIGHT: u64 = 64;
 pub trait Target {
     /// The protocol results carry (`http`, `postgres`, `redis`…).
     fn name(&self) -> &'static str;
-    /// The section of a baselines page its scenarios are shown in.
-    fn section(&self) -> &'static str;
+    /// The kind of service it loads, as people name it (`PostgreSQL`, `API (HTTP)`): what a
+    /// baselines page groups its scenarios by unless a scenario names its section.
+    fn service_kind(&self) -> &'static str;
     /// Closed-model connections without -c: what the protocol's usual tool starts with.
     fn default_connections(&self) -> u64;
     /// The open model's cap on requests in flight without --max-inflight.
@@ -48,18 +50,18 @@ pub trait Target {
     fn server_url(&self) -> String;
     /// Product and version as the server reports them, or why not.
     fn server_version(&self) -> Result<String, String>;
-    /// A command's closing lines after its result table.
-    fn closing_lines(
+    /// A command's closing figures after its result table.
+    fn closing(
         &self,
         extras: &[BTreeMap<String, Value>],
         result: &RunResult,
         single: bool,
-    ) -> String {
+    ) -> Vec<Closing> {
         let _ = (extras, result, single);
-        String::new()
+        Vec::new()
     }
-    /// A plan scenario's closing blocks in report.md and on the terminal.
-    fn closing_blocks(&self, scenario: &str, side: &Side, result: &RunResult) -> Vec<String> {
+    /// A plan scenario's closing blocks in report.md, on the terminal and on the page.
+    fn closing_blocks(&self, scenario: &str, side: &Side, result: &RunResult) -> Vec<Closing> {
         let _ = (scenario, side, result);
         Vec::new()
     }

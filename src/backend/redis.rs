@@ -1,11 +1,12 @@
 //! Redis workloads, standalone or cluster: one command (or the suite) over a keyspace, with
 //! its prefill, the slot map a cluster needs first, and replies per node afterwards.
 
-use super::closing::misses_line;
+use super::closing::misses;
 use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
+use perfbase_core::closing::{Closing, Part};
 use perfbase_core::result::RunResult;
 use perfbase_drivers::redis::{self, RedisDriver};
 use perfbase_drivers::Operation;
@@ -38,7 +39,7 @@ impl RedisTarget {
             .map_err(|e| bad_input(e.to_string()))?;
         errln!(
             "perfbase: prefilled {} keys of {} bytes",
-            perfbase_report::thousands(n),
+            perfbase_core::units::thousands(n),
             self.options.value_size
         );
         Ok(())
@@ -50,7 +51,7 @@ impl Target for RedisTarget {
         "redis"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "Redis"
     }
 
@@ -96,24 +97,26 @@ impl Target for RedisTarget {
     }
 
     /// A cluster's redirects and replies per node, then the GETs that found no key.
-    fn closing_lines(
+    fn closing(
         &self,
         extras: &[BTreeMap<String, Value>],
         result: &RunResult,
         single: bool,
-    ) -> String {
-        let mut text = String::new();
+    ) -> Vec<Closing> {
+        let mut closing = Vec::new();
         if self.is_cluster() {
-            text.push_str(&cluster_lines(extras));
+            closing.extend(cluster(extras));
         }
-        text + &misses_line(extras, result, single, "GET misses (no such key")
+        closing.extend(misses(extras, result, single, "GET misses (no such key"));
+        closing
     }
 
-    fn closing_blocks(&self, _scenario: &str, side: &Side, _result: &RunResult) -> Vec<String> {
+    fn closing_blocks(&self, _scenario: &str, side: &Side, _result: &RunResult) -> Vec<Closing> {
         if !self.is_cluster() {
             return Vec::new();
         }
-        vec![cluster_lines(std::slice::from_ref(&side.extras))]
+        let body = cluster(std::slice::from_ref(&side.extras));
+        vec![Closing::Block { title: None, body }]
     }
 }
 
@@ -152,7 +155,7 @@ impl Extras for RedisDriver {
 }
 
 /// Redirects followed and replies per node, over every run of a Redis Cluster.
-pub fn cluster_lines(extras: &[BTreeMap<String, Value>]) -> String {
+fn cluster(extras: &[BTreeMap<String, Value>]) -> Vec<Closing> {
     let (mut moved, mut ask) = (0, 0);
     let mut per_node: BTreeMap<String, u64> = BTreeMap::new();
     for e in extras {
@@ -166,12 +169,18 @@ pub fn cluster_lines(extras: &[BTreeMap<String, Value>]) -> String {
             }
         }
     }
-    let nodes: Vec<String> = per_node
-        .iter()
-        .map(|(a, n)| format!("{a} {}", perfbase_report::thousands(*n)))
-        .collect();
-    format!(
-        "  cluster redirects followed: MOVED {moved}, ASK {ask}\n  replies per node: {}\n",
-        nodes.join(", ")
-    )
+    let mut nodes: Vec<Part> = vec!["replies per node: ".into()];
+    for (i, (addr, n)) in per_node.into_iter().enumerate() {
+        let sep = if i > 0 { ", " } else { "" };
+        nodes.extend([format!("{sep}{addr} ").into(), n.into()]);
+    }
+    vec![
+        Closing::Detail(vec![
+            "cluster redirects followed: MOVED ".into(),
+            Part::Fixed(moved as f64, 0),
+            ", ASK ".into(),
+            Part::Fixed(ask as f64, 0),
+        ]),
+        Closing::Detail(nodes),
+    ]
 }

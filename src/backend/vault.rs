@@ -104,7 +104,7 @@ impl Target for VaultTarget {
         "vault"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "Vault"
     }
 

@@ -6,6 +6,7 @@ use super::protocol::{
     extra_values, header_lines, Extras, Target, Ran, RunArgs, DEFAULT_MAX_INFLIGHT,
 };
 use crate::exit::AppError;
+use perfbase_core::closing::{Closing, Part};
 use perfbase_core::result::RunResult;
 use perfbase_drivers::ws::{WsDriver, WsOptions};
 use serde_json::Value;
@@ -40,7 +41,7 @@ impl Target for WsTarget {
         "ws"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "WebSocket"
     }
 
@@ -102,39 +103,43 @@ impl Target for WsTarget {
         Err("WebSocket has no version call".into())
     }
 
-    fn closing_lines(
+    fn closing(
         &self,
         extras: &[BTreeMap<String, Value>],
         result: &RunResult,
         single: bool,
-    ) -> String {
+    ) -> Vec<Closing> {
         let _ = (result, single);
         let sum = |key: &str| -> u64 { extra_values(extras, key).sum() };
         let max = |key: &str| -> u64 { extra_values(extras, key).max().unwrap_or(0) };
-        let t = perfbase_report::thousands;
-        let mut out = format!(
-            "Messages: {} sent, {} received",
-            t(sum("messages_sent")),
-            t(sum("messages_received"))
-        );
+        let mut messages: Vec<Part> = vec![
+            "Messages: ".into(),
+            sum("messages_sent").into(),
+            " sent, ".into(),
+            sum("messages_received").into(),
+            " received".into(),
+        ];
         let unmatched = sum("messages_unmatched");
         if unmatched > 0 {
-            out.push_str(&format!(" ({} matching no message sent)", t(unmatched)));
+            messages.extend([" (".into(), unmatched.into(), " matching no message sent)".into()]);
         }
-        out.push('\n');
+        let mut closing = vec![Closing::Line(messages)];
         let peak = max("held_connections");
         if peak > 0 {
-            let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
-            out.push_str(&format!(
-                "Connections: {} open at once; perfbase's RSS {:.1} MB then ({:.1} MB before \
-                 the first), {:.1} KiB per connection\n",
-                t(peak),
+            let mb = |b: u64| Part::Fixed(b as f64 / (1024.0 * 1024.0), 1);
+            closing.push(Closing::Line(vec![
+                "Connections: ".into(),
+                peak.into(),
+                " open at once; perfbase's RSS ".into(),
                 mb(max("rss_at_peak_bytes")),
+                " MB then (".into(),
                 mb(max("rss_before_bytes")),
-                max("rss_per_connection_bytes") as f64 / 1024.0
-            ));
+                " MB before the first), ".into(),
+                Part::Fixed(max("rss_per_connection_bytes") as f64 / 1024.0, 1),
+                " KiB per connection".into(),
+            ]));
         }
-        out
+        closing
     }
 }
 

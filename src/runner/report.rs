@@ -63,7 +63,8 @@ pub(super) fn present(
     let single = matches!(o.output, Output::Single { .. });
     if let Some(s) = plan.scenarios.first() {
         let backend = &plan.workloads[&s.workload].backend;
-        out!("{}", backend.closing_lines(&extras, result, single));
+        let closing = backend.closing(&extras, result, single);
+        out!("{}", perfbase_report::closing::text(&closing));
     }
     Ok(())
 }
@@ -82,7 +83,8 @@ pub(super) fn closing_blocks(
         let side = state.sides.get(&k).unwrap_or(&none);
         let backend = &plan.workloads[&s.workload].backend;
         for block in backend.closing_blocks(&s.name, side, result) {
-            out.push((s.name.clone(), block));
+            let text = perfbase_report::closing::text(std::slice::from_ref(&block));
+            out.push((s.name.clone(), text));
         }
     }
     out

@@ -11,6 +11,7 @@
 //! reports all meet here, so it stays free of runtimes and I/O.
 
 pub mod clock;
+pub mod closing;
 pub mod conditions;
 pub mod driver;
 mod endpoint;

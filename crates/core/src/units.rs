@@ -181,6 +181,19 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// `1234567` → `1,234,567`: how every count is shown, in reports and in messages alike.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

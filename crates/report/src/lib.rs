@@ -3,6 +3,7 @@
 //! [`perfbase_analysis::study::Study`]); reports never see drivers or the engine, only the
 //! result contract.
 
+pub mod closing;
 pub mod compare;
 pub mod csv;
 pub mod hlog;
@@ -23,18 +24,7 @@ pub mod table;
 pub mod terminal;
 pub mod trend;
 
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use perfbase_core::units::thousands;
 
 /// `123456.78` → `123,456.8` (one decimal).
 pub fn thousands_f(v: f64) -> String {

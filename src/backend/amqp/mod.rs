@@ -9,6 +9,7 @@ use super::options::name_of;
 use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
 use super::Side;
 use crate::exit::AppError;
+use perfbase_core::closing::Closing;
 use perfbase_core::result::RunResult;
 use perfbase_drivers::amqp::{self, AmqpDriver};
 use serde_json::Value;
@@ -45,7 +46,7 @@ impl Target for AmqpTarget {
         "amqp"
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         "RabbitMQ (AMQP)"
     }
 
@@ -115,41 +116,48 @@ impl Target for AmqpTarget {
     }
 
     /// The consumers' side of a stream, and a warning when they did not keep up.
-    fn closing_lines(
+    fn closing(
         &self,
         _extras: &[BTreeMap<String, Value>],
         result: &RunResult,
         _single: bool,
-    ) -> String {
+    ) -> Vec<Closing> {
         let Some(side) = &self.stream else {
-            return String::new();
+            return Vec::new();
         };
         let Some(consume) = result.phases.iter().find(|p| p.name == "consume") else {
-            return String::new();
+            return Vec::new();
         };
-        let unconsumed = unconsumed(&result.config.protocol);
-        if unconsumed > 0 {
+        let left = unconsumed(&result.config.protocol);
+        if left > 0 {
             errln!(
                 "perfbase: {} published messages were not consumed within --drain {:?} of the \
                  last one: the consumers did not keep up",
-                perfbase_report::thousands(unconsumed),
+                perfbase_core::units::thousands(left),
                 side.drain
             );
         }
-        perfbase_report::terminal::render_consumed(&consume.measurement, side.consumers, unconsumed)
+        vec![Closing::Consumed {
+            measurement: Box::new(consume.measurement.clone()),
+            consumers: side.consumers,
+            left,
+        }]
     }
 
     /// A stream scenario's consumers, measured apart, over every run of the scenario.
-    fn closing_blocks(&self, scenario: &str, side: &Side, _result: &RunResult) -> Vec<String> {
+    fn closing_blocks(&self, scenario: &str, side: &Side, _result: &RunResult) -> Vec<Closing> {
         let (Some(stream), Some(consumed)) = (&self.stream, &side.consumed) else {
             return Vec::new();
         };
-        let text = perfbase_report::terminal::render_consumed(
-            consumed,
-            stream.consumers,
-            unconsumed(&side.extras),
-        );
-        vec![format!("consumers of {scenario}:\n{text}")]
+        let body = vec![Closing::Consumed {
+            measurement: Box::new(consumed.clone()),
+            consumers: stream.consumers,
+            left: unconsumed(&side.extras),
+        }];
+        vec![Closing::Block {
+            title: Some(format!("consumers of {scenario}:")),
+            body,
+        }]
     }
 }
 

@@ -10,12 +10,13 @@ use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INF
 use super::setup::block_on_local;
 use super::Side;
 use crate::exit::{bad_input, AppError};
+use perfbase_core::closing::Closing;
 use perfbase_core::result::RunResult;
 use perfbase_drivers::sql::{self, mysql, postgres, SqlWorkload};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-pub use pgbench::{pgbench_block, PgbenchLoad};
+use pgbench::{pgbench_block, PgbenchLoad};
 
 /// A workload against a database.
 #[derive(Debug, Clone)]
@@ -54,7 +55,7 @@ impl Target for SqlTarget {
         self.dialect.protocol()
     }
 
-    fn section(&self) -> &'static str {
+    fn service_kind(&self) -> &'static str {
         match self.dialect {
             Dialect::Postgres => "PostgreSQL",
             Dialect::Mysql => "MySQL / MariaDB",
@@ -126,14 +127,14 @@ impl Target for SqlTarget {
     }
 
     /// pgbench's closing block, for one workload (a suite's operations have their table).
-    fn closing_lines(
+    fn closing(
         &self,
         _extras: &[BTreeMap<String, Value>],
         result: &RunResult,
         single: bool,
-    ) -> String {
+    ) -> Vec<Closing> {
         if !single {
-            return String::new();
+            return Vec::new();
         }
         let load = PgbenchLoad {
             clients: result.config.connections,
@@ -146,7 +147,7 @@ impl Target for SqlTarget {
 
     /// pgbench's block for each measured phase of a TPC-B scenario, so a plan's figures can
     /// be set beside pgbench's as a command's can.
-    fn closing_blocks(&self, scenario: &str, side: &Side, result: &RunResult) -> Vec<String> {
+    fn closing_blocks(&self, scenario: &str, side: &Side, result: &RunResult) -> Vec<Closing> {
         if self.workload.tpcb_scale().is_none() {
             return Vec::new();
         }
@@ -162,8 +163,10 @@ impl Target for SqlTarget {
                     threads: result.config.threads,
                     scale,
                 };
-                let block = pgbench_block(&p.measurement, self, &load);
-                format!("pgbench, {}:\n{block}", p.name)
+                Closing::Block {
+                    title: Some(format!("pgbench, {}:", p.name)),
+                    body: pgbench_block(&p.measurement, self, &load),
+                }
             })
             .collect()
     }
@@ -226,7 +229,7 @@ pub fn init_tables(s: &SqlTarget, scale: u32) -> Result<String, AppError> {
         };
         Ok(format!(
             "initialised pgbench tables at scale {scale}: {} rows in {:.2} s{function}",
-            perfbase_report::thousands(rows),
+            perfbase_core::units::thousands(rows),
             elapsed.as_secs_f64(),
         ))
     })?

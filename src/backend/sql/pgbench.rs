@@ -2,6 +2,7 @@
 //! with a pgbench run's.
 
 use super::SqlTarget;
+use perfbase_core::closing::{Closing, Part};
 use perfbase_core::result::Measurement;
 
 /// The load a pgbench block describes.
@@ -18,7 +19,7 @@ pub struct PgbenchLoad {
 /// pgbench's closing block, in its words, so figures can be set side by side with a pgbench
 /// run: what ran, how many transactions were processed and failed, latency and TPS (sessions
 /// connect before the clock starts, so it is pgbench's "without initial connection time").
-pub fn pgbench_block(m: &Measurement, s: &SqlTarget, load: &PgbenchLoad) -> String {
+pub fn pgbench_block(m: &Measurement, s: &SqlTarget, load: &PgbenchLoad) -> Vec<Closing> {
     let failed = m.errors.values().sum::<u64>();
     let ok = m.requests.saturating_sub(failed);
     let kind = match s.shown.as_str() {
@@ -43,31 +44,45 @@ pub fn pgbench_block(m: &Measurement, s: &SqlTarget, load: &PgbenchLoad) -> Stri
     } else {
         0.0
     };
-    let mut b = String::new();
-    let mut line = |text: String| b.push_str(&format!("  {text}\n"));
-    line(format!("transaction type: {kind}"));
+    let tps = if m.duration_s > 0.0 {
+        ok as f64 / m.duration_s
+    } else {
+        0.0
+    };
+    // pgbench's own numbers carry no thousands separators.
+    let n = |v: u64| Part::Fixed(v as f64, 0);
+    let ms = |v: f64| Part::Fixed(v, 3);
+    let mut lines: Vec<Vec<Part>> = vec![vec![format!("transaction type: {kind}").into()]];
     if let Some(scale) = load.scale {
-        line(format!("scaling factor: {scale}"));
+        lines.push(vec!["scaling factor: ".into(), n(scale)]);
     }
-    line(format!("query mode: {mode}"));
-    line(shape);
-    line(format!("number of threads: {}", load.threads));
-    line(format!("duration: {:.3} s", m.duration_s));
-    line(format!("number of transactions actually processed: {ok}"));
-    line(format!(
-        "number of failed transactions: {failed} ({pct:.3}%)"
-    ));
-    line(format!(
-        "latency average = {:.3} ms (p95 {:.3} ms, p99 {:.3} ms)",
-        m.latency_ms.mean, m.latency_ms.p95, m.latency_ms.p99
-    ));
-    line(format!(
-        "tps = {:.6} (without initial connection time)",
-        if m.duration_s > 0.0 {
-            ok as f64 / m.duration_s
-        } else {
-            0.0
-        }
-    ));
-    b
+    lines.extend([
+        vec![format!("query mode: {mode}").into()],
+        vec![shape.into()],
+        vec!["number of threads: ".into(), n(load.threads.into())],
+        vec!["duration: ".into(), ms(m.duration_s), " s".into()],
+        vec!["number of transactions actually processed: ".into(), n(ok)],
+        vec![
+            "number of failed transactions: ".into(),
+            n(failed),
+            " (".into(),
+            ms(pct),
+            "%)".into(),
+        ],
+        vec![
+            "latency average = ".into(),
+            ms(m.latency_ms.mean),
+            " ms (p95 ".into(),
+            ms(m.latency_ms.p95),
+            " ms, p99 ".into(),
+            ms(m.latency_ms.p99),
+            " ms)".into(),
+        ],
+        vec![
+            "tps = ".into(),
+            Part::Fixed(tps, 6),
+            " (without initial connection time)".into(),
+        ],
+    ]);
+    lines.into_iter().map(Closing::Detail).collect()
 }
