@@ -11,8 +11,9 @@
 # overhead of splitting a load over processes, not a speed-up: more agents cannot add cores.
 # Two loads: closed (-c 50) and open (-r RATE, default 20000/s), to loopback only.
 set -euo pipefail
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+BENCH_NAME=agents_scaling
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 D="${D:-8}"
 REPS="${REPS:-2}"
 AGENTS="${AGENTS:-1 2 4}"
@@ -21,15 +22,12 @@ PORT="${PORT:-18280}"
 PERFBASE="${PERFBASE:-$ROOT/target/release/perfbase}"
 HOST=127.0.0.1
 
-die() { printf 'agents_scaling: error: %s\n' "$*" >&2; exit 1; }
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 [[ "$D" =~ ^[1-9][0-9]*$ ]] || die "D must be whole seconds"
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || die "REPS must be a positive integer"
 [[ -x "$PERFBASE" ]] || die "no perfbase at $PERFBASE (cargo build --release, or set PERFBASE)"
 command -v nginx > /dev/null || { apt-get install -y nginx > /dev/null 2>&1 || die "nginx missing (apt-get install nginx)"; }
 (( $(nproc) >= 2 )) || die "need 2 CPUs"
 
-port_busy() { (exec 3<> "/dev/tcp/$HOST/$1") 2> /dev/null; }
 for _ in $(seq 20); do port_busy "$PORT" || break; PORT=$(( PORT + 1 )); done
 URL="http://$HOST:$PORT/"
 [[ "$URL" =~ ^http://127\.0\.0\.1:[0-9]+/$ ]] || die "refusing to target $URL"

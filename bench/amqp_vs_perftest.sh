@@ -13,6 +13,8 @@
 #   bench/amqp_vs_perftest.sh              # D=10 REPS=2 PIPELINE=32 MAX_LAG=1000
 #   PIPELINE=1 MAX_LAG= bench/amqp_vs_perftest.sh   # perfbase's defaults
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 D=${D:-10}
 REPS=${REPS:-2}
@@ -23,11 +25,9 @@ PT_VERSION=2.22.1
 PT_LIB="$HOME/.cache/perf-test-$PT_VERSION/lib"
 OUT=bench/out/amqp-perftest-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT"
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-command -v java > /dev/null || apt-get install -y default-jre-headless > /dev/null || die "no Java (apt-get install default-jre-headless)"
+need_apt java default-jre-headless "no Java (apt-get install default-jre-headless)"
 if [ ! -f "$PT_LIB/perf-test-$PT_VERSION.jar" ]; then
-  command -v mvn > /dev/null || apt-get install -y maven > /dev/null || die "no mvn (apt-get install maven)"
+  need_apt mvn maven "no mvn (apt-get install maven)"
   tmp=$(mktemp -d)
   cat > "$tmp/pom.xml" << POM
 <project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>

@@ -7,6 +7,8 @@
 #
 #   bench/amqp_vs_pika.sh          # N=100000 SIZE=1024 REPS=3
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 N=${N:-100000}
 SIZE=${SIZE:-1024}
@@ -14,8 +16,6 @@ REPS=${REPS:-3}
 PERFBASE=${PERFBASE:-target/release/perfbase}
 OUT=bench/out/amqp-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT"
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 python3 -c 'import pika' 2>/dev/null || pip install -q pika || die "pika does not install"
 [ -x "$PERFBASE" ] || cargo build --release --bin perfbase
 scripts/services.sh up rabbitmq >/dev/null

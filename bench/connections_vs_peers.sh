@@ -20,8 +20,9 @@
 # run and puts it back at the end. Raw outputs and the tables land in bench/out/<UTC stamp>-conns/.
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+BENCH_NAME=connections_vs_peers
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 export PATH="${HOME:-/root}/.cargo/bin:$PATH"
 
 COUNTS="${COUNTS:-1000 10000 50000}"
@@ -37,10 +38,6 @@ SERVER_CPU=0
 TOOL_CPU=1
 FDS=200000
 
-die() { printf 'connections_vs_peers: error: %s\n' "$*" >&2; exit 1; }
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-have() { command -v "$1" > /dev/null 2>&1; }
-
 [[ "$HOST" == "127.0.0.1" ]] \
   || die "refusing to target '$HOST': this benchmark only sends load to 127.0.0.1"
 [[ "$D" =~ ^[1-9][0-9]*$ ]] || die "D must be a whole number of seconds (got '$D')"
@@ -53,7 +50,6 @@ for t in $TOOLS; do
   [[ "$t" == wrk || "$t" == oha || "$t" == perfbase ]] || die "unknown tool '$t' (known: wrk oha perfbase)"
 done
 (( $(nproc) >= 2 )) || die "need 2 CPUs (nginx on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
-wants() { [[ " $TOOLS " == *" $1 "* ]]; }
 MAX=0; for n in $COUNTS; do (( n > MAX )) && MAX=$n; done
 
 # ---------------------------------------------------------------- limits and installs
@@ -87,6 +83,7 @@ if [[ "$(id -u)" == 0 ]]; then
   done
 fi
 
+# Its own apt_install and need_cmd replace lib.sh's: one try, apt-get update only after it fails.
 apt_install() {
   [[ "$(id -u)" == 0 ]] && have apt-get || die "$* missing: install it with apt-get install $*"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" > /dev/null \
@@ -117,7 +114,6 @@ fi
 wants perfbase && { [[ -x "$PERFBASE" ]] || die "PERFBASE=$PERFBASE is not an executable file"; }
 
 # ---------------------------------------------------------------- nginx
-port_busy() { (exec 3<> "/dev/tcp/$HOST/$1") 2> /dev/null; }
 for _ in $(seq 20); do port_busy "$PORT" || break; PORT=$(( PORT + 1 )); done
 port_busy "$PORT" && die "no free port found near ${PORT}; set PORT"
 URL="http://$HOST:$PORT/"

@@ -29,6 +29,8 @@
 # binary; default: v0.121.0, go-installed once into ~/.cache/ghz-v0.121.0/bin). Raw outputs and
 # summary.txt land in bench/out/grpc-ghz-<UTC stamp>/.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 C=${C:-50}
 CONNS=${CONNS:-$C}
@@ -50,9 +52,6 @@ UNARY_DATA='{"latitude":409146138,"longitude":-746188906}'
 STREAM_CALL=routeguide.RouteGuide/ListFeatures
 STREAM_DATA='{"lo":{"latitude":400000000,"longitude":-750000000},"hi":{"latitude":420000000,"longitude":-730000000}}'
 OUT=bench/out/grpc-ghz-$(date -u +%Y%m%dT%H%M%SZ)
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-wants() { [[ " $TOOLS " == *" $1 "* ]]; }
 
 for v in C CONNS N_UNARY N_STREAM REPS CAP; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
@@ -71,7 +70,7 @@ done
 [[ -n "${KINDS// /}" && -n "${TOOLS// /}" ]] || die "KINDS and TOOLS must not be empty"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (server on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
 for cmd in taskset timeout python3 ss; do command -v "$cmd" > /dev/null || die "no $cmd"; done
-[ -x /usr/bin/time ] || apt-get install -y time > /dev/null || die "no /usr/bin/time (apt-get install time)"
+need_apt /usr/bin/time time "no /usr/bin/time (apt-get install time)"
 
 # ghz, once per machine, from the Go module proxy (pinned version).
 if wants ghz && [ ! -x "$GHZ" ]; then

@@ -21,9 +21,10 @@
 # final tables land in bench/out/<UTC stamp>/.
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BENCH_NAME=http_vs_peers
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 export BENCH_DIR="$HERE"   # where the summaries find bench/peers.py
-ROOT="$(cd "$HERE/.." && pwd)"
 export PATH="${HOME:-/root}/.cargo/bin:$PATH"
 
 D="${D:-10}"
@@ -41,10 +42,6 @@ H2_CONNS=4        # h2: connections
 H2_STREAMS=25     # h2: concurrent streams per connection
 SERVER_CPU=0
 TOOL_CPU=1
-
-die() { printf 'http_vs_peers: error: %s\n' "$*" >&2; exit 1; }
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-have() { command -v "$1" > /dev/null 2>&1; }
 
 # ---------------------------------------------------------------- checks
 [[ "$HOST" == "127.0.0.1" ]] \
@@ -64,32 +61,8 @@ done
 [[ -n "${SCENARIOS// /}" && -n "${TOOLS// /}" ]] || die "SCENARIOS and TOOLS must not be empty"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (nginx on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
 CAP=$(( D + 5 ))
-wants() { [[ " $TOOLS " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------- installs
-APT_UPDATED=0
-apt_install() {   # apt_install PKG...; waits for a busy dpkg lock, retries
-  [[ "$(id -u)" == 0 ]] || die "$* missing and not root: install with apt-get install $*"
-  have apt-get || die "$* missing and no apt-get here: install $* by hand"
-  local try
-  for try in 1 2 3 4 5; do
-    if (( ! APT_UPDATED )); then
-      apt-get -q -o DPkg::Lock::Timeout=300 update > /dev/null && APT_UPDATED=1 || true
-    fi
-    if DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" > /dev/null; then
-      return 0
-    fi
-    log "apt-get install $* failed (try $try), retrying in 15 s (dpkg may be busy)"
-    APT_UPDATED=0
-    sleep 15
-  done
-  die "could not install $* with apt-get"
-}
-need_cmd() {      # need_cmd COMMAND DEBIAN_PACKAGE
-  have "$1" || { log "installing $2 (for $1)"; apt_install "$2"; }
-  have "$1" || die "$1 still missing after installing $2"
-}
-
 need_cmd taskset util-linux
 need_cmd timeout coreutils
 need_cmd python3 python3
@@ -143,7 +116,6 @@ mkdir -p "$OUT"
 } > "$OUT/env.txt"
 
 # ---------------------------------------------------------------- nginx
-port_busy() { (exec 3<> "/dev/tcp/$HOST/$1") 2> /dev/null; }
 http_ok() {       # one GET / over bash's /dev/tcp; true on a 200
   local line
   exec 3<> "/dev/tcp/$HOST/$PORT" || return 1

@@ -37,8 +37,9 @@
 # apt-get). Raw outputs and the tables land in bench/out/journey-<UTC stamp>/.
 set -euo pipefail
 
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/.." && pwd)"
+BENCH_NAME=journey_vs_peers
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 export PATH="${HOME:-/root}/.cargo/bin:$PATH"
 
@@ -68,10 +69,6 @@ GATLING_SRC="$HERE/journey/gatling"
 SERVER_CPU=0
 TOOL_CPU=1
 
-die() { printf 'journey_vs_peers: error: %s\n' "$*" >&2; exit 1; }
-log() { printf '%s %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-have() { command -v "$1" > /dev/null 2>&1; }
-
 # ---------------------------------------------------------------- checks
 [[ "$HOST" == "127.0.0.1" ]] \
   || die "refusing to target '$HOST': this benchmark only sends load to 127.0.0.1"
@@ -100,32 +97,8 @@ done
   || die "bench/journey/gatling/ is incomplete (JourneySimulation.java, gatling.conf, logback.xml)"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (server on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
 CAP=$(( D + 30 ))   # every run is killed after this: D + start-up (Node, Python, the JVM) + drain
-wants() { [[ " $TOOLS " == *" $1 "* ]]; }
 
 # ---------------------------------------------------------------- installs
-APT_UPDATED=0
-apt_install() {   # apt_install PKG...; waits for a busy dpkg lock, retries
-  [[ "$(id -u)" == 0 ]] || die "$* missing and not root: install with apt-get install $*"
-  have apt-get || die "$* missing and no apt-get here: install $* by hand"
-  local try
-  for try in 1 2 3 4 5; do
-    if (( ! APT_UPDATED )); then
-      apt-get -q -o DPkg::Lock::Timeout=300 update > /dev/null && APT_UPDATED=1 || true
-    fi
-    if DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=300 "$@" > /dev/null; then
-      return 0
-    fi
-    log "apt-get install $* failed (try $try), retrying in 15 s (dpkg may be busy)"
-    APT_UPDATED=0
-    sleep 15
-  done
-  die "could not install $* with apt-get"
-}
-need_cmd() {      # need_cmd COMMAND DEBIAN_PACKAGE
-  have "$1" || { log "installing $2 (for $1)"; apt_install "$2"; }
-  have "$1" || die "$1 still missing after installing $2"
-}
-
 need_cmd taskset util-linux
 need_cmd timeout coreutils
 need_cmd python3 python3
@@ -273,7 +246,6 @@ mkdir -p "$OUT"
 } > "$OUT/env.txt"
 
 # ---------------------------------------------------------------- the server
-port_busy() { (exec 3<> "/dev/tcp/$HOST/$1") 2> /dev/null; }
 for _ in $(seq 20); do port_busy "$PORT" || break; PORT=$(( PORT + 1 )); done
 port_busy "$PORT" && die "no free port found near ${PORT}; set PORT"
 URL="http://$HOST:$PORT"

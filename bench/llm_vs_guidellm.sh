@@ -25,6 +25,8 @@
 # runs offline: prompts from a local text file, output length from max_tokens, so it loads no
 # tokenizer. Raw outputs and summary.txt land in bench/out/llm-guidellm-<UTC stamp>/.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 RATE=${RATE:-20}
 N=${N:-200}
@@ -37,8 +39,6 @@ PERFBASE=${PERFBASE:-target/release/perfbase}
 VENV=${VENV:-$HOME/.cache/llmpeer}
 GUIDELLM_VERSION=0.8.1
 OUT=bench/out/llm-guidellm-$(date -u +%Y%m%dT%H%M%SZ)
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 for v in RATE N N_SMALL TOKENS PORT; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
@@ -46,7 +46,7 @@ done
 (( N_SMALL < N )) || die "N_SMALL ($N_SMALL) must be below N ($N)"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (service on CPU 0, tool on CPU 1)"
 for cmd in taskset python3 curl; do command -v "$cmd" > /dev/null || die "no $cmd"; done
-[ -x /usr/bin/time ] || apt-get install -y time > /dev/null || die "no /usr/bin/time"
+need_apt /usr/bin/time time "no /usr/bin/time"
 if [ ! -x "$PERFBASE" ]; then
   log "building $PERFBASE"
   cargo build --release --locked -q

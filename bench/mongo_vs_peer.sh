@@ -8,6 +8,8 @@
 #
 #   bench/mongo_vs_peer.sh        # D=5 REPS=3 OPS="find-one insert-one" KEYSPACE=1000
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 D=${D:-5}
@@ -18,11 +20,9 @@ PERFBASE=${PERFBASE:-target/release/perfbase}
 OUT=bench/out/mongo-$(date -u +%Y%m%dT%H%M%SZ)
 VENV=.services/bench-pymongo
 mkdir -p "$OUT"
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs"
-[ -x /usr/bin/time ] || apt-get install -y time >/dev/null || die "/usr/bin/time is missing"
+need_apt /usr/bin/time time "/usr/bin/time is missing"
 [ -x "$PERFBASE" ] || cargo build --release --bin perfbase
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV" && "$VENV/bin/pip" install -q pymongo || die "cannot install pymongo into $VENV"

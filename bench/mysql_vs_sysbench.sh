@@ -8,6 +8,8 @@
 #
 #   bench/mysql_vs_sysbench.sh          # D=10 REPS=3 CLIENTS=10
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 D=${D:-10}
@@ -17,12 +19,9 @@ PERFBASE=${PERFBASE:-target/release/perfbase}
 OUT=bench/out/mysql-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT"
 
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (server on CPU 0, tool on CPU 1)"
-command -v sysbench >/dev/null || apt-get install -y sysbench >/dev/null || die "sysbench is missing (apt-get install sysbench)"
-[ -x /usr/bin/time ] || apt-get install -y time >/dev/null || die "/usr/bin/time is missing"
+need_apt sysbench sysbench "sysbench is missing (apt-get install sysbench)"
+need_apt /usr/bin/time time "/usr/bin/time is missing"
 [ -x "$PERFBASE" ] || cargo build --release --bin perfbase
 
 scripts/services.sh up mariadb >/dev/null

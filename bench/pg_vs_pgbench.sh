@@ -13,6 +13,8 @@
 # script calling pgbench_tx() vs perfbase -w tpcb-function), function-pipelined (the same with
 # perfbase --pipeline 8; pgbench has no equivalent for this script, shown beside plain pgbench).
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 D=${D:-10}
@@ -24,13 +26,10 @@ PERFBASE=${PERFBASE:-target/release/perfbase}
 OUT=bench/out/pg-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT"
 
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs (server on CPU 0, tool on CPU 1)"
-command -v pgbench >/dev/null || apt-get install -y postgresql-contrib >/dev/null || die "pgbench is missing"
+need_apt pgbench postgresql-contrib "pgbench is missing"
 command -v taskset >/dev/null || die "taskset (util-linux) is missing"
-[ -x /usr/bin/time ] || apt-get install -y time >/dev/null || die "/usr/bin/time is missing"
+need_apt /usr/bin/time time "/usr/bin/time is missing"
 [ -x "$PERFBASE" ] || cargo build --release --bin perfbase
 
 scripts/services.sh up postgres >/dev/null

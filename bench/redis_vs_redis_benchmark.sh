@@ -6,6 +6,8 @@
 #
 #   bench/redis_vs_redis_benchmark.sh        # N=500000 REPS=3 PIPELINES="1 16" OPS="set get"
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
 N=${N:-500000}
@@ -16,12 +18,10 @@ CLIENTS=${CLIENTS:-50}
 PERFBASE=${PERFBASE:-target/release/perfbase}
 OUT=bench/out/redis-$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$OUT"
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 [ "$(nproc)" -ge 2 ] || die "needs 2 CPUs"
-command -v redis-benchmark >/dev/null || apt-get install -y redis-tools >/dev/null || die "redis-benchmark is missing"
-[ -x /usr/bin/time ] || apt-get install -y time >/dev/null || die "/usr/bin/time is missing"
+need_apt redis-benchmark redis-tools "redis-benchmark is missing"
+need_apt /usr/bin/time time "/usr/bin/time is missing"
 [ -x "$PERFBASE" ] || cargo build --release --bin perfbase
 
 scripts/services.sh up redis >/dev/null

@@ -18,6 +18,8 @@
 #   SPA_EVERY=3 bench/trend_vs_otava.sh          # e_divisive on every 3rd series only
 #   PERFBASE=/path/to/perfbase bench/trend_vs_otava.sh
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 # A PERFBASE given relative to the caller's directory still names the same file after the cd.
 if [ -n "${PERFBASE:-}" ]; then PERFBASE=$(realpath -m -- "$PERFBASE"); fi
 cd "$(dirname "$0")/.."
@@ -29,9 +31,6 @@ PYTHON=${PYTHON:-python3}
 OUT=bench/out/trend
 OTAVA_VENV=bench/out/venv-otava
 SPA_VENV=bench/out/venv-spa
-
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 # Two venvs, because the pins conflict (apache-otava 0.8.0 pins numpy 2.2.0,
 # signal-processing-algorithms 2.1.6 wants numpy < 2). A venv that already has the pinned

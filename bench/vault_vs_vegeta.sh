@@ -23,6 +23,8 @@
 # temporary folder that is deleted on exit. Raw outputs and summary.txt land in
 # bench/out/vault-vegeta-<UTC stamp>/.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 D=${D:-10}
 REPS=${REPS:-2}
@@ -38,8 +40,6 @@ SIGN_KEY=perfbase-ecdsa-p256
 SERVER_CPU=0
 TOOL_CPU=1
 OUT=bench/out/vault-vegeta-$(date -u +%Y%m%dT%H%M%SZ)
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 [[ "$D" =~ ^[1-9][0-9]*$ ]] || die "D must be a whole number of seconds (got '$D')"
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || die "REPS must be a positive integer (got '$REPS')"
@@ -52,7 +52,7 @@ done
 [[ -n "${OPS// /}" ]] || die "OPS must not be empty"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (server on CPU $SERVER_CPU, tool on CPU $TOOL_CPU); nproc=$(nproc)"
 for cmd in taskset timeout python3 curl; do command -v "$cmd" > /dev/null || die "no $cmd"; done
-[ -x /usr/bin/time ] || apt-get install -y time > /dev/null || die "no /usr/bin/time (apt-get install time)"
+need_apt /usr/bin/time time "no /usr/bin/time (apt-get install time)"
 
 # vegeta, once per machine, from the Go module proxy (pinned version).
 if [ ! -x "$VEGETA" ]; then

@@ -22,6 +22,8 @@
 # artillery ARTILLERY_VERSION is npm-installed there once). Outputs in
 # bench/out/ws-artillery-<UTC stamp>/.
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 VUS=${VUS:-50}
 MESSAGES=${MESSAGES:-2000}
@@ -35,8 +37,6 @@ ARTILLERY_VERSION=2.0.34
 NODE_VERSION=22.23.3
 ECHO=.services/ws/bin/ws_echo
 OUT=bench/out/ws-artillery-$(date -u +%Y%m%dT%H%M%SZ)
-log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 for v in VUS MESSAGES MESSAGES_SMALL HOLD HOLD_SECONDS PORT; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer (got '${!v}')"
@@ -44,7 +44,7 @@ done
 (( MESSAGES_SMALL < MESSAGES )) || die "MESSAGES_SMALL must be below MESSAGES"
 (( $(nproc) >= 2 )) || die "need 2 CPUs (server on CPU 0, tool on CPU 1)"
 for cmd in taskset python3 curl; do command -v "$cmd" > /dev/null || die "no $cmd"; done
-[ -x /usr/bin/time ] || apt-get install -y time > /dev/null || die "no /usr/bin/time"
+need_apt /usr/bin/time time "no /usr/bin/time"
 [ -x "$PERFBASE" ] || cargo build --release --locked -q
 if [ ! -x "$ECHO" ]; then
   log "building the echo server (scripts/services.sh up ws)"

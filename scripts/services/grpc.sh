@@ -84,17 +84,6 @@ grpc_running() {
   ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null
 }
 
-grpc_all_running() {
-  local s
-  for s in "${GRPC_SERVERS[@]}"; do grpc_running "$s" || return 1; done
-}
-
-grpc_any_running() {
-  local s
-  for s in "${GRPC_SERVERS[@]}"; do grpc_running "$s" && return 0; done
-  return 1
-}
-
 # grpc_built: the four binaries and the protos are there, from a build of the pinned versions
 # (bin/VERSION, written last by grpc_build).
 grpc_built() {
@@ -289,7 +278,7 @@ grpc_up() {
   local start=$SECONDS i s
   if is_root; then ensure_user "$GRPC_USER"; fi
   mkdir -p "$GRPC_DIR"
-  if grpc_all_running; then
+  if all_running grpc_running "${GRPC_SERVERS[@]}"; then
     grpc_proto3
     log "grpc already running (route_guide pid $(grpc_pid route_guide), port $(grpc_port route_guide))"
     return 0
@@ -313,7 +302,7 @@ grpc_up() {
 
 grpc_down() {
   local s
-  if ! grpc_any_running; then
+  if ! any_running grpc_running "${GRPC_SERVERS[@]}"; then
     log "grpc not running"
     return 0
   fi
@@ -332,7 +321,7 @@ svc_grpc() {
     if [ -d "$GRPC_DIR" ]; then find "$GRPC_DIR" -mindepth 1 -maxdepth 1 ! -name bin ! -name proto -exec rm -rf {} +; fi
     ;;
   env)
-    if ! grpc_all_running; then
+    if ! all_running grpc_running "${GRPC_SERVERS[@]}"; then
       log "grpc is not running (all five servers): run scripts/services.sh up grpc"
       return 1
     fi
@@ -351,7 +340,7 @@ svc_grpc() {
     echo "export PERFBASE_GRPC_REFLECTION_PID=$(grpc_pid reflection)"
     ;;
   status)
-    if grpc_any_running; then
+    if any_running grpc_running "${GRPC_SERVERS[@]}"; then
       for s in "${GRPC_SERVERS[@]}"; do
         if grpc_running "$s"; then
           echo "grpc $s: running, pid $(grpc_pid "$s"), 127.0.0.1:$(grpc_port "$s")$([ "$s" = route_guide_tls ] && echo ", TLS, CA $GRPC_TLS/ca.crt")"

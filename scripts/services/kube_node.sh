@@ -38,10 +38,10 @@ KUBE_POD_CIDR=10.244.0.0/24
 KUBE_FIRST_KUBELET_PORT=10250
 KUBE_NODE_PROCS=(containerd kubelet kube-controller-manager kube-scheduler)
 
-kube_node_running() {
-  local p
-  for p in "${KUBE_NODE_PROCS[@]}"; do kube_alive "$KUBE_NODE/$p.pid" "${p:0:15}" || return 1; done
-}
+# kube_node_alive PROC: the node's process PROC (one of KUBE_NODE_PROCS) is alive (comm keeps
+# 15 characters of its name).
+kube_node_alive() { kube_alive "$KUBE_NODE/$1.pid" "${1:0:15}"; }
+kube_node_running() { all_running kube_node_alive "${KUBE_NODE_PROCS[@]}"; }
 
 # kube_node_start NAME BIN ARGS...: BIN detached as root (own session, no lock fd), its pid in
 # node/NAME.pid and its output in node/NAME.log (mode 600).
@@ -198,12 +198,7 @@ kube_node_up() {
   mkdir -p "$KUBE_NODE"
   chmod 700 "$KUBE_NODE"
   # A node half up (one piece died) is started again whole.
-  for p in "${KUBE_NODE_PROCS[@]}"; do
-    if ! kube_alive "$KUBE_NODE/$p.pid" "${p:0:15}"; then
-      kube_node_down
-      break
-    fi
-  done
+  if ! kube_node_running; then kube_node_down; fi
   if kube_node_running; then
     log "kubernetes node already running (kubelet pid $(cat "$KUBE_NODE/kubelet.pid"))"
     return 0
@@ -215,7 +210,7 @@ kube_node_up() {
   wait_ready kubelet "$(cat "$KUBE_NODE/kubelet.pid")" "$KUBE_NODE/kubelet.log" 0 480 \
     "see node $KUBE_NODE_NAME Ready in the API server" kube_node_ready
   for p in kube-controller-manager kube-scheduler; do
-    kube_alive "$KUBE_NODE/$p.pid" "${p:0:15}" || { tail -20 "$KUBE_NODE/$p.log" >&2; die "$p exited; see $KUBE_NODE/$p.log"; }
+    kube_node_alive "$p" || { tail -20 "$KUBE_NODE/$p.log" >&2; die "$p exited; see $KUBE_NODE/$p.log"; }
   done
   log "kubernetes node $KUBE_NODE_NAME Ready in $((SECONDS - start)) s"
 }

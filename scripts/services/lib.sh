@@ -64,6 +64,22 @@ stop_pid() {
   wait_gone "$1" "$2" "$3"
 }
 
+# all_running CHECK ITEM...: `CHECK ITEM` succeeds for every ITEM (the servers, nodes or
+# processes of a service that runs several), checked in order up to the first that fails.
+all_running() {
+  local check=$1 item
+  shift
+  for item in "$@"; do "$check" "$item" || return 1; done
+}
+
+# any_running CHECK ITEM...: `CHECK ITEM` succeeds for at least one ITEM.
+any_running() {
+  local check=$1 item
+  shift
+  for item in "$@"; do "$check" "$item" && return 0; done
+  return 1
+}
+
 # port_free PORT: nothing listens on PORT (any address).
 port_free() {
   if command -v ss >/dev/null 2>&1; then

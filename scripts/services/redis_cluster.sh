@@ -15,10 +15,8 @@ RCL_FIRST_BUS=27501
 rcl_port() { cat "$RCL_DIR/$1/port" 2>/dev/null; }
 rcl_pid() { cat "$RCL_DIR/$1/redis.pid" 2>/dev/null; }
 
-rcl_all_alive() {
-  local n
-  for n in "${RCL_NODES[@]}"; do rds_alive "$RCL_DIR/$n" || return 1; done
-}
+# rcl_alive N: node N's redis-server is alive.
+rcl_alive() { rds_alive "$RCL_DIR/$1"; }
 
 rcl_state_ok() {
   rds_cli "$(rcl_port "${RCL_NODES[0]}")" "" cluster info 2>/dev/null | tr -d '\r' |
@@ -28,7 +26,7 @@ rcl_state_ok() {
 rcl_up() {
   local n port bus next=$RCL_FIRST_PORT nextbus=$RCL_FIRST_BUS addrs=() i
   rds_ensure
-  if rcl_all_alive && rcl_state_ok; then
+  if all_running rcl_alive "${RCL_NODES[@]}" && rcl_state_ok; then
     log "redis_cluster already running (ports $(for n in "${RCL_NODES[@]}"; do printf '%s ' "$(rcl_port "$n")"; done))"
     return 0
   fi
@@ -69,7 +67,7 @@ svc_redis_cluster() {
     rm -rf "$RCL_DIR"
     ;;
   env)
-    if ! rcl_all_alive; then
+    if ! all_running rcl_alive "${RCL_NODES[@]}"; then
       log "redis_cluster is not running: run scripts/services.sh up redis_cluster"
       return 1
     fi
@@ -80,7 +78,7 @@ svc_redis_cluster() {
     ;;
   status)
     for n in "${RCL_NODES[@]}"; do
-      if rds_alive "$RCL_DIR/$n"; then
+      if rcl_alive "$n"; then
         echo "redis_cluster node $n: running, pid $(rcl_pid "$n"), 127.0.0.1:$(rcl_port "$n")"
       else
         echo "redis_cluster node $n: stopped"

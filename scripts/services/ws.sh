@@ -54,17 +54,6 @@ ws_running() {
   ! grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null
 }
 
-ws_all_running() {
-  local s
-  for s in "${WS_SERVERS[@]}"; do ws_running "$s" || return 1; done
-}
-
-ws_any_running() {
-  local s
-  for s in "${WS_SERVERS[@]}"; do ws_running "$s" && return 0; done
-  return 1
-}
-
 # ws_built: the binary is there, built from the current sources (bin/VERSION, written last).
 ws_built() {
   [ -x "$WS_BIN/ws_echo" ] && [ "$(cat "$WS_BIN/VERSION" 2>/dev/null)" = "$(ws_stamp)" ]
@@ -218,7 +207,7 @@ ws_up() {
   local start=$SECONDS i s
   if is_root; then ensure_user "$WS_USER"; fi
   mkdir -p "$WS_DIR"
-  if ws_all_running; then
+  if all_running ws_running "${WS_SERVERS[@]}"; then
     log "ws already running (plain pid $(ws_pid plain), port $(ws_port plain); tls pid $(ws_pid tls), port $(ws_port tls))"
     return 0
   fi
@@ -240,7 +229,7 @@ ws_up() {
 
 ws_down() {
   local s
-  if ! ws_any_running; then
+  if ! any_running ws_running "${WS_SERVERS[@]}"; then
     log "ws not running"
     return 0
   fi
@@ -259,7 +248,7 @@ svc_ws() {
     if [ -d "$WS_DIR" ]; then find "$WS_DIR" -mindepth 1 -maxdepth 1 ! -name bin -exec rm -rf {} +; fi
     ;;
   env)
-    if ! ws_all_running; then
+    if ! all_running ws_running "${WS_SERVERS[@]}"; then
       log "ws is not running (both servers): run scripts/services.sh up ws"
       return 1
     fi
@@ -272,7 +261,7 @@ svc_ws() {
     echo "export PERFBASE_WS_TLS_PID=$(ws_pid tls)"
     ;;
   status)
-    if ws_any_running; then
+    if any_running ws_running "${WS_SERVERS[@]}"; then
       for s in "${WS_SERVERS[@]}"; do
         if ws_running "$s"; then
           ws_schemes "$s"
