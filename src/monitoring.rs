@@ -4,6 +4,7 @@
 //! was the limit.
 
 use crate::exit::{bad_input, AppError};
+use perfbase_core::phase::PhaseKind;
 use perfbase_engine::{Observer, PhaseOutcome, PhaseSpec, ProgressSnapshot};
 use perfbase_monitor::{Monitor, MonitorConfig, MonitorReport, Selector};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,7 +38,7 @@ pub fn start(o: &MonitorOptions, interrupt: &AtomicBool) -> Result<Monitor, AppE
     };
     let monitor = Monitor::start(cfg).map_err(|e| bad_input(format!("--monitor: {e}")))?;
     if has_targets && !o.idle.is_zero() {
-        monitor.phase("idle");
+        monitor.phase(&PhaseKind::Idle.name(None));
         let until = Instant::now() + o.idle;
         while Instant::now() < until && !interrupt.load(Ordering::Relaxed) {
             std::thread::sleep(

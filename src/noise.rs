@@ -5,6 +5,7 @@
 //! not the service, was the limit.
 
 use perfbase_core::monitor::MonitorReport;
+use perfbase_core::phase::PhaseKind;
 use perfbase_core::study::Noise;
 use std::time::{Duration, Instant};
 
@@ -99,7 +100,7 @@ pub fn after(before: &Before, monitor: Option<&MonitorReport>) -> Noise {
             let core_s: f64 = t
                 .phases
                 .iter()
-                .filter(|p| p.name != "idle")
+                .filter(|p| p.kind() != PhaseKind::Idle)
                 .map(|p| p.cpu_pct.mean / 100.0 * p.samples as f64 * m.interval_s)
                 .filter(|v| v.is_finite())
                 .sum();

@@ -11,6 +11,7 @@ use crate::exit::AppError;
 use crate::monitoring::Labelled;
 use crate::plan::{Check, Plan, Scenario};
 use perfbase_analysis::study::{CheckVerdict, ScenarioStudy};
+use perfbase_core::phase::PhaseKind;
 use perfbase_engine::{EngineConfig, Load, Observer, PhaseOutcome, PhaseSpec, RunClock};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -283,11 +284,7 @@ fn phases(
     let mut workloads = Vec::new();
     if let (Some(w), 1) = (s.warmup, rep) {
         specs.push(PhaseSpec {
-            name: if plain {
-                "warmup".into()
-            } else {
-                format!("{} warm-up", s.name)
-            },
+            name: PhaseKind::Warmup.name((!plain).then_some(s.name.as_str())),
             load: s.steps[0].load.clone(),
             duration: Some(w),
             count: None,
@@ -299,7 +296,7 @@ fn phases(
     for (k, step) in s.steps.iter().enumerate() {
         if let (Some(c), false) = (s.cooldown, specs.is_empty() && rep == 1) {
             specs.push(PhaseSpec {
-                name: format!("{} cool-down", s.name),
+                name: PhaseKind::Cooldown.name(Some(&s.name)),
                 load: Load::Idle,
                 duration: Some(c),
                 count: None,

@@ -24,6 +24,7 @@ pub mod nan;
 pub mod omission;
 pub mod outcome;
 pub mod percent;
+pub mod phase;
 pub mod recorder;
 pub mod redact;
 pub mod result;

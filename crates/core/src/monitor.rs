@@ -5,6 +5,7 @@
 //! samples and builds it and re-exports these types. Figures that can be undefined are NaN in
 //! memory and `null` in JSON, through [`crate::nan`].
 
+use crate::phase::PhaseKind;
 use serde::{Deserialize, Serialize};
 
 /// Everything the monitor saw.
@@ -126,6 +127,41 @@ impl TargetReport {
     /// The statistics of the phase with this name, if it has samples.
     pub fn phase(&self, name: &str) -> Option<&PhaseStats> {
         self.phases.iter().find(|p| p.name == name)
+    }
+
+    /// The idle baseline, if it was sampled.
+    pub fn idle(&self) -> Option<&PhaseStats> {
+        self.phases.iter().find(|p| p.kind() == PhaseKind::Idle)
+    }
+
+    /// The phases with load running: warm-ups and measured steps.
+    pub fn loaded(&self) -> impl Iterator<Item = &PhaseStats> {
+        self.phases.iter().filter(|p| p.kind().under_load())
+    }
+
+    /// `f` of the loaded phases, their mean weighted by samples (`None` without a sample).
+    pub fn loaded_mean(&self, f: impl Fn(&PhaseStats) -> f64) -> Option<f64> {
+        let n: usize = self.loaded().map(|p| p.samples).sum();
+        (n > 0).then(|| self.loaded().map(|p| f(p) * p.samples as f64).sum::<f64>() / n as f64)
+    }
+
+    /// The highest `f` of the loaded phases (NaN without one).
+    pub fn loaded_peak(&self, f: impl Fn(&PhaseStats) -> f64) -> f64 {
+        self.loaded().map(f).fold(f64::NAN, f64::max)
+    }
+}
+
+impl PhaseStats {
+    /// What the phase was for.
+    pub fn kind(&self) -> PhaseKind {
+        PhaseKind::of(&self.name)
+    }
+}
+
+impl Sample {
+    /// What the phase it was taken in was for.
+    pub fn kind(&self) -> PhaseKind {
+        PhaseKind::of(&self.phase)
     }
 }
 

@@ -2,6 +2,7 @@
 //! parent module for which charts a page has and why they are hand-made).
 
 use super::*;
+use perfbase_core::phase::PhaseKind;
 
 /// A latency-by-percentile curve: points on the "nines" axis up to 6 nines, and dots at the
 /// usual percentiles. `None` when the histogram does not decode or is empty.
@@ -514,11 +515,11 @@ pub(super) fn monitor_chart(
     for s in &longest.timeline {
         if prev != Some(s.phase.as_str()) {
             let start = (s.t_s - m.interval_s).max(0.0);
-            if s.phase == "idle" {
+            if s.kind() == PhaseKind::Idle {
                 let end = longest
                     .timeline
                     .iter()
-                    .filter(|x| x.phase == "idle")
+                    .filter(|x| x.kind() == PhaseKind::Idle)
                     .map(|x| x.t_s)
                     .fold(start, f64::max);
                 chart.bands.push(Band {

@@ -204,7 +204,11 @@ fn monitor_row(out: &mut String, label: &str, p: &PhaseStats, with_mem: bool) {
         out,
         "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.1} ({:.1}–{:.1})</td>\
          <td>{:.1}</td><td>{:.1} ({:.1})</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{:.0}</td><td>{}</td>",
-        if p.name == "idle" { " class=\"idle\"" } else { "" },
+        if p.kind() == perfbase_core::phase::PhaseKind::Idle {
+            " class=\"idle\""
+        } else {
+            ""
+        },
         label,
         escape(&p.name),
         p.samples,

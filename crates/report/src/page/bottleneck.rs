@@ -10,13 +10,6 @@ use perfbase_core::monitor::{PhaseStats, TargetReport};
 /// A phase at or above this share of a core (of all cores, for the machine) is at the limit.
 const BUSY: f64 = 90.0;
 
-/// Phases a target was loaded in: not the idle baseline, not a cool-down.
-fn loaded(t: &TargetReport) -> impl Iterator<Item = &PhaseStats> {
-    t.phases
-        .iter()
-        .filter(|p| p.name != "idle" && !p.name.ends_with("cool-down"))
-}
-
 /// Phase names with their repetitions folded, at most [`LISTED`] of them:
 /// `PostgreSQL operations scan (9 runs); pgbench TPC-B c=4 (runs #1, #3); … and 4 more`.
 fn folded<'p>(phases: impl Iterator<Item = &'p PhaseStats>) -> String {
@@ -68,7 +61,7 @@ pub(super) fn lines(input: &PageInput<'_>) -> Vec<String> {
     let r = input.result;
     if let Some(m) = &r.monitor {
         for t in m.targets.iter().filter(|t| t.kind != "self") {
-            let busy: Vec<&PhaseStats> = loaded(t).filter(|p| p.cpu_pct.mean >= BUSY).collect();
+            let busy: Vec<&PhaseStats> = t.loaded().filter(|p| p.cpu_pct.mean >= BUSY).collect();
             if !busy.is_empty() {
                 // A phase shorter than a few samples can read past the machine's cores (a
                 // process tree's ticks land in one sample): no more than the machine has.
@@ -79,7 +72,7 @@ pub(super) fn lines(input: &PageInput<'_>) -> Vec<String> {
         // perfbase's own threads: the limit is its worker count, or every core it had.
         let cap = f64::from(m.cores.max(1)).min(r.config.threads.max(1) as f64) * BUSY;
         for t in m.targets.iter().filter(|t| t.kind == "self") {
-            let busy: Vec<&PhaseStats> = loaded(t).filter(|p| p.cpu_pct.mean >= cap).collect();
+            let busy: Vec<&PhaseStats> = t.loaded().filter(|p| p.cpu_pct.mean >= cap).collect();
             if !busy.is_empty() {
                 out.push(format!(
                     "perfbase itself was the limit (up to {:.0} % of one core over {} worker \
@@ -129,7 +122,7 @@ fn service_line(label: &str, peak: f64, busy: &[&PhaseStats]) -> String {
 fn machine(targets: &[TargetReport]) -> Option<String> {
     let mut names: Vec<&str> = Vec::new();
     for t in targets {
-        for p in loaded(t) {
+        for p in t.loaded() {
             if !names.contains(&p.name.as_str()) {
                 names.push(&p.name);
             }

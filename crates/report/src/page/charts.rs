@@ -133,16 +133,8 @@ pub(crate) fn resources(m: &MonitorReport) -> Vec<Block> {
     let mut cpu = Vec::new();
     let mut rss = Vec::new();
     for t in &m.targets {
-        let idle = t.phases.iter().find(|p| p.name == "idle");
-        let load: Vec<_> = t
-            .phases
-            .iter()
-            .filter(|p| p.name != "idle" && !p.name.ends_with("cool-down"))
-            .collect();
-        let n: usize = load.iter().map(|p| p.samples).sum();
-        let mean = |f: &dyn Fn(&perfbase_core::monitor::PhaseStats) -> f64| {
-            (n > 0).then(|| load.iter().map(|p| f(p) * p.samples as f64).sum::<f64>() / n as f64)
-        };
+        let idle = t.idle();
+        let mean = |f: &dyn Fn(&perfbase_core::monitor::PhaseStats) -> f64| t.loaded_mean(f);
         let value = |v: Option<f64>| {
             v.filter(|v| v.is_finite()).map(|value| Bar {
                 value,

@@ -533,20 +533,10 @@ fn resources(r: &RunResult) -> Option<Section> {
         .targets
         .iter()
         .map(|t| {
-            let idle = t.phases.iter().find(|p| p.name == "idle");
-            let load: Vec<_> = t
-                .phases
-                .iter()
-                .filter(|p| p.name != "idle" && !p.name.ends_with("cool-down"))
-                .collect();
-            let weighted = |f: &dyn Fn(&perfbase_core::monitor::PhaseStats) -> f64| {
-                let n: usize = load.iter().map(|p| p.samples).sum();
-                (n > 0)
-                    .then(|| load.iter().map(|p| f(p) * p.samples as f64).sum::<f64>() / n as f64)
-            };
-            let peak = |f: &dyn Fn(&perfbase_core::monitor::PhaseStats) -> f64| {
-                load.iter().map(|p| f(p)).fold(f64::NAN, f64::max)
-            };
+            let idle = t.idle();
+            let weighted =
+                |f: &dyn Fn(&perfbase_core::monitor::PhaseStats) -> f64| t.loaded_mean(f);
+            let peak = |f: &dyn Fn(&perfbase_core::monitor::PhaseStats) -> f64| t.loaded_peak(f);
             let pct = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.1}"));
             let mem = |v: Option<f64>| {
                 v.filter(|v| v.is_finite())
