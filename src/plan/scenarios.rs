@@ -161,39 +161,9 @@ fn scenario(
     scale: f64,
     defaults: &super::repeat::Defaults,
 ) -> Result<Scenario, PlanError> {
-    let shapes =
-        sd.rate.is_some() as u8 + sd.concurrency.is_some() as u8 + sd.stages.is_some() as u8;
-    if shapes != 1 {
-        return Err(cx.err(
-            &sd.name,
-            field,
-            "give exactly one of rate, concurrency or stages",
-        ));
-    }
-    let b = bounds(cx, field, sd, default_inflight)?;
-    let (kind, steps) = if let Some(r) = &sd.rate {
-        rate_steps(cx, field, r, b, scale)?
-    } else if let Some(c) = &sd.concurrency {
-        concurrency_steps(cx, field, c, b, scale)?
-    } else {
-        let stages = sd.stages.as_ref().expect("one shape is set");
-        (Kind::Stages, stage_steps(cx, field, stages, b, scale)?)
-    };
-    check_steps(cx, field, sd, kind, &steps, scale)?;
+    let (kind, steps) = shape(cx, field, sd, default_inflight, scale)?;
     let repeat = super::repeat::scenario(cx, field, sd, defaults)?;
-    let aborts = sd
-        .abort_on_fail
-        .iter()
-        .map(|t| cx.threshold(t, &format!("{field}.abort_on_fail")))
-        .collect::<Result<Vec<_>, _>>()?;
-    if let (Some(d), true) = (&sd.delay_abort_eval, aborts.is_empty()) {
-        return Err(cx.err(
-            d,
-            format!("{field}.delay_abort_eval"),
-            "delays abort_on_fail, which this scenario does not have: add abort_on_fail = \
-             [\"error_rate < 5%\"] or remove it",
-        ));
-    }
+    let aborts = abort_on_fail(cx, field, sd)?;
     let (kind, steps) = if suite.is_empty() {
         (kind, steps)
     } else {
@@ -237,6 +207,58 @@ fn scenario(
         section: sd.section.as_ref().map(|s| s.get_ref().trim().to_string()),
         api: api_row(cx, field, sd)?,
     })
+}
+
+/// The scenario's kind and steps: from exactly one of rate, concurrency or stages.
+fn shape(
+    cx: &Ctx<'_>,
+    field: &str,
+    sd: &file::ScenarioDef,
+    default_inflight: u64,
+    scale: f64,
+) -> Result<(Kind, Vec<Step>), PlanError> {
+    let shapes =
+        sd.rate.is_some() as u8 + sd.concurrency.is_some() as u8 + sd.stages.is_some() as u8;
+    if shapes != 1 {
+        return Err(cx.err(
+            &sd.name,
+            field,
+            "give exactly one of rate, concurrency or stages",
+        ));
+    }
+    let b = bounds(cx, field, sd, default_inflight)?;
+    let (kind, steps) = if let Some(r) = &sd.rate {
+        rate_steps(cx, field, r, b, scale)?
+    } else if let Some(c) = &sd.concurrency {
+        concurrency_steps(cx, field, c, b, scale)?
+    } else {
+        let stages = sd.stages.as_ref().expect("one shape is set");
+        (Kind::Stages, stage_steps(cx, field, stages, b, scale)?)
+    };
+    check_steps(cx, field, sd, kind, &steps, scale)?;
+    Ok((kind, steps))
+}
+
+/// The thresholds judged live that stop the run; `delay_abort_eval` without them is an error.
+fn abort_on_fail(
+    cx: &Ctx<'_>,
+    field: &str,
+    sd: &file::ScenarioDef,
+) -> Result<Vec<perfbase_analysis::threshold::Threshold>, PlanError> {
+    let aborts = sd
+        .abort_on_fail
+        .iter()
+        .map(|t| cx.threshold(t, &format!("{field}.abort_on_fail")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let (Some(d), true) = (&sd.delay_abort_eval, aborts.is_empty()) {
+        return Err(cx.err(
+            d,
+            format!("{field}.delay_abort_eval"),
+            "delays abort_on_fail, which this scenario does not have: add abort_on_fail = \
+             [\"error_rate < 5%\"] or remove it",
+        ));
+    }
+    Ok(aborts)
 }
 
 /// The scenario's row in a page's API table, when it names its implementation; `endpoint`

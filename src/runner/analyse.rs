@@ -9,6 +9,7 @@ use perfbase_analysis::slo::operating_point_with;
 use perfbase_analysis::study::{repetition_stats, PhaseVerdict, ScenarioStudy};
 use perfbase_analysis::sweep::step_row;
 use perfbase_core::result::Measurement;
+use perfbase_core::study::{Knee, OperatingPoint, StepRow};
 use perfbase_core::Recorder;
 use perfbase_engine::{Load, PhaseOutcome};
 use std::time::Duration;
@@ -105,49 +106,8 @@ pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> 
         merged_steps.push(runs.merged);
         phases.extend(runs.runs);
     }
-    let (knee, operating_point) = if s.kind.is_ladder() {
-        let knee = find_knee(&rows, &plan.knee);
-        let op = if plan.slo.is_empty() {
-            None
-        } else {
-            // Steps past the knee are not candidates, even where they still meet the SLO (a
-            // saturated closed ladder can keep p99 under a loose SLO while adding nothing).
-            // The knee step itself is: when it is the only one within the SLO, that is the
-            // answer (with no headroom), not "no step meets the SLO".
-            let usable = knee.first_bad.map_or(rows.len(), |b| b + 1);
-            let refs: Vec<&Measurement> = merged_steps[..usable].iter().collect();
-            operating_point_with(&rows[..usable], &refs, &plan.slo, &knee, &plan.knee).map(
-                |mut op| {
-                    // Headroom is measured to the knee's step, which the truncated rows no longer hold.
-                    op.headroom = knee
-                        .first_bad
-                        .map(|b| rows[b].offered.amount() / op.offered.amount() - 1.0);
-                    op
-                },
-            )
-        };
-        (Some(knee), op)
-    } else {
-        (None, None)
-    };
-    let mut gates = s.thresholds.clone();
-    if !s.kind.is_ladder() {
-        gates.extend(plan.thresholds.iter().cloned());
-    }
-    // In the order the phases ran (a suite's repetitions run its operations in turn).
-    phases.sort_by_key(|(order, _, _)| *order);
-    let thresholds: Vec<PhaseVerdict> = phases
-        .iter()
-        .flat_map(|(_, name, m)| {
-            gates
-                .iter()
-                .map(|t| PhaseVerdict {
-                    phase: name.clone(),
-                    verdict: t.check(m),
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let (knee, operating_point) = knee_and_point(plan, s, &rows, &merged_steps);
+    let thresholds = phase_verdicts(plan, s, phases);
     let w = &plan.workloads[&s.workload];
     ScenarioStudy {
         name: s.name.clone(),
@@ -163,6 +123,61 @@ pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> 
         precision_target: s.precision,
         thresholds,
     }
+}
+
+/// A ladder's knee and, with an SLO, its operating point; neither for other scenarios.
+fn knee_and_point(
+    plan: &Plan,
+    s: &Scenario,
+    rows: &[StepRow],
+    merged_steps: &[Measurement],
+) -> (Option<Knee>, Option<OperatingPoint>) {
+    if !s.kind.is_ladder() {
+        return (None, None);
+    }
+    let knee = find_knee(rows, &plan.knee);
+    if plan.slo.is_empty() {
+        return (Some(knee), None);
+    }
+    // Steps past the knee are not candidates, even where they still meet the SLO (a
+    // saturated closed ladder can keep p99 under a loose SLO while adding nothing). The knee
+    // step itself is: when it is the only one within the SLO, that is the answer (with no
+    // headroom), not "no step meets the SLO".
+    let usable = knee.first_bad.map_or(rows.len(), |b| b + 1);
+    let refs: Vec<&Measurement> = merged_steps[..usable].iter().collect();
+    let op =
+        operating_point_with(&rows[..usable], &refs, &plan.slo, &knee, &plan.knee).map(|mut op| {
+            // Headroom is measured to the knee's step, which the truncated rows no longer hold.
+            op.headroom = knee
+                .first_bad
+                .map(|b| rows[b].offered.amount() / op.offered.amount() - 1.0);
+            op
+        });
+    (Some(knee), op)
+}
+
+/// Every measured phase judged on the scenario's thresholds (and the plan's, for scenarios
+/// that are not ladders), in the order the phases ran.
+fn phase_verdicts(
+    plan: &Plan,
+    s: &Scenario,
+    mut phases: Vec<(usize, String, Measurement)>,
+) -> Vec<PhaseVerdict> {
+    let mut gates = s.thresholds.clone();
+    if !s.kind.is_ladder() {
+        gates.extend(plan.thresholds.iter().cloned());
+    }
+    // A suite's repetitions run its operations in turn.
+    phases.sort_by_key(|(order, _, _)| *order);
+    phases
+        .iter()
+        .flat_map(|(_, name, m)| {
+            gates.iter().map(|t| PhaseVerdict {
+                phase: name.clone(),
+                verdict: t.check(m),
+            })
+        })
+        .collect()
 }
 
 /// A ranking of the plan: each named scenario's steps (repetitions merged, exactly), labelled

@@ -158,6 +158,62 @@ fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
+/// One metric of an entry, side A against side B: its means, change, Welch p-value when
+/// both sides have repetitions, and whether B is better or worse beyond chance.
+fn compare_metric(
+    metric: &str,
+    direction: Better,
+    (a, b): (&[&Measurement], &[&Measurement]),
+    tolerance: f64,
+    alpha: f64,
+) -> MetricComparison {
+    let tested = a.len() >= 2 && b.len() >= 2;
+    let va: Vec<f64> = a.iter().map(|m| metric_value(m, metric)).collect();
+    let vb: Vec<f64> = b.iter().map(|m| metric_value(m, metric)).collect();
+    let (ma, mb) = (mean(&va), mean(&vb));
+    let delta = mb - ma;
+    let delta_pct = (ma != 0.0).then(|| delta / ma);
+    // Beyond the tolerance: relative to A, or — for a metric that is 0 in A, such as an
+    // error rate — an absolute move of more than tolerance / 100 (0.05 points at 5 %).
+    let beyond = match delta_pct {
+        Some(p) => p.abs() > tolerance,
+        None => delta.abs() > tolerance / 100.0,
+    };
+    let p_value = if tested {
+        welch(&va, &vb).map(|w| w.p_value)
+    } else {
+        None
+    };
+    let significant = match (tested, p_value) {
+        (true, Some(p)) => p < alpha,
+        // No spread on either side (identical runs): any change beyond tolerance is real.
+        _ => beyond,
+    };
+    let b_higher = delta > 0.0;
+    let better = significant && (b_higher == (direction == Better::Higher));
+    let worse = significant && !better && delta != 0.0;
+    MetricComparison {
+        metric: metric.into(),
+        a: ma,
+        b: mb,
+        delta,
+        delta_pct,
+        p_value,
+        significant,
+        better,
+        worse,
+        verdict: wording(
+            metric,
+            better,
+            worse,
+            (a.len(), b.len()),
+            delta,
+            delta_pct,
+            p_value,
+        ),
+    }
+}
+
 /// Compares one entry: `a` and `b` are the runs of each side (one, or a plan's repetitions).
 pub fn compare_entry(
     name: &str,
@@ -169,54 +225,10 @@ pub fn compare_entry(
     if let Some(e) = not_comparable(name, a, b) {
         return e;
     }
-    let tested = a.len() >= 2 && b.len() >= 2;
-    let mut metrics = Vec::new();
-    for (metric, direction) in METRICS {
-        let va: Vec<f64> = a.iter().map(|m| metric_value(m, metric)).collect();
-        let vb: Vec<f64> = b.iter().map(|m| metric_value(m, metric)).collect();
-        let (ma, mb) = (mean(&va), mean(&vb));
-        let delta = mb - ma;
-        let delta_pct = (ma != 0.0).then(|| delta / ma);
-        // Beyond the tolerance: relative to A, or — for a metric that is 0 in A, such as an
-        // error rate — an absolute move of more than tolerance / 100 (0.05 points at 5 %).
-        let beyond = match delta_pct {
-            Some(p) => p.abs() > tolerance,
-            None => delta.abs() > tolerance / 100.0,
-        };
-        let p_value = if tested {
-            welch(&va, &vb).map(|w| w.p_value)
-        } else {
-            None
-        };
-        let significant = match (tested, p_value) {
-            (true, Some(p)) => p < alpha,
-            // No spread on either side (identical runs): any change beyond tolerance is real.
-            _ => beyond,
-        };
-        let b_higher = delta > 0.0;
-        let better = significant && (b_higher == (direction == Better::Higher));
-        let worse = significant && !better && delta != 0.0;
-        metrics.push(MetricComparison {
-            metric: metric.into(),
-            a: ma,
-            b: mb,
-            delta,
-            delta_pct,
-            p_value,
-            significant,
-            better,
-            worse,
-            verdict: wording(
-                metric,
-                better,
-                worse,
-                (a.len(), b.len()),
-                delta,
-                delta_pct,
-                p_value,
-            ),
-        });
-    }
+    let metrics: Vec<MetricComparison> = METRICS
+        .iter()
+        .map(|&(metric, direction)| compare_metric(metric, direction, (a, b), tolerance, alpha))
+        .collect();
     let key = |m: &&MetricComparison| key_metric(m);
     let better = metrics.iter().filter(key).any(|m| m.better);
     let worse = metrics.iter().filter(key).any(|m| m.worse);

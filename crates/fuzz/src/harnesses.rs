@@ -560,55 +560,59 @@ fn request(input: &[u8]) -> bool {
     let Ok(requests) = HttpDriver::wire_bytes(&[spec], corpora, &HttpOptions::default(), 4) else {
         return false;
     };
-    for bytes in requests {
-        let mut slots = [httparse::EMPTY_HEADER; 16];
-        let mut parsed = httparse::Request::new(&mut slots);
-        let head = match parsed.parse(&bytes) {
-            Ok(httparse::Status::Complete(n)) => n,
-            other => panic!(
-                "not one whole request head ({other:?}): {:?}",
-                String::from_utf8_lossy(&bytes)
-            ),
-        };
-        // Host, User-Agent, X-Value and Content-Length (POST, PUT and PATCH always; others
-        // with a body): no header more.
-        let names: Vec<String> = parsed
-            .headers
-            .iter()
-            .map(|h| h.name.to_ascii_lowercase())
-            .collect();
-        assert!(
-            names.iter().filter(|n| *n == "x-value").count() == 1
-                && names.len() <= 4
-                && names.iter().all(|n| matches!(
-                    n.as_str(),
-                    "host" | "user-agent" | "x-value" | "content-length"
-                )),
-            "{names:?}: {:?}",
-            String::from_utf8_lossy(&bytes)
-        );
-        let length = parsed
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-            .map_or(0, |h| {
-                std::str::from_utf8(h.value)
-                    .unwrap()
-                    .parse::<usize>()
-                    .unwrap()
-            });
-        assert_eq!(
-            head + length,
-            bytes.len(),
-            "a body of its length and nothing after it"
-        );
-        let target = parsed.path.unwrap_or("");
-        assert!(
-            !target.bytes().any(perfbase_core::percent::unsafe_in_target),
-            "{target:?}"
-        );
-    }
+    requests.iter().for_each(|bytes| one_whole_request(bytes));
     true
+}
+
+/// `bytes` is one whole request: one request line, only the headers the harness meant, a
+/// body of its Content-Length and nothing after it, a target without an unsafe byte.
+fn one_whole_request(bytes: &[u8]) {
+    let mut slots = [httparse::EMPTY_HEADER; 16];
+    let mut parsed = httparse::Request::new(&mut slots);
+    let head = match parsed.parse(bytes) {
+        Ok(httparse::Status::Complete(n)) => n,
+        other => panic!(
+            "not one whole request head ({other:?}): {:?}",
+            String::from_utf8_lossy(bytes)
+        ),
+    };
+    // Host, User-Agent, X-Value and Content-Length (POST, PUT and PATCH always; others
+    // with a body): no header more.
+    let names: Vec<String> = parsed
+        .headers
+        .iter()
+        .map(|h| h.name.to_ascii_lowercase())
+        .collect();
+    assert!(
+        names.iter().filter(|n| *n == "x-value").count() == 1
+            && names.len() <= 4
+            && names.iter().all(|n| matches!(
+                n.as_str(),
+                "host" | "user-agent" | "x-value" | "content-length"
+            )),
+        "{names:?}: {:?}",
+        String::from_utf8_lossy(bytes)
+    );
+    let length = parsed
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+        .map_or(0, |h| {
+            std::str::from_utf8(h.value)
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        });
+    assert_eq!(
+        head + length,
+        bytes.len(),
+        "a body of its length and nothing after it"
+    );
+    let target = parsed.path.unwrap_or("");
+    assert!(
+        !target.bytes().any(perfbase_core::percent::unsafe_in_target),
+        "{target:?}"
+    );
 }
 
 /// The error-sample scrubber: the input's first line holds secrets (separated by tabs), the
