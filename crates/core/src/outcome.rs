@@ -21,10 +21,11 @@ pub enum Class {
     Write,
     /// No complete response within the timeout.
     Timeout,
-    /// The response was malformed or oversized.
-    Protocol,
-    /// The backend reported an error (SQL error, Redis error reply); its code is in `detail`.
-    Driver,
+    /// The response was malformed or oversized (JSON and reports: `protocol`).
+    Malformed,
+    /// The server answered with an error of its own protocol (an SQL error, a Redis error
+    /// reply); its code is in `detail` (JSON and reports: `driver`).
+    ServerError,
     /// A journey's check on a response failed (the status, body or header was not what the
     /// plan asked for); the check's name is in `detail`.
     Check,
@@ -43,8 +44,8 @@ impl Class {
         Class::Read,
         Class::Write,
         Class::Timeout,
-        Class::Protocol,
-        Class::Driver,
+        Class::Malformed,
+        Class::ServerError,
         Class::Check,
         Class::Capture,
     ];
@@ -66,8 +67,8 @@ impl Class {
             Class::Read => "read",
             Class::Write => "write",
             Class::Timeout => "timeout",
-            Class::Protocol => "protocol",
-            Class::Driver => "driver",
+            Class::Malformed => "protocol",
+            Class::ServerError => "driver",
             Class::Check => "check",
             Class::Capture => "capture",
         }
@@ -84,7 +85,7 @@ impl Class {
     pub fn breaks_session(self) -> bool {
         matches!(
             self,
-            Class::Connect | Class::Read | Class::Write | Class::Timeout | Class::Protocol
+            Class::Connect | Class::Read | Class::Write | Class::Timeout | Class::Malformed
         )
     }
 

@@ -464,7 +464,7 @@ mod tests {
         let hostile = "\u{1b}]0;pwned\u{7}\u{1b}[2J\u{1b}[32mall thresholds passed";
         for _ in 0..2 {
             r.record(
-                &Outcome::error(Class::Protocol, hostile),
+                &Outcome::error(Class::Malformed, hostile),
                 Duration::from_micros(5),
                 Duration::ZERO,
                 Duration::ZERO,
@@ -512,7 +512,7 @@ mod tests {
             Duration::ZERO,
             Duration::ZERO,
         );
-        let failed = Outcome::error(Class::Driver, "2 of 8 failed").batch_of(8, 6);
+        let failed = Outcome::error(Class::ServerError, "2 of 8 failed").batch_of(8, 6);
         r.record(
             &failed,
             Duration::from_millis(3),
@@ -522,7 +522,7 @@ mod tests {
         r.finish();
         assert_eq!(r.requests(), 16);
         assert_eq!(r.count(Class::Ok), 14);
-        assert_eq!(r.count(Class::Driver), 2);
+        assert_eq!(r.count(Class::ServerError), 2);
         assert_eq!(r.response.len(), 16);
         assert_eq!(r.timeline.points()[0].requests, 16);
         assert_eq!(r.timeline.points()[0].errors, 2);

@@ -320,7 +320,7 @@ fn stream_consumers_take_end_to_end_latency_and_the_queue_goes_away() {
     assert_eq!(consumed.received, N + 1);
     let r = &consumed.recorder;
     assert_eq!(r.count(Class::Ok), N);
-    assert_eq!(r.count(Class::Protocol), 1);
+    assert_eq!(r.count(Class::Malformed), 1);
     assert!(r.error_samples()[0].message.contains("4-byte message"));
     // Loopback end to end: above zero, well under the drain time.
     assert_eq!(

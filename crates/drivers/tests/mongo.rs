@@ -145,7 +145,7 @@ fn a_server_error_is_named_and_a_dead_server_is_a_connect_error() {
         let driver = MongoDriver::new(&url, MongoOp::UpdateOne, options()).unwrap();
         let mut s = driver.open(0).await.unwrap();
         let o = s.execute(0).await;
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         let detail = o.detail.clone().unwrap_or_default();
         assert!(detail.starts_with("server write error"), "{detail}");
         // Nothing listens on port 1: opening a session is a connect error, with no password.

@@ -145,7 +145,7 @@ fn tpcb_transactions_keep_the_balances_consistent() {
         c.query_drop("ALTER TABLE pgbench_history_away RENAME TO pgbench_history")
             .await
             .expect("rename back");
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         let detail = o.detail.as_deref().unwrap_or_default();
         assert!(detail.starts_with("MySQL 1146 (42S02): Table"), "{detail}");
         let o = s.execute(N + 1).await;
@@ -291,7 +291,7 @@ fn failures_are_classed_and_never_show_the_password() {
             custom("SELECT v FROM perfbase_fault_none WHERE id = ?", &["1"]),
         )
         .await;
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         assert!(
             o.detail
                 .as_deref()
@@ -318,7 +318,7 @@ fn failures_are_classed_and_never_show_the_password() {
             ),
         )
         .await;
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         assert!(
             o.detail
                 .as_deref()
@@ -338,7 +338,7 @@ fn failures_are_classed_and_never_show_the_password() {
             .await
             .expect("drop");
         let o = s.execute(1).await;
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         let detail = o.detail.as_deref().unwrap_or_default();
         assert!(
             detail.starts_with("MySQL 1146 (42S02): Table ") && detail.contains("doesn't exist"),

@@ -148,7 +148,7 @@ fn tpcb_rolls_back_a_failed_transaction_and_goes_on() {
         .await
         .unwrap();
         let o = s.execute(1).await;
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         assert!(o.detail.as_deref().unwrap().contains("23514"), "{o:?}");
         // Rolled back: the updates of op 1 are gone.
         assert_eq!(tpcb_invariant(&c).await.0, 1);
@@ -190,7 +190,7 @@ fn pipelined_tpcb_transactions_keep_the_invariant_and_fail_alone() {
             .count() as u32;
         assert!((1..8).contains(&negative), "a mixed batch: {negative} of 8");
         let o = s.execute(50).await;
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         assert_eq!((o.batch, o.batch_ok), (8, 8 - negative), "{o:?}");
         let detail = o.detail.as_deref().unwrap();
         assert!(
@@ -383,7 +383,7 @@ fn custom_statements_bind_text_parameters() {
         );
         let mut s = session(&url, w, 1).await;
         let o = s.execute(0).await;
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         assert!(o.detail.as_deref().unwrap().contains("22P02"), "{o:?}");
     });
 }
@@ -442,7 +442,7 @@ fn a_missing_table_is_a_driver_error_and_the_session_recovers() {
         let mut s = session(&url, w, 1).await;
         for op in 0..3 {
             let o = s.execute(op).await;
-            assert_eq!(o.class, Class::Driver, "{o:?}");
+            assert_eq!(o.class, Class::ServerError, "{o:?}");
             let detail = o.detail.as_deref().unwrap();
             assert!(detail.starts_with("SQLSTATE 42P01: relation"), "{detail}");
         }

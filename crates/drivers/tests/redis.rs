@@ -270,7 +270,7 @@ fn prefill_then_get_hits() {
         let o = one.execute(0).await;
         assert_eq!(
             o.class,
-            Class::Driver,
+            Class::ServerError,
             "WRONGTYPE is Redis's own error: {o:?}"
         );
     });
@@ -324,7 +324,7 @@ fn wrongtype_is_a_driver_error_and_the_session_survives() {
     local(async {
         let mut s = session(&url, RedisOp::GetHit, options(1, 1)).await;
         let o = s.execute(0).await;
-        assert_eq!(o.class, Class::Driver, "{o:?}");
+        assert_eq!(o.class, Class::ServerError, "{o:?}");
         assert!(
             o.detail.as_deref().unwrap_or("").starts_with("WRONGTYPE"),
             "{o:?}"
@@ -339,7 +339,7 @@ fn wrongtype_is_a_driver_error_and_the_session_survives() {
         let o = p.execute(0).await;
         assert_eq!(
             (o.class, o.batch, o.batch_ok),
-            (Class::Driver, 4, 0),
+            (Class::ServerError, 4, 0),
             "{o:?}"
         );
         raw.int(&["DEL", "key:000000000000"]);

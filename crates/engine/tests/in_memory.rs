@@ -639,7 +639,7 @@ fn error_classes_and_timeouts_are_counted_in_their_class() {
     let plan = |n: u64| match (n, n % 10) {
         (42, _) => never(),
         (_, 3) => fail(Class::Http5xx),
-        (_, 5) => fail(Class::Driver),
+        (_, 5) => fail(Class::ServerError),
         (_, 7) => fail(Class::Read),
         (_, 9) => fail(Class::Http4xx),
         _ => ok(),
@@ -668,7 +668,7 @@ fn error_classes_and_timeouts_are_counted_in_their_class() {
             (Class::Http5xx, 6),
             (Class::Read, 6),
             (Class::Timeout, 1),
-            (Class::Driver, 6),
+            (Class::ServerError, 6),
         ]
     );
     assert_eq!(r.errors(), 25);
@@ -684,7 +684,7 @@ fn error_classes_and_timeouts_are_counted_in_their_class() {
     assert_eq!(labels[1].count(Class::Read), 6);
     assert_eq!(labels[0].requests() + labels[1].requests(), 60);
     // Errors with a message keep a sample of it (HTTP statuses have none).
-    for class in [Class::Driver, Class::Read, Class::Timeout] {
+    for class in [Class::ServerError, Class::Read, Class::Timeout] {
         assert!(
             r.error_samples().iter().any(|s| s.class == class),
             "no sample of {}",

@@ -389,7 +389,7 @@ fn record_delivery(shared: &Shared, data: &[u8], queue: &str) {
             }
             None => recorder.count_unmeasured(
                 &Outcome::error(
-                    Class::Protocol,
+                    Class::Malformed,
                     format!(
                         "a {}-byte message without perfbase's header on queue {queue}",
                         data.len()

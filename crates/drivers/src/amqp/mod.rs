@@ -434,7 +434,7 @@ impl AmqpSession {
                 ),
                 None => format!("a {received}-byte message without perfbase's header"),
             };
-            return self.fail(Outcome::error(Class::Protocol, detail).with_bytes(received, sent));
+            return self.fail(Outcome::error(Class::Malformed, detail).with_bytes(received, sent));
         }
         Outcome::ok(received, sent)
     }

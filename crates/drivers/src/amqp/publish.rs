@@ -97,7 +97,7 @@ impl AmqpSession {
                 ),
             )),
             Ok(Confirmation::Nack(_)) => Some(Outcome::error(
-                Class::Driver,
+                Class::ServerError,
                 "AMQP nack: the broker could not store the message",
             )),
             Err(e) => Some(op_error(&e)),

@@ -276,7 +276,7 @@ impl Session for GrpcSession {
         let until = d.deadline.map(|t| (tokio::time::Instant::now() + t, t));
         let body = match d.body.build(op) {
             Ok(b) => b,
-            Err(e) => return Outcome::error(Class::Driver, format!("request data: {e}")),
+            Err(e) => return Outcome::error(Class::ServerError, format!("request data: {e}")),
         };
         let lease = match &mut self.lease {
             Some(l) if !l.is_closed() => l,
@@ -344,7 +344,7 @@ async fn within<T>(
 fn status_outcome(code: u16, message: &str) -> Outcome {
     let name = wire::status_name(code);
     let mut o = Outcome::error(
-        Class::Driver,
+        Class::ServerError,
         if message.is_empty() {
             name
         } else {
@@ -441,7 +441,7 @@ async fn call(
             Err(o)
         }
         None => Err(Outcome::error(
-            Class::Protocol,
+            Class::Malformed,
             "the reply ended without grpc-status (is this a gRPC server?)",
         )),
     }

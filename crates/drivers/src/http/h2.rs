@@ -444,7 +444,7 @@ pub(crate) fn failure(e: &hyper::Error) -> Outcome {
     } else if io || e.is_canceled() || e.is_closed() || e.is_incomplete_message() {
         Class::Read
     } else {
-        Class::Protocol
+        Class::Malformed
     };
     let mut text = chain(e);
     if text.contains("frame with invalid size") || text.contains("PROTOCOL_ERROR") {

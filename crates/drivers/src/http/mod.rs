@@ -545,7 +545,7 @@ impl HttpSession {
                 t.render(op, &mut self.request, &mut self.scratch);
                 rendered = match h2::H2Request::from_http1(&self.request, &h2.origin) {
                     Ok(r) => r,
-                    Err(e) => return Outcome::error(Class::Protocol, e.to_string()),
+                    Err(e) => return Outcome::error(Class::Malformed, e.to_string()),
                 };
                 &rendered
             }

@@ -66,7 +66,7 @@ impl ReadError {
             ReadError::ClosedBeforeResponse => (Class::Read, 0),
             ReadError::Truncated { got, .. } | ReadError::Io { got, .. } => (Class::Read, *got),
             ReadError::Malformed { got, .. } | ReadError::HeadTooLarge { got, .. } => {
-                (Class::Protocol, *got)
+                (Class::Malformed, *got)
             }
         }
     }

@@ -261,11 +261,11 @@ fn failure(e: &mongodb::error::Error) -> Outcome {
             (Class::Connect, format!("authentication failed: {message}"))
         }
         ErrorKind::Command(c) => (
-            Class::Driver,
+            Class::ServerError,
             format!("server error {} ({}): {}", c.code, c.code_name, c.message),
         ),
         ErrorKind::Write(WriteFailure::WriteError(w)) => (
-            Class::Driver,
+            Class::ServerError,
             format!(
                 "server write error {} ({}): {}",
                 w.code,
@@ -273,7 +273,7 @@ fn failure(e: &mongodb::error::Error) -> Outcome {
                 w.message
             ),
         ),
-        _ => (Class::Protocol, e.to_string()),
+        _ => (Class::Malformed, e.to_string()),
     };
     Outcome::error(class, redact::text(&text))
 }

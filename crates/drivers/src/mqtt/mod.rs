@@ -207,7 +207,7 @@ async fn handshake(eventloop: &mut EventLoop, target: &str, topic: &str) -> Resu
                 return match ack.return_codes.first() {
                     Some(SubscribeReasonCode::Success(_)) => Ok(()),
                     _ => Err(Outcome::error(
-                        Class::Driver,
+                        Class::ServerError,
                         format!(
                             "SUBACK from {target} refused the subscription to {topic} \
                              (the broker's ACL must let the user read and write it)"

@@ -436,7 +436,7 @@ async fn jetstream_context(
         .await
         .map_err(|e| {
             Outcome::error(
-                Class::Driver,
+                Class::ServerError,
                 format!(
                     "JetStream on {}: creating stream {}: {e}",
                     shared.target.display, shared.stream

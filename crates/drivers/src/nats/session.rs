@@ -56,7 +56,7 @@ fn event_outcome(event: Event) -> Option<Outcome> {
         )),
         Event::ServerError(ServerError::SlowConsumer(_)) => None,
         Event::ServerError(ServerError::Other(text)) => {
-            Some(Outcome::error(Class::Driver, format!("-ERR '{text}'")))
+            Some(Outcome::error(Class::ServerError, format!("-ERR '{text}'")))
         }
         Event::Disconnected => Some(Outcome::error(
             Class::Read,
@@ -181,7 +181,7 @@ async fn request_round_trip(
     match client.request(subject, payload).await {
         Ok(m) if op_of(&m.payload) == Some(op) => Ok(Outcome::ok(m.payload.len() as u64, out)),
         Ok(m) => Err(Outcome::error(
-            Class::Protocol,
+            Class::Malformed,
             format!("the reply carries op {:?}, not {op}", op_of(&m.payload)),
         )),
         Err(e) => Err(request_error(&e)),
@@ -192,9 +192,9 @@ async fn request_round_trip(
 fn request_error(e: &async_nats::RequestError) -> Outcome {
     use async_nats::RequestErrorKind as K;
     let class = match e.kind() {
-        K::NoResponders => Class::Driver,
+        K::NoResponders => Class::ServerError,
         K::TimedOut => Class::Timeout,
-        K::InvalidSubject | K::MaxPayloadExceeded => Class::Driver,
+        K::InvalidSubject | K::MaxPayloadExceeded => Class::ServerError,
         K::Other => Class::Read,
     };
     let detail = match e.kind() {
@@ -257,7 +257,7 @@ fn publish_class(e: &jetstream::context::PublishError) -> Class {
     match e.kind() {
         K::BrokenPipe => Class::Write,
         K::TimedOut => Class::Timeout,
-        _ => Class::Driver,
+        _ => Class::ServerError,
     }
 }
 

@@ -23,11 +23,12 @@ impl ReadFail {
                 Class::Read,
                 format!("{addr} closed the connection (server restarted, CLIENT KILL or timeout)"),
             ),
-            ReadFail::Malformed(m) => {
-                Outcome::error(Class::Protocol, format!("malformed reply from {addr}: {m}"))
-            }
+            ReadFail::Malformed(m) => Outcome::error(
+                Class::Malformed,
+                format!("malformed reply from {addr}: {m}"),
+            ),
             ReadFail::TooLarge => Outcome::error(
-                Class::Protocol,
+                Class::Malformed,
                 format!("a reply from {addr} is larger than {MAX_BUFFER} bytes"),
             ),
         }

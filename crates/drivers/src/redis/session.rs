@@ -92,9 +92,9 @@ impl<'a> Tally<'a> {
             return;
         }
         let (class, detail) = match reply {
-            Reply::Error(e) => (Class::Driver, e.clone()),
+            Reply::Error(e) => (Class::ServerError, e.clone()),
             other => (
-                Class::Protocol,
+                Class::Malformed,
                 format!(
                     "{}: expected {}, got {}",
                     op.name(),
@@ -105,7 +105,7 @@ impl<'a> Tally<'a> {
         };
         match &self.error {
             // A protocol failure outranks a Redis error: the engine must reopen the session.
-            Some((Class::Driver, _)) if class == Class::Protocol => {
+            Some((Class::ServerError, _)) if class == Class::Malformed => {
                 self.error = Some((class, detail))
             }
             Some(_) => {}
@@ -216,7 +216,7 @@ impl RedisSession {
             Self::command(&shared, first + j, &self.scratch, &mut out);
         }
         let Mode::Single(conn) = &mut self.mode else {
-            return Outcome::error(Class::Protocol, "internal: not a standalone session");
+            return Outcome::error(Class::Malformed, "internal: not a standalone session");
         };
         conn.out = out;
         let mut t = Tally::new(&shared);
@@ -245,7 +245,7 @@ impl RedisSession {
             return o;
         }
         let Mode::Cluster(cl) = &mut self.mode else {
-            return Outcome::error(Class::Protocol, "internal: not a cluster session");
+            return Outcome::error(Class::Malformed, "internal: not a cluster session");
         };
         let mut failed = cl.flush_batch(&mut t).await;
         self.redirected.clear();
@@ -285,7 +285,7 @@ impl RedisSession {
             self.key(n);
             let Mode::Cluster(cl) = &mut self.mode else {
                 return Err(Outcome::error(
-                    Class::Protocol,
+                    Class::Malformed,
                     "internal: not a cluster session",
                 ));
             };
@@ -327,7 +327,7 @@ impl RedisSession {
         for _ in 0..5 {
             let Mode::Cluster(cl) = &mut self.mode else {
                 return Err(Outcome::error(
-                    Class::Protocol,
+                    Class::Malformed,
                     "internal: not a cluster session",
                 ));
             };
@@ -343,7 +343,7 @@ impl RedisSession {
                 node.conn = Some(Conn::open(addr, shared.auth.as_ref(), None).await?);
             }
             let Some(c) = node.conn.as_mut() else {
-                return Err(Outcome::error(Class::Protocol, "internal: no connection"));
+                return Err(Outcome::error(Class::Malformed, "internal: no connection"));
             };
             if !moved {
                 resp::push_command(&mut c.out, &[b"ASKING"]);

@@ -284,7 +284,7 @@ impl Driver for VaultDriver {
         match self.ready.get() {
             Some(d) => d.open(worker).await,
             None => Err(Outcome::error(
-                Class::Driver,
+                Class::ServerError,
                 "the Vault request was not prepared before the run",
             )),
         }

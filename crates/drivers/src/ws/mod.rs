@@ -299,7 +299,7 @@ impl Session for WsSession {
                 Some(v) => Some(v),
                 None => {
                     return Outcome::error(
-                        Class::Driver,
+                        Class::ServerError,
                         format!("message {op} has no field {f} to match its reply by"),
                     )
                 }
@@ -312,7 +312,10 @@ impl Session for WsSession {
             match String::from_utf8(std::mem::take(&mut self.out)) {
                 Ok(text) => Message::text(text),
                 Err(_) => {
-                    return Outcome::error(Class::Driver, "the message is not UTF-8: send --binary")
+                    return Outcome::error(
+                        Class::ServerError,
+                        "the message is not UTF-8: send --binary",
+                    )
                 }
             }
         };

@@ -358,7 +358,7 @@ impl Step {
         self.path.render(fill, scratch).map_err(missing)?;
         let uri = hyper::Uri::try_from(scratch.as_slice()).map_err(|e| {
             Outcome::error(
-                Class::Driver,
+                Class::ServerError,
                 format!("step '{}': the path is no request target: {e}", self.name),
             )
         })?;
@@ -368,7 +368,7 @@ impl Step {
             text.render(fill, scratch).map_err(missing)?;
             let value = HeaderValue::from_bytes(scratch).map_err(|_| {
                 Outcome::error(
-                    Class::Driver,
+                    Class::ServerError,
                     format!(
                         "step '{}': header {name}: a value holds a line break or another \
                          control character",

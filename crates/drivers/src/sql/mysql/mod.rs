@@ -136,7 +136,7 @@ impl Driver for MyDriver {
                     // A connection that answered the login but broke now is still a
                     // connection failure; a statement the server refuses is the statement's.
                     let class = match class {
-                        Class::Driver => Class::Driver,
+                        Class::ServerError => Class::ServerError,
                         _ => Class::Connect,
                     };
                     return Err(Outcome::error(
@@ -150,7 +150,7 @@ impl Driver for MyDriver {
             let wanted = stmts.first().map_or(0, |s| s.num_params() as usize);
             if wanted != params.len() {
                 return Err(Outcome::error(
-                    Class::Driver,
+                    Class::ServerError,
                     format!(
                         "the statement has {wanted} placeholder(s) (?) but {} parameter(s) are given",
                         params.len()
@@ -303,7 +303,7 @@ fn classify(target: &Target, e: mysql_async::Error) -> (Class, String) {
             ),
         ),
         Error::Server(s) => (
-            Class::Driver,
+            Class::ServerError,
             format!(
                 "MySQL {} ({}): {}",
                 s.code,
@@ -320,7 +320,7 @@ fn classify(target: &Target, e: mysql_async::Error) -> (Class, String) {
             | DriverError::UnexpectedPacket { .. }
             | DriverError::PacketTooLarge
             | DriverError::BadCompressedPacketHeader),
-        ) => (Class::Protocol, format!("protocol error: {d}")),
+        ) => (Class::Malformed, format!("protocol error: {d}")),
         e => (Class::Read, target.scrub(e.to_string())),
     }
 }

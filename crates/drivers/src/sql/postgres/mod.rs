@@ -288,7 +288,7 @@ fn server_failure(e: &ServerError) -> Outcome {
     let class = if e.ends_connection() {
         Class::Read
     } else {
-        Class::Driver
+        Class::ServerError
     };
     Outcome::error(class, e.to_string())
 }
@@ -299,7 +299,7 @@ impl PgSession {
     fn lost(&mut self, e: WireError) -> Outcome {
         let fallback = match e {
             WireError::Fatal(server) => return Outcome::error(Class::Read, server.to_string()),
-            WireError::Protocol(what) => return Outcome::error(Class::Protocol, what),
+            WireError::Protocol(what) => return Outcome::error(Class::Malformed, what),
             WireError::Io(io) => format!("connection lost: {io}"),
             WireError::Closed => "connection closed by the server".to_string(),
         };
@@ -567,7 +567,7 @@ impl Session for PgSession {
         if self.wire.abandoned() {
             // The engine dropped an earlier op mid-exchange and kept the session.
             return Outcome::error(
-                Class::Protocol,
+                Class::Malformed,
                 "an earlier op was abandoned mid-exchange; the connection is out of step",
             );
         }
