@@ -6,7 +6,7 @@ use crate::cli::{
 };
 use crate::exit::{bad_input, AppError, Exit};
 use crate::store::{load, open, StoreOptions};
-use perfbase_analysis::comparison::{compare_results, differences, rank};
+use perfbase_analysis::versus::runs::{compare_results, differences, rank};
 use perfbase_core::result::RunResult;
 use perfbase_report::{thousands, thousands_f};
 use std::collections::BTreeMap;

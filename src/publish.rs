@@ -127,7 +127,7 @@ fn changelog(p: &PageRun<'_>) -> Changelog {
     };
     let previous = match store.baseline(&name) {
         Ok(prev) if prev.summary.id != id => {
-            let cmp = perfbase_analysis::comparison::compare_results(
+            let cmp = perfbase_analysis::versus::runs::compare_results(
                 &format!("run {}", prev.summary.id),
                 &prev.result,
                 &format!("run {id}"),

@@ -77,7 +77,7 @@ pub struct Plan {
 #[derive(Debug, Clone)]
 pub struct RankingSpec {
     pub name: String,
-    pub by: perfbase_analysis::comparison::RankBy,
+    pub by: perfbase_analysis::versus::runs::RankBy,
     pub scenarios: Vec<String>,
 }
 

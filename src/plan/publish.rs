@@ -4,7 +4,7 @@
 use super::context::Ctx;
 use super::file::PlanFile;
 use super::model::*;
-use perfbase_analysis::comparison::RankBy;
+use perfbase_analysis::versus::runs::RankBy;
 
 /// Every ranking of the plan; each names scenarios that exist, two at least.
 pub(super) fn rankings(

@@ -217,7 +217,7 @@ pub(super) fn ranking(
         name: r.name.clone(),
         by: r.by.name().to_string(),
         scenarios: r.scenarios.clone(),
-        rows: perfbase_analysis::comparison::rank_by(&refs, r.by),
+        rows: perfbase_analysis::versus::runs::rank_by(&refs, r.by),
     }
 }
 

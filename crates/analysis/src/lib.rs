@@ -8,7 +8,9 @@
 //! - what rate can it hold within its SLO? ([`slo::operating_point`], with SLOs written as
 //!   [`threshold::Threshold`]s such as `p99 < 200ms`);
 //! - how stable are repeated runs? ([`stats::describe`]: mean, sample variance, 95 % CI);
-//! - is A different from B? ([`compare::welch`]: Welch's unequal-variance t-test).
+//! - is A different from B? ([`versus`]: one module for every A-vs-B question: Welch's
+//!   unequal-variance t-test in [`versus::welch`](mod@versus::welch), stored runs and baselines compared in
+//!   [`versus::runs`], a plan's `[[versus]]` over repetitions in `versus` itself).
 //!
 //! Everything here is a pure function of its inputs: no I/O, no clocks, no randomness.
 //! The crate must not depend on tokio, on the drivers, the engine, the reports or the stores —
@@ -22,8 +24,6 @@
 //! Every formula carries a comment naming its source.
 
 pub mod changepoint;
-pub mod compare;
-pub mod comparison;
 pub mod knee;
 pub mod ranking;
 pub mod slo;
@@ -39,9 +39,9 @@ pub mod warmup;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
-pub use compare::{welch, Welch};
 pub use knee::{find_knee, Knee, KneeRule};
 pub use slo::{operating_point, operating_point_with, OperatingPoint};
 pub use stats::{describe, student_t_cdf, t_quantile_975, Summary};
 pub use sweep::{step_row, Offered, StepRow};
 pub use threshold::{parse_threshold, Metric, Op, Stat, Threshold, ThresholdError, Verdict};
+pub use versus::welch::{welch, Welch};

@@ -1,5 +1,5 @@
 //! Descriptive statistics of repeated runs and the Student t distribution behind their
-//! confidence intervals and behind [`crate::compare::welch`].
+//! confidence intervals and behind [`crate::versus::welch::welch`].
 //!
 //! The t distribution (its CDF through the regularised incomplete beta function, its
 //! quantile through the inverse) comes from `statrs`; only degrees of freedom beyond what its

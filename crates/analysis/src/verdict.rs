@@ -2,7 +2,7 @@
 //! whether the runs resolved it — one wording for run-against-run comparisons (the
 //! changelog, `perfbase compare`) and for a plan's A vs B.
 
-use crate::compare::{p_text, pct_text};
+use crate::versus::welch::{p_text, pct_text};
 
 /// "with 4 runs", "with 4 and 6 runs", "with one run a side", "with one run of A": what the
 /// two sides had to resolve a difference with.

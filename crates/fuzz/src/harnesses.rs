@@ -504,7 +504,7 @@ fn result_json(input: &[u8]) -> bool {
     let _ = perfbase_report::csv::render(&runs);
     let _ = perfbase_report::junit::render(&runs);
     let _ = perfbase_report::html::render(std::slice::from_ref(&r));
-    let c = perfbase_analysis::comparison::compare_results("a", &r, "b", &r, 0.05, 0.05);
+    let c = perfbase_analysis::versus::runs::compare_results("a", &r, "b", &r, 0.05, 0.05);
     let _ = perfbase_report::compare::render(&c);
     true
 }

@@ -2,7 +2,7 @@
 
 use crate::study_text::ms;
 use crate::thousands_f;
-use perfbase_analysis::comparison::{Comparison, RankRow};
+use perfbase_analysis::versus::runs::{Comparison, RankRow};
 use std::fmt::Write;
 
 fn value(metric: &str, v: f64) -> String {
@@ -68,7 +68,7 @@ pub fn render(c: &Comparison) -> String {
                 delta(&m.metric, m.delta, m.delta_pct),
                 m.p_value.map_or("-".into(), |p| {
                     // The column is headed "p": "0.11", "< 0.001".
-                    let text = perfbase_analysis::compare::p_text(p);
+                    let text = perfbase_analysis::versus::welch::p_text(p);
                     text.trim_start_matches("p ")
                         .trim_start_matches("= ")
                         .to_string()

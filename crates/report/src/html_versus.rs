@@ -40,7 +40,7 @@ pub(crate) fn section(out: &mut String, v: &Versus, h_sec: &str, h_sub: &str) {
                 st.delta_pct.map_or("—".into(), |d| format!("{d:+.1} %")),
                 st.p_value.map_or("—".into(), |p| {
                     // The column is headed "p": "0.11", "&lt; 0.001".
-                    let text = perfbase_analysis::compare::p_text(p);
+                    let text = perfbase_analysis::versus::welch::p_text(p);
                     escape(text.trim_start_matches("p ").trim_start_matches("= "))
                 }),
                 escape(&st.sentence)

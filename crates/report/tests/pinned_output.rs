@@ -438,7 +438,7 @@ fn moved_changelog() -> Changelog {
         json!({"name": name, "runs_a": 1, "runs_b": 1, "metrics": metrics,
                "verdict": verdict, "regression": false})
     };
-    let mut comparison: perfbase_analysis::comparison::Comparison = serde_json::from_value(json!({
+    let mut comparison: perfbase_analysis::versus::runs::Comparison = serde_json::from_value(json!({
         "a": "a", "b": "b", "method": "Welch's t-test at p < 0.05", "tolerance": 0.05,
         "alpha": 0.05, "not_like_for_like": ["another scale"],
         "entries": [

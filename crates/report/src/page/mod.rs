@@ -20,8 +20,8 @@ use crate::study_text::{judgements, latency_cells, offered, LATENCY_HEADS};
 use crate::table::{Cell, Table};
 use crate::{bytes, thousands, thousands_f};
 use markup::{Block, Page, Section};
-use perfbase_analysis::comparison::{Comparison, EntryComparison};
 use perfbase_analysis::study::Study;
+use perfbase_analysis::versus::runs::{Comparison, EntryComparison};
 use perfbase_core::result::RunResult;
 
 /// A service the plan loads, as the page's environment table shows it.

@@ -9,7 +9,7 @@
 use super::{api, precision, signif, PageInput};
 use crate::study_text::{ms, offered};
 use crate::thousands_f;
-use perfbase_analysis::compare::welch;
+use perfbase_analysis::versus::welch::welch;
 use perfbase_core::study::{ScenarioStudy, Versus};
 
 /// The most observations the page lists.

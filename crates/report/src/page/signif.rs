@@ -11,7 +11,7 @@ pub(crate) fn resolved(stat: &VersusStat) -> bool {
 
 /// "p < 0.001", "p = 0.043": the analysis's wording, so every report says it alike.
 pub(crate) fn p_text(p: f64) -> String {
-    perfbase_analysis::compare::p_text(p)
+    perfbase_analysis::versus::welch::p_text(p)
 }
 
 /// "5 runs each", "3 and 5 runs".

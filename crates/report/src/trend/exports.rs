@@ -18,7 +18,10 @@ pub fn junit(check: &TrendCheck) -> String {
                 v.run,
                 super::percent(v.change),
                 v.segment_runs,
-                v.p.map_or_else(|| "p unknown".into(), perfbase_analysis::compare::p_text),
+                v.p.map_or_else(
+                    || "p unknown".into(),
+                    perfbase_analysis::versus::welch::p_text
+                ),
                 check.tolerance * 100.0
             ));
             s

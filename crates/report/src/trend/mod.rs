@@ -79,7 +79,7 @@ pub fn changes_text(series: &Series) -> String {
                 c.run,
                 percent(c.change),
                 c.direction,
-                perfbase_analysis::compare::p_text(c.p)
+                perfbase_analysis::versus::welch::p_text(c.p)
             );
             if c.environment.is_some() {
                 s.push_str(", environment changed");
@@ -162,7 +162,7 @@ pub fn check_text(check: &perfbase_core::trend::TrendCheck) -> String {
             v.run,
             percent(v.change),
             v.segment_runs,
-            v.p.map_or_else(|| "p unknown".into(), perfbase_analysis::compare::p_text),
+            v.p.map_or_else(|| "p unknown".into(), perfbase_analysis::versus::welch::p_text),
             check.tolerance * 100.0
         ));
     }

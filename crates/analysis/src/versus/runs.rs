@@ -4,15 +4,15 @@
 //!
 //! **When is a difference real?** With at least two runs on both sides (a plan's
 //! repetitions), a metric differs when Welch's t-test on the per-run values gives
-//! p < `alpha` (0.05 by default; [`crate::compare::welch`]). With a single run on either side
+//! p < `alpha` (0.05 by default; [`crate::versus::welch::welch`]). With a single run on either side
 //! there is no spread to test, so a metric differs when it moved by more than `tolerance`
 //! (5 % by default) of A's value; the comparison's `method` says which rule was used. A
 //! baseline check further ignores significant changes smaller than the tolerance, so a CI
 //! gate does not fail on a real but negligible shift.
 
-use crate::compare::p_text;
-use crate::compare::welch;
 use crate::verdict::{move_text, runs_text, wording};
+use crate::versus::welch::p_text;
+use crate::versus::welch::welch;
 use perfbase_core::result::{Endpoint, Measurement};
 use serde::{Deserialize, Serialize};
 
@@ -525,7 +525,7 @@ pub fn compare_results(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{p_text, pct_text};
+    use crate::versus::welch::{p_text, pct_text};
     use perfbase_core::{Outcome, Recorder};
     use std::time::Duration;
 

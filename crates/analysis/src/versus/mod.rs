@@ -8,11 +8,18 @@
 //! leaves the test on the raw figures). With one run on a side there is no spread to weigh a
 //! difference against, so it is never resolved; the sentence says so and gives the move:
 //! "not resolved with 5 runs (−42.9 %, p = 0.11)", "not resolved with one run of A (+10.0 %)".
+//!
+//! Every A-vs-B question is answered in this module: here a plan's `[[versus]]`, in [`runs`]
+//! stored runs against each other or a baseline (and rankings of several), in [`welch`](mod@welch)
+//! the test both use.
 
-use crate::compare::{p_text, pct_text, welch};
+pub mod runs;
+pub mod welch;
+
 use crate::stats::describe;
 use crate::verdict::runs_text;
 pub use perfbase_core::study::{Versus, VersusStat, VersusStep};
+use welch::{p_text, pct_text, welch};
 
 /// The statistics compared, in order.
 pub const STATS: [&str; 4] = ["mean", "p99", "max", "min"];
