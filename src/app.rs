@@ -3,7 +3,7 @@
 
 use crate::cli::{Cli, Command, RunArgs};
 use crate::exit::{bad_input, AppError, Exit};
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use std::path::PathBuf;
 
@@ -148,7 +148,7 @@ fn run_plan(
         Some(dir) => dir,
         None => default_out(&plan.name)?,
     };
-    let mut options = StudyOptions::plan_file(dir, a.threads, a.quiet, store, "plan");
+    let mut options = RunOptions::plan_file(dir, a.threads, a.quiet, store, "plan");
     a.metrics.check()?;
     crate::cli::check_outputs(&[("--jsonl", &a.jsonl), ("--hdr-log", &a.hdr_log)])?;
     options.hdr_log = a.hdr_log.clone();

@@ -138,7 +138,7 @@ pub fn demo(args: DemoArgs, store: &StoreOptions) -> Result<Exit, AppError> {
     let plan = crate::plan::parse(DEMO_PLAN, "plans/demo.toml", Path::new("."), args.scale)
         .map_err(|e| bad_input(e.to_string()))?;
     let options =
-        crate::runner::StudyOptions::plan_file(args.out.clone(), None, args.quiet, store, "demo");
+        crate::runner::RunOptions::plan_file(args.out.clone(), None, args.quiet, store, "demo");
     let ran = crate::runner::run(&plan, &options, interrupt);
     server.stop();
     ran.map(|(exit, _)| exit)

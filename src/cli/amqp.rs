@@ -7,7 +7,7 @@ use crate::backend::amqp::{AmqpTarget, StreamSide};
 use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_drivers::amqp;
@@ -61,7 +61,7 @@ pub struct AmqpArgs {
 }
 
 impl AmqpArgs {
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         check_url(&self.url, &["amqp"], "amqp")?;
         self.load.check_json()?;
         let mut options = amqp::AmqpOptions {

@@ -7,7 +7,7 @@ use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::monitoring::MonitorOptions;
 use crate::plan::{Kind, Plan, Scenario, Step, Workload};
-use crate::runner::{Output, StudyOptions};
+use crate::runner::{Output, RunOptions};
 use crate::store::StoreOptions;
 use perfbase_analysis::knee::KneeRule;
 use perfbase_analysis::sweep::Offered;
@@ -211,13 +211,13 @@ impl LoadArgs {
     }
 
     /// How the command's study runs and where its result goes; `title` makes it a suite.
-    pub fn options(&self, kind: &str, title: Option<String>, store: &StoreOptions) -> StudyOptions {
+    pub fn options(&self, kind: &str, title: Option<String>, store: &StoreOptions) -> RunOptions {
         let json = self.json.clone();
         let output = match title {
             Some(title) => Output::Suite { json, title },
             None => Output::Single { json },
         };
-        StudyOptions {
+        RunOptions {
             hdr_log: self.hdr_log.clone(),
             jsonl: self.jsonl.clone(),
             metrics: self.metrics.options(),
@@ -227,7 +227,7 @@ impl LoadArgs {
             segment: self.segment.segment().unwrap_or_default(),
             start_at: self.segment.start_at,
             dry_run: self.dry_run,
-            ..StudyOptions::new(output, self.quiet, store, kind)
+            ..RunOptions::new(output, self.quiet, store, kind)
         }
     }
 }
@@ -290,7 +290,7 @@ pub fn one_workload(
     url: &str,
     backend: Backend,
     store: &StoreOptions,
-) -> (Plan, StudyOptions) {
+) -> (Plan, RunOptions) {
     let kind = backend.protocol();
     let job = Job {
         step: "measure".into(),

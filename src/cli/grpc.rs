@@ -6,7 +6,7 @@ use crate::backend::grpc::GrpcTarget;
 use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
@@ -71,7 +71,7 @@ pub struct GrpcArgs {
 }
 
 impl GrpcArgs {
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         check_url(&self.url, &["grpc", "grpcs"], "grpc")?;
         self.load.check_json()?;
         let data = match (&self.data, &self.data_file) {

@@ -6,7 +6,7 @@ use crate::backend::http::{HttpRequests, HttpTarget};
 use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
@@ -131,7 +131,7 @@ impl HttpArgs {
     }
 
     /// The one-scenario plan these flags describe; every error names its flag or file.
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         let headers = self
             .headers
             .iter()

@@ -6,7 +6,7 @@ use crate::backend::mongo::MongoTarget;
 use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
@@ -55,7 +55,7 @@ pub struct MongoArgs {
 
 impl MongoArgs {
     /// One scenario per operation asked for (the suite: every one in turn).
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         check_url(&self.url, &["mongodb"], "mongo")?;
         self.load.check_json()?;
         if self.document.is_some() && !matches!(self.workload.as_str(), "suite" | "insert-one") {

@@ -5,7 +5,7 @@ use super::LoadArgs;
 use crate::backend::{Backend, BrokerTarget};
 use crate::exit::AppError;
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_drivers::mqtt;
@@ -28,7 +28,7 @@ pub struct MqttArgs {
 }
 
 impl MqttArgs {
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         check_url(&self.url, &["mqtt"], "mqtt")?;
         self.load.check_json()?;
         let options = mqtt::MqttOptions {

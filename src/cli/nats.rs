@@ -6,7 +6,7 @@ use crate::backend::nats::NatsModeName;
 use crate::backend::{Backend, BrokerTarget};
 use crate::exit::AppError;
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_drivers::nats;
@@ -28,7 +28,7 @@ pub struct NatsArgs {
 }
 
 impl NatsArgs {
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         check_url(&self.url, &["nats"], "nats")?;
         self.load.check_json()?;
         let options = nats::NatsOptions {

@@ -7,7 +7,7 @@ use crate::backend::redis::RedisTarget;
 use crate::backend::Backend;
 use crate::exit::AppError;
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
@@ -49,7 +49,7 @@ pub struct RedisArgs {
 
 impl RedisArgs {
     /// One scenario per command asked for (the suite: every command in turn).
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         check_url(&self.url, &["redis", "redis+cluster"], "redis")?;
         self.load.check_json()?;
         let options = redis::RedisOptions {

@@ -7,7 +7,7 @@ use crate::backend::sql::{self as options, Dialect};
 use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
@@ -134,7 +134,7 @@ impl SqlArgs {
         &self,
         dialect: Dialect,
         store: &StoreOptions,
-    ) -> Result<(Plan, StudyOptions), AppError> {
+    ) -> Result<(Plan, RunOptions), AppError> {
         let targets = self.checked(dialect)?;
         self.load.check_json()?;
         let label = redact::url(&self.url);

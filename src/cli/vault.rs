@@ -6,7 +6,7 @@ use crate::backend::vault::{TokenSource, VaultTarget};
 use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
@@ -80,7 +80,7 @@ pub struct VaultArgs {
 
 impl VaultArgs {
     /// One scenario per operation asked for (the suite: every one in turn).
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         check_url(&self.url, &["http", "https"], "vault")?;
         self.load.check_json()?;
         let options = VaultOptions {

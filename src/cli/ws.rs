@@ -6,7 +6,7 @@ use crate::backend::ws::WsTarget;
 use crate::backend::Backend;
 use crate::exit::{bad_input, AppError};
 use crate::plan::Plan;
-use crate::runner::StudyOptions;
+use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use clap::Args;
 use perfbase_core::redact;
@@ -65,7 +65,7 @@ pub struct WsArgs {
 }
 
 impl WsArgs {
-    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, StudyOptions), AppError> {
+    pub fn plan(&self, store: &StoreOptions) -> Result<(Plan, RunOptions), AppError> {
         check_url(&self.url, &["ws", "wss"], "ws")?;
         self.load.check_json()?;
         if self.interval.is_some() && self.load.rate.is_some() {

@@ -61,7 +61,7 @@ pub(super) struct Aborts {
 impl Aborts {
     /// The sink, when `plan` has abort_on_fail thresholds; for an agent (a segment saved
     /// under a run id), with its own connection to the store.
-    pub fn of(plan: &Plan, o: &super::StudyOptions) -> Option<Aborts> {
+    pub fn of(plan: &Plan, o: &super::RunOptions) -> Option<Aborts> {
         let rules: BTreeMap<String, (Vec<Threshold>, Duration)> = plan
             .scenarios
             .iter()
@@ -85,7 +85,7 @@ impl Aborts {
 }
 
 /// The run id an agent saves under, and its store, when this run is an agent's.
-pub(super) fn agents(o: &super::StudyOptions) -> Option<Agents> {
+pub(super) fn agents(o: &super::RunOptions) -> Option<Agents> {
     if o.segment.is_whole() {
         return None;
     }

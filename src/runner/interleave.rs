@@ -4,7 +4,7 @@
 //! ran first (Mytkowicz et al., ASPLOS 2009). Every other scenario runs on its own.
 
 use super::scenario::ScenarioRun;
-use super::{Progressive, StudyOptions};
+use super::{Progressive, RunOptions};
 use crate::exit::AppError;
 use crate::plan::Plan;
 use perfbase_analysis::study::ScenarioStudy;
@@ -56,7 +56,7 @@ pub(super) fn groups(plan: &Plan) -> Vec<Vec<usize>> {
 /// each one's findings and the order the blocks ran in.
 pub(super) fn run_group(
     group: &[usize],
-    o: &StudyOptions,
+    o: &RunOptions,
     state: &mut Progressive<'_>,
     monitor: &perfbase_monitor::Monitor,
     interrupt: &Arc<AtomicBool>,

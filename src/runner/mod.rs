@@ -35,7 +35,7 @@ use std::time::{Duration, SystemTime};
 pub enum Output {
     /// A plan file: `result.json` (after every phase) and `report.md` in this folder, and the
     /// study's findings on the terminal.
-    Study { dir: PathBuf },
+    Plan { dir: PathBuf },
     /// A command's one workload: its measured phase is the result, written to `json`.
     Single { json: Option<PathBuf> },
     /// A command's suite of operations, one scenario each: a phase per operation, their
@@ -47,7 +47,7 @@ pub enum Output {
 }
 
 /// How to run a plan.
-pub struct StudyOptions {
+pub struct RunOptions {
     pub output: Output,
     /// `-t`: wins over the plan's `threads`, which wins over the machine's cores.
     pub threads: Option<usize>,
@@ -74,11 +74,11 @@ pub struct StudyOptions {
     pub live: crate::live::LiveOptions,
 }
 
-impl StudyOptions {
+impl RunOptions {
     /// A study writing to `output` on this terminal, with no live output, segment or start
     /// time asked for: the one place a study's options are made, flags and plans alike.
-    pub fn new(output: Output, quiet: bool, store: &StoreOptions, kind: &str) -> StudyOptions {
-        StudyOptions {
+    pub fn new(output: Output, quiet: bool, store: &StoreOptions, kind: &str) -> RunOptions {
+        RunOptions {
             output,
             threads: None,
             progress: !quiet && std::io::stderr().is_terminal(),
@@ -103,10 +103,10 @@ impl StudyOptions {
         quiet: bool,
         store: &StoreOptions,
         kind: &str,
-    ) -> StudyOptions {
-        StudyOptions {
+    ) -> RunOptions {
+        RunOptions {
             threads: threads.map(|t| t as usize),
-            ..StudyOptions::new(Output::Study { dir }, quiet, store, kind)
+            ..RunOptions::new(Output::Plan { dir }, quiet, store, kind)
         }
     }
 }
@@ -129,7 +129,7 @@ pub(crate) struct Slot {
 
 /// Runs a command's or a plan file's plan (or, with --dry-run, describes it), stopping early
 /// on Ctrl-C.
-pub fn launch((plan, options): (Plan, StudyOptions)) -> Result<Exit, AppError> {
+pub fn launch((plan, options): (Plan, RunOptions)) -> Result<Exit, AppError> {
     if options.dry_run {
         out!("{}", crate::plan::describe(&plan));
         return Ok(Exit::Success);
@@ -142,7 +142,7 @@ pub fn launch((plan, options): (Plan, StudyOptions)) -> Result<Exit, AppError> {
 /// driver built, the sinks and the monitor started), each scenario, the checks, finish.
 pub fn run(
     plan: &Plan,
-    o: &StudyOptions,
+    o: &RunOptions,
     interrupt: Arc<AtomicBool>,
 ) -> Result<(Exit, RunResult), AppError> {
     let (mut state, before) = prepare(plan, o, &interrupt)?;
@@ -193,10 +193,10 @@ struct Before {
 /// monitor's idle baseline, and `--start-at`.
 fn prepare<'a>(
     plan: &'a Plan,
-    o: &'a StudyOptions,
+    o: &'a RunOptions,
     interrupt: &Arc<AtomicBool>,
 ) -> Result<(Progressive<'a>, Before), AppError> {
-    if let Output::Study { dir } = &o.output {
+    if let Output::Plan { dir } = &o.output {
         std::fs::create_dir_all(dir)
             .map_err(|e| bad_input(format!("--out {}: cannot create: {e}", dir.display())))?;
     }
@@ -236,7 +236,7 @@ fn prepare<'a>(
         services: BTreeMap::new(),
     };
     // A page names the services' versions as they were before the load.
-    let services = plan.page.as_ref().map(|_| crate::publish::services(plan));
+    let services = plan.page.as_ref().map(|_| crate::page::services(plan));
     for s in services.iter().flatten() {
         state.services.insert(s.address.clone(), s.version.clone());
     }
@@ -264,7 +264,7 @@ fn prepare<'a>(
 /// Everything after the last load: the monitor and sinks stopped, the study assembled, the
 /// result saved and stored, the reports and the page written, and the exit code.
 fn finish(
-    o: &StudyOptions,
+    o: &RunOptions,
     mut state: Progressive<'_>,
     before: Before,
     (scenarios, checks, interleaved): (
@@ -292,7 +292,7 @@ fn finish(
 
 /// The result saved and stored, the reports and the page written, and the exit code.
 fn conclude(
-    o: &StudyOptions,
+    o: &RunOptions,
     state: &Progressive<'_>,
     result: &RunResult,
     study: &perfbase_analysis::study::Study,
@@ -306,8 +306,8 @@ fn conclude(
     written?;
     let run_id = saved.as_ref().ok().copied().flatten();
     report::present(plan, o, state, result, study)?;
-    if let (Some(spec), Output::Study { dir }, Some(services)) = (&plan.page, &o.output, services) {
-        let (md, html) = crate::publish::write(crate::publish::PageRun {
+    if let (Some(spec), Output::Plan { dir }, Some(services)) = (&plan.page, &o.output, services) {
+        let (md, html) = crate::page::write(crate::page::PageRun {
             plan,
             spec,
             dir,

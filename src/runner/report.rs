@@ -2,7 +2,7 @@
 //! suite table, the monitor's table, and the protocol's closing lines.
 
 use super::result::Progressive;
-use super::{Output, StudyOptions};
+use super::{Output, RunOptions};
 use crate::exit::AppError;
 use crate::plan::Plan;
 use anyhow::Context as _;
@@ -12,13 +12,13 @@ use perfbase_core::result::RunResult;
 /// Prints (and for a plan file, writes report.md for) the finished `result`.
 pub(super) fn present(
     plan: &Plan,
-    o: &StudyOptions,
+    o: &RunOptions,
     state: &Progressive<'_>,
     result: &RunResult,
     study: &Study,
 ) -> Result<(), AppError> {
     match &o.output {
-        Output::Study { dir } => {
+        Output::Plan { dir } => {
             let report = dir.join("report.md");
             // Each protocol's closing figures (pgbench's block, a stream's consumers, a cluster's
             // replies per node), after the tables.

@@ -162,7 +162,7 @@ impl Progressive<'_> {
     /// Where the result is saved after every phase, if anywhere.
     pub fn path(&self) -> Option<PathBuf> {
         match self.output {
-            Output::Study { dir } => Some(dir.join("result.json")),
+            Output::Plan { dir } => Some(dir.join("result.json")),
             Output::Single { json } | Output::Suite { json, .. } => json.clone(),
         }
     }
@@ -202,7 +202,7 @@ impl Progressive<'_> {
 
     pub fn result(&self, study: Option<&Study>) -> RunResult {
         let mut r = match self.output {
-            Output::Study { .. } => return self.study_result(study),
+            Output::Plan { .. } => return self.study_result(study),
             Output::Single { .. } => self.single_result(),
             Output::Suite { .. } => self.suite_result(),
         };

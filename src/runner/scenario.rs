@@ -5,7 +5,7 @@
 
 use super::analyse;
 use super::result::Progressive;
-use super::{Slot, StudyOptions};
+use super::{RunOptions, Slot};
 use crate::backend::Side;
 use crate::exit::AppError;
 use crate::monitoring::Labelled;
@@ -110,13 +110,13 @@ impl<'p> ScenarioRun<'p> {
     /// measured phase as it ends.
     pub(super) fn repetition(
         &mut self,
-        o: &StudyOptions,
+        o: &RunOptions,
         state: &mut Progressive<'_>,
         monitor: &perfbase_monitor::Monitor,
         interrupt: &Arc<AtomicBool>,
     ) -> Result<(), AppError> {
         let (plan, s) = (state.plan, self.s);
-        let plain = !matches!(o.output, super::Output::Study { .. });
+        let plain = !matches!(o.output, super::Output::Plan { .. });
         self.done += 1;
         let (specs, slots, workloads) = phases(s, plain, self.done, &self.lengths);
         let threads = threads_for(plan, o, s.steps.iter().map(|st| &st.load));
@@ -253,7 +253,7 @@ impl<'p> ScenarioRun<'p> {
 /// says enough.
 pub(super) fn run_scenario(
     (k, s): (usize, &Scenario),
-    o: &StudyOptions,
+    o: &RunOptions,
     state: &mut Progressive<'_>,
     monitor: &perfbase_monitor::Monitor,
     interrupt: &Arc<AtomicBool>,
@@ -356,7 +356,7 @@ fn runs_of(
 /// but no more than the most sessions any of them runs, since a worker needs one.
 pub(super) fn threads_for<'l>(
     plan: &Plan,
-    o: &StudyOptions,
+    o: &RunOptions,
     loads: impl Iterator<Item = &'l Load>,
 ) -> usize {
     let asked = o
@@ -366,7 +366,7 @@ pub(super) fn threads_for<'l>(
     loads.map(|l| l.active_workers(asked)).max().unwrap_or(1)
 }
 
-fn engine(plan: &Plan, threads: usize, clock: &RunClock, o: &StudyOptions) -> EngineConfig {
+fn engine(plan: &Plan, threads: usize, clock: &RunClock, o: &RunOptions) -> EngineConfig {
     EngineConfig {
         threads,
         timeout: plan.timeout,
@@ -395,7 +395,7 @@ pub(super) fn context(plan: &Plan, name: &str) -> String {
 pub(super) fn run_check(
     plan: &Plan,
     c: &Check,
-    o: &StudyOptions,
+    o: &RunOptions,
     state: &mut Progressive<'_>,
     monitor: &perfbase_monitor::Monitor,
     interrupt: Arc<AtomicBool>,

@@ -5,7 +5,7 @@
 //! hyperfine's export manager tells its exporters.
 
 use super::jsonl::Jsonl;
-use super::StudyOptions;
+use super::RunOptions;
 use crate::exit::{bad_input, AppError};
 use crate::exporting::Exporter;
 use crate::progress::ProgressLine;
@@ -58,7 +58,7 @@ impl Sinks {
     /// the run then), and the live exports' run id when there are any.
     pub fn open(
         plan: &crate::plan::Plan,
-        o: &StudyOptions,
+        o: &RunOptions,
         started: SystemTime,
     ) -> Result<(Sinks, Option<String>), AppError> {
         let tui = o
