@@ -190,7 +190,7 @@ fn runs_are_stored_read_back_compared_and_gated() {
     let (_, out, _) = pb(dir.path(), &["compare", &slow, &fast, &third]);
     let ranks: Vec<&str> = out
         .lines()
-        .filter(|l| l.starts_with("| 1st") || l.starts_with("| 2nd") || l.starts_with("| 3rd"))
+        .filter(|l| l.starts_with("| 1 |") || l.starts_with("| 2 |") || l.starts_with("| 3 |"))
         .collect();
     assert_eq!(ranks.len(), 3, "{out}");
     assert!(

@@ -86,28 +86,10 @@ pub fn render_ranking(rows: &[RankRow]) -> String {
     render_ranking_of(rows, "target")
 }
 
-/// A ranking table whose entries are called `what` (targets, scenarios).
+/// A ranking table whose entries are called `what` (targets, scenarios), as Markdown.
 pub fn render_ranking_of(rows: &[RankRow], what: &str) -> String {
-    let mut out = format!(
-        "| rank | {what} | req/s | mean ms | p99 ms | success |\n|---|---|---|---|---|---|\n"
-    );
-    for r in rows {
-        let ordinal = match r.rank {
-            1 => "1st".to_string(),
-            2 => "2nd".to_string(),
-            3 => "3rd".to_string(),
-            n => format!("{n}th"),
-        };
-        let _ = writeln!(
-            out,
-            "| {ordinal} | {} | {} | {} | {} | {:.2} % |",
-            r.label,
-            thousands_f(r.rps),
-            ms(r.mean_ms),
-            ms(r.p99_ms),
-            r.success_ratio * 100.0
-        );
-    }
+    let mut out = String::new();
+    crate::study_tables::ranking(rows, what).markdown(&mut out);
     out
 }
 

@@ -10,6 +10,7 @@ use perfbase_analysis::stats::Summary;
 use perfbase_analysis::study::{ScenarioStudy, Study};
 use perfbase_analysis::sweep::Offered;
 use perfbase_core::result::RunResult;
+use perfbase_core::study::RankRow;
 
 /// The plan's summary: one row per scenario and per check, a failed one marked.
 pub fn summary(r: &RunResult, study: &Study) -> Table {
@@ -36,6 +37,30 @@ pub fn summary(r: &RunResult, study: &Study) -> Table {
     Table::new(&crate::study_text::SUMMARY_HEADS, rows, 2)
         .class("summary")
         .row_classes(classes)
+}
+
+/// A ranking, best first: each entry's rank, its label (a column headed `what`), req/s,
+/// mean and p99 latency and success. The one table of rankings: a plan's in report.md and on
+/// the page, and `perfbase compare`'s of three runs or more.
+pub fn ranking(rows: &[RankRow], what: &str) -> Table {
+    let rows = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.rank.to_string().into(),
+                r.label.as_str().into(),
+                thousands_f(r.rps).into(),
+                ms(r.mean_ms).into(),
+                ms(r.p99_ms).into(),
+                format!("{:.2} %", r.success_ratio * 100.0).into(),
+            ]
+        })
+        .collect();
+    Table::new(
+        &["rank", what, "req/s", "mean ms", "p99 ms", "success"],
+        rows,
+        2,
+    )
 }
 
 /// A scenario's sweep: one row per step with its load, latency and the share of operations

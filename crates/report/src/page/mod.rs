@@ -381,25 +381,10 @@ fn rankings(input: &PageInput<'_>, kind: &str) -> Vec<Block> {
             criterion(&ranking.by)
         )));
         // One row per scenario step, repetitions merged: the runner ranks them so.
-        let rows = ranking
-            .rows
-            .iter()
-            .map(|r| {
-                vec![
-                    r.rank.to_string(),
-                    r.label.clone(),
-                    thousands_f(r.rps),
-                    crate::study_text::ms(r.mean_ms),
-                    crate::study_text::ms(r.p99_ms),
-                    format!("{:.2} %", r.success_ratio * 100.0),
-                ]
-            })
-            .collect();
-        blocks.push(table(
-            &["rank", "scenario", "req/s", "mean ms", "p99 ms", "success"],
-            rows,
-            2,
-        ));
+        blocks.push(Block::Table(crate::study_tables::ranking(
+            &ranking.rows,
+            "scenario",
+        )));
     }
     blocks
 }
