@@ -3,6 +3,25 @@
 //! [`perfbase_core::Outcome`]s. Drivers never read clocks or touch histograms (the engine
 //! does), and must not depend on the engine, reports or store.
 
+// A build with some protocols left out leaves helpers they share unused (the URL's user info,
+// a batch's tally); the default build, with every protocol, still reports dead code.
+#![cfg_attr(
+    not(all(
+        feature = "http",
+        feature = "grpc",
+        feature = "ws",
+        feature = "postgres",
+        feature = "mysql",
+        feature = "amqp",
+        feature = "nats",
+        feature = "mqtt",
+        feature = "redis",
+        feature = "mongo",
+        feature = "vault"
+    )),
+    allow(dead_code)
+)]
+
 #[cfg(feature = "amqp")]
 pub mod amqp;
 #[cfg(any(feature = "postgres", feature = "amqp"))]
@@ -22,7 +41,12 @@ pub mod operation;
 #[cfg(feature = "redis")]
 pub mod redis;
 pub mod sql;
-#[cfg(any(feature = "nats", feature = "mqtt"))]
+#[cfg(any(
+    feature = "nats",
+    feature = "mqtt",
+    feature = "redis",
+    feature = "mysql"
+))]
 mod userinfo;
 #[cfg(feature = "vault")]
 pub mod vault;
