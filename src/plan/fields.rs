@@ -171,7 +171,7 @@ pub(super) fn parsed(url_text: &str, shown: &str) -> Result<Option<Url>, String>
 /// A suite's operations (`builtin` or `command` = "suite"), each as that field would name it
 /// (at the suite's line); `None` for a workload of one operation. `all` are the protocol's
 /// operations; `operations` picks some, in order.
-pub(super) fn suite_ops(
+fn suite_ops(
     at: &At<'_>,
     chosen: &Option<S<String>>,
     operations: &Option<S<Vec<String>>>,
@@ -214,20 +214,34 @@ pub(super) fn suite_ops(
     ))
 }
 
-/// A suite read one operation at a time: `one` makes the backend of `fields` with its
-/// operation field set to each of `ops`.
-pub(super) fn suite<F: Clone>(
+/// The field naming a workload's operation or `suite`, its `operations`, and every operation
+/// the protocol has.
+pub(super) type OperationFields<'f> = (
+    &'f Option<S<String>>,
+    &'f Option<S<Vec<String>>>,
+    &'f [&'f str],
+);
+
+/// A workload whose operation field (`command`, `builtin`) names one operation or the suite:
+/// `one` reads the fields as they are, or, for a suite, once per operation with `set`
+/// naming that operation in a copy of them.
+pub(super) fn one_or_suite<F: Clone>(
+    at: &At<'_>,
     fields: &F,
-    ops: Vec<S<String>>,
+    (chosen, operations, all): OperationFields<'_>,
     set: impl Fn(&mut F, S<String>),
-    one: impl Fn(F) -> Result<Backend, PlanError>,
+    one: impl Fn(&F) -> Result<(Backend, String), PlanError>,
 ) -> Result<Made, PlanError> {
+    let Some(ops) = suite_ops(at, chosen, operations, all)? else {
+        let (backend, what) = one(fields)?;
+        return Ok(Made::One(backend, what));
+    };
     let mut made = Vec::new();
     for op in ops {
         let mut f = fields.clone();
         let name = op.get_ref().clone();
         set(&mut f, op);
-        made.push((name, one(f)?));
+        made.push((name, one(&f)?.0));
     }
     Ok(Made::Suite(made))
 }

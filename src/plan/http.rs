@@ -362,3 +362,13 @@ pub(super) fn tls_of(cx: &Ctx, tdef: &file::TargetDef) -> perfbase_drivers::http
         ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
     }
 }
+
+/// A protocol above HTTP reached with `protocol = "NAME"` on an http:// or https:// URL: the
+/// URL in its own schemes, `plain` or `tls`.
+pub(super) fn above_http(url: &str, plain: &str, tls: &str) -> String {
+    match url.split_once("://") {
+        Some(("http", rest)) => format!("{plain}://{rest}"),
+        Some(("https", rest)) => format!("{tls}://{rest}"),
+        _ => url.to_string(),
+    }
+}

@@ -37,13 +37,13 @@ impl fields::Fields for Fields {
 
     fn read(self, at: &At<'_>) -> Result<Made, PlanError> {
         let all = fields::op_names::<MongoOp>();
-        if let Some(ops) = fields::suite_ops(at, &self.command, &self.operations, &all)? {
-            let set = |f: &mut Fields, op| f.command = Some(op);
-            return fields::suite(&self, ops, set, |f| Ok(Backend::Mongo(f.target(at)?)));
-        }
-        let target = self.target(at)?;
-        let what = target.op.name().to_string();
-        Ok(Made::One(Backend::Mongo(target), what))
+        let ops = (&self.command, &self.operations, all.as_slice());
+        let set = |f: &mut Fields, op| f.command = Some(op);
+        fields::one_or_suite(at, &self, ops, set, |f| {
+            let target = f.target(at)?;
+            let what = target.op.name().to_string();
+            Ok((Backend::Mongo(target), what))
+        })
     }
 }
 

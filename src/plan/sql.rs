@@ -40,12 +40,9 @@ impl fields::Fields for Fields {
 
     fn read(self, at: &At<'_>) -> Result<Made, PlanError> {
         let all = fields::op_names::<SuiteOp>();
-        if let Some(ops) = fields::suite_ops(at, &self.builtin, &self.operations, &all)? {
-            let set = |f: &mut Fields, op| f.builtin = Some(op);
-            return fields::suite(&self, ops, set, |f| Ok(f.target(at)?.0));
-        }
-        let (backend, what) = self.target(at)?;
-        Ok(Made::One(backend, what))
+        let ops = (&self.builtin, &self.operations, all.as_slice());
+        let set = |f: &mut Fields, op| f.builtin = Some(op);
+        fields::one_or_suite(at, &self, ops, set, |f| f.target(at))
     }
 }
 
