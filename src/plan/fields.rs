@@ -5,7 +5,6 @@
 use super::context::Ctx;
 use super::file::S;
 use super::model::{PlanError, Workload};
-use super::targets::TargetInfo;
 use crate::backend::{Backend, Kind};
 use perfbase_drivers::workload::Corpus;
 use serde::de::DeserializeOwned;
@@ -13,6 +12,10 @@ use std::sync::Arc;
 use toml::de::{DeValue, ValueDeserializer};
 use toml::Spanned;
 use url::Url;
+
+/// A target as the workloads use it: as written, its protocol, its URL with `${ENV}`
+/// expanded, and that URL parsed (when its protocol's workloads want it).
+pub(super) type TargetInfo<'r> = (&'r super::file::TargetDef, Kind, String, Option<Url>);
 
 /// A protocol's workload fields: a serde struct in the protocol's own plan file, unknown
 /// fields denied.

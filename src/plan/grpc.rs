@@ -4,7 +4,7 @@
 use super::fields::{self, At, Made};
 use super::file::S;
 use super::model::PlanError;
-use super::http::tls_of;
+use super::http_target::tls_of;
 use crate::backend::grpc::GrpcTarget;
 use crate::backend::Backend;
 use perfbase_drivers::grpc::GrpcOptions;
@@ -58,7 +58,7 @@ impl Fields {
     fn target(&self, at: &At<'_>) -> Result<(Backend, String), PlanError> {
         let (cx, field, w, tdef, corpora) = (at.cx, at.field, self, at.target.0, at.corpora);
         // `protocol = "grpc"` on an http:// or https:// URL: plain, or TLS.
-        let url = super::http::above_http(at.url(), "grpc", "grpcs");
+        let url = super::http_target::above_http(at.url(), "grpc", "grpcs");
         let Some(call) = &w.call else {
             return Err(at.err(
                 format!("{field}.call"),

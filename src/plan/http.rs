@@ -1,47 +1,21 @@
-//! The workload fields of an http:// or https:// target: one request, a weighted mix of
-//! them, or journeys (journeys.rs), over the target's URL, headers and trust settings.
+//! The workload fields of an http:// or https:// target (http_fields.rs): one request, a
+//! weighted mix of them, or journeys (journeys.rs), over the target's URL, headers and trust
+//! settings (http_target.rs).
 
 use super::context::Ctx;
 use super::fields::{self, At, Made};
-use super::file::{self, FeedDef, JourneyDef, StepDef, S};
+use super::file::{self, S};
+pub(super) use super::http_fields::Fields;
+use super::http_fields::RequestDef;
+use super::http_target::{http_version, tls_of};
 use super::model::*;
 use crate::backend::http::{HttpRequests, HttpTarget};
 use crate::backend::Backend;
-use perfbase_drivers::http::{BodySpec, HttpOptions, HttpVersion, RequestSpec};
+use perfbase_drivers::http::{BodySpec, HttpOptions, RequestSpec};
 use perfbase_drivers::workload::{Corpus, Template};
-use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use url::Url;
-
-#[derive(Debug, Deserialize, Clone)]
-#[serde(deny_unknown_fields)]
-pub(super) struct Fields {
-    // The fields of a single request (not `#[serde(flatten)]`: Spanned does not survive it).
-    pub method: Option<S<String>>,
-    pub path: Option<S<String>>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, S<String>>,
-    pub body: Option<S<String>>,
-    pub body_file: Option<S<String>>,
-    pub mix: Option<Vec<RequestDef>>,
-    /// Statuses of 400 and above that count as success (a lookup's planned 404).
-    pub ok_status: Option<S<Vec<i64>>>,
-    /// Journeys: the steps of one journey…
-    pub steps: Option<Vec<StepDef>>,
-    /// …or several, mixed by weight…
-    pub journeys: Option<Vec<JourneyDef>>,
-    /// …steps sent once before the load (their captures shared by every iteration)…
-    pub setup: Option<Vec<StepDef>>,
-    /// …a feeder's rows…
-    pub feed: Option<FeedDef>,
-    /// …what a failed step does (`stop`, the default, or `continue`)…
-    pub on_failure: Option<S<String>>,
-    /// …a cookie jar per iteration (default true)…
-    pub cookies: Option<S<bool>>,
-    /// …and the think time before every step but the first (a step's own wins).
-    pub think: Option<S<toml::Value>>,
-}
 
 impl fields::Fields for Fields {
     const TARGET_FIELDS: &'static [&'static str] =
@@ -58,36 +32,6 @@ impl fields::Fields for Fields {
             http_workload(at, &self)?
         }))
     }
-}
-
-impl Fields {
-    /// The single request of a workload without a mix.
-    fn request(&self) -> RequestDef {
-        RequestDef {
-            method: self.method.clone(),
-            path: self.path.clone(),
-            headers: self.headers.clone(),
-            body: self.body.clone(),
-            body_file: self.body_file.clone(),
-            weight: None,
-            name: None,
-        }
-    }
-}
-
-/// One request: used directly in a workload or as an item of its mix.
-#[derive(Debug, Deserialize, Default, Clone)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RequestDef {
-    pub method: Option<S<String>>,
-    pub path: Option<S<String>>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, S<String>>,
-    pub body: Option<S<String>>,
-    pub body_file: Option<S<String>>,
-    pub weight: Option<S<i64>>,
-    /// The name of this request in per-endpoint tables (default `METHOD path`).
-    pub name: Option<S<String>>,
 }
 
 /// The requests of an HTTP workload as written: its `mix`, or its one request.
@@ -323,52 +267,4 @@ fn ok_status_of(cx: &Ctx<'_>, field: &str, w: &Fields) -> Result<Vec<u16>, PlanE
                 })
         })
         .collect()
-}
-
-/// A target's HTTP version: `http2 = true` with `streams` per connection (1 by default).
-pub(super) fn http_version(
-    cx: &Ctx,
-    tdef: &file::TargetDef,
-    target: &str,
-) -> Result<HttpVersion, PlanError> {
-    let field = |f: &str| format!("targets.{target}.{f}");
-    let http2 = tdef.http2.as_ref().is_some_and(|b| *b.get_ref());
-    match (&tdef.streams, http2) {
-        (Some(s), false) => Err(cx.err(
-            s,
-            field("streams"),
-            "applies to HTTP/2 only: add http2 = true",
-        )),
-        (_, true) if tdef.keepalive == Some(false) => Err(cx.err(
-            tdef.http2.as_ref().expect("set"),
-            field("http2"),
-            "HTTP/2 keeps its connections: remove keepalive = false",
-        )),
-        (streams, true) => Ok(HttpVersion::Http2 {
-            streams: match streams {
-                Some(s) => cx.positive(s, &field("streams"))? as usize,
-                None => 1,
-            },
-        }),
-        (None, false) => Ok(HttpVersion::Http1),
-    }
-}
-
-/// How an https:// target is trusted, as its plan table says (`insecure`, `cacert` relative to
-/// the plan): one reading for request mixes, journeys and Vault.
-pub(super) fn tls_of(cx: &Ctx, tdef: &file::TargetDef) -> perfbase_drivers::http::TlsOptions {
-    perfbase_drivers::http::TlsOptions {
-        insecure: tdef.insecure.unwrap_or(false),
-        ca_file: tdef.cacert.as_ref().map(|c| cx.base.join(c.get_ref())),
-    }
-}
-
-/// A protocol above HTTP reached with `protocol = "NAME"` on an http:// or https:// URL: the
-/// URL in its own schemes, `plain` or `tls`.
-pub(super) fn above_http(url: &str, plain: &str, tls: &str) -> String {
-    match url.split_once("://") {
-        Some(("http", rest)) => format!("{plain}://{rest}"),
-        Some(("https", rest)) => format!("{tls}://{rest}"),
-        _ => url.to_string(),
-    }
 }

@@ -6,8 +6,8 @@
 use super::context::Ctx;
 use super::fields::At;
 use super::file::{self, CaptureDef, StepCheckDef, StepDef, S};
-use super::http::tls_of;
-use super::http::Fields;
+use super::http_fields::Fields;
+use super::http_target::tls_of;
 use super::model::*;
 use crate::backend::http::{HttpRequests, HttpTarget};
 use crate::backend::Backend;

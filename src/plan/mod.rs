@@ -33,6 +33,8 @@ mod corpus;
 mod describe;
 mod fields;
 mod file;
+mod http_fields;
+mod http_target;
 mod journeys;
 mod meta;
 mod model;

@@ -2,15 +2,11 @@
 //! settings that apply to it.
 
 use super::context::Ctx;
+use super::fields::TargetInfo;
 use super::file::{self, PlanFile};
 use super::model::PlanError;
 use crate::backend::Kind;
 use std::collections::BTreeMap;
-use url::Url;
-
-/// A target as the workloads use it: as written, its protocol, its URL with `${ENV}`
-/// expanded, and that URL parsed (when its protocol's workloads want it).
-pub(super) type TargetInfo<'r> = (&'r file::TargetDef, Kind, String, Option<Url>);
 
 /// Every target of the plan, by name.
 pub(super) fn targets<'r>(

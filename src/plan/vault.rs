@@ -5,7 +5,7 @@
 use super::fields::{self, At, Made};
 use super::file::S;
 use super::model::PlanError;
-use super::http::{http_version, tls_of};
+use super::http_target::{http_version, tls_of};
 use crate::backend::vault::{TokenSource, VaultTarget};
 use crate::backend::Backend;
 use perfbase_drivers::http::HttpOptions;

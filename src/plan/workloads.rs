@@ -4,10 +4,9 @@
 //! suite's one per operation (`NAME/operation`).
 
 use super::context::Ctx;
-use super::fields::{At, Made};
+use super::fields::{At, Made, TargetInfo};
 use super::file::PlanFile;
 use super::model::*;
-use super::targets::TargetInfo;
 use perfbase_drivers::workload::Corpus;
 use std::collections::BTreeMap;
 use std::sync::Arc;

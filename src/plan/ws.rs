@@ -5,7 +5,7 @@
 use super::fields::{self, At, Made};
 use super::file::S;
 use super::model::PlanError;
-use super::http::tls_of;
+use super::http_target::tls_of;
 use crate::backend::ws::WsTarget;
 use crate::backend::Backend;
 use perfbase_drivers::ws::WsOptions;
@@ -49,7 +49,7 @@ impl Fields {
     fn target(&self, at: &At<'_>) -> Result<(Backend, String), PlanError> {
         let (cx, field, w, tdef, corpora) = (at.cx, at.field, self, at.target.0, at.corpora);
         // `protocol = "ws"` on an http:// or https:// URL: plain, or TLS.
-        let url = super::http::above_http(at.url(), "ws", "wss");
+        let url = super::http_target::above_http(at.url(), "ws", "wss");
         let interval = match &w.interval {
             Some(i) => cx.positive_duration(i, &format!("{field}.interval"))?,
             None => Default::default(),
