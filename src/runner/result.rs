@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use perfbase_analysis::study::Study;
 use perfbase_analysis::sweep::Offered;
 use perfbase_core::result::{
-    merge_measurements, LoadConfig, Measurement, Model, PhaseResult, RunResult, Tool, SCHEMA,
+    merge_measurements, LoadConfig, Measurement, Model, PhaseResult, RunResult,
 };
 use perfbase_core::Recorder;
 use perfbase_engine::{Load, PhaseOutcome};
@@ -214,28 +214,17 @@ impl Progressive<'_> {
     }
 
     fn base(&self, target: String, protocol: &str, model: Model, config: LoadConfig) -> RunResult {
+        let nothing = Measurement::from_recorder(&Recorder::new(false), Duration::ZERO, None);
         RunResult {
-            schema: SCHEMA.into(),
-            tool: Tool {
-                name: "perfbase".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-            },
             started_at: crate::env::rfc3339(self.started),
             run_id: self.run_id.clone(),
             segment: (!self.segment.is_whole()).then(|| self.segment.to_string()),
             clock_offset_ms: self.store_clock.map(|c| c.offset_ms),
-            target,
-            protocol: protocol.into(),
-            model,
-            config,
             interrupted: self.interrupted,
             stop_reason: crate::interrupt::reason(),
-            lost_segments: Vec::new(),
-            measurement: Measurement::from_recorder(&Recorder::new(false), Duration::ZERO, None),
-            phases: Vec::new(),
-            study: None,
             monitor: self.monitor.clone(),
             env: self.env(),
+            ..RunResult::of(target, protocol, (model, config), nothing)
         }
     }
 

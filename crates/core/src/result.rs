@@ -512,6 +512,42 @@ pub struct RunResult {
     pub env: Env,
 }
 
+impl RunResult {
+    /// A run of `measurement` of `protocol` on `target`, by this perfbase, with nothing else
+    /// known yet: no start time, phases, study, monitor, segment or stop. The runner fills in
+    /// what it knows; the reports' and the store's tests start their fixtures from it.
+    pub fn of(
+        target: impl Into<String>,
+        protocol: impl Into<String>,
+        (model, config): (Model, LoadConfig),
+        measurement: Measurement,
+    ) -> RunResult {
+        RunResult {
+            schema: SCHEMA.into(),
+            tool: Tool {
+                name: "perfbase".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            started_at: String::new(),
+            run_id: None,
+            segment: None,
+            clock_offset_ms: None,
+            target: target.into(),
+            protocol: protocol.into(),
+            model,
+            config,
+            interrupted: false,
+            stop_reason: None,
+            lost_segments: Vec::new(),
+            measurement,
+            phases: Vec::new(),
+            study: None,
+            monitor: None,
+            env: Env::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

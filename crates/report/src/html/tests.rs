@@ -1,7 +1,7 @@
 use super::*;
 use perfbase_analysis::knee::{find_knee, KneeRule};
 use perfbase_analysis::sweep::step_row;
-use perfbase_core::result::{Env, LoadConfig, PhaseResult, Tool, SCHEMA};
+use perfbase_core::result::{LoadConfig, PhaseResult};
 use perfbase_core::{Outcome, Recorder};
 use std::time::Duration;
 
@@ -21,39 +21,24 @@ fn measurement(n: u64, ms: u64, secs: u64) -> Measurement {
 }
 
 fn run(measurement: Measurement, phases: Vec<PhaseResult>, study: Option<Study>) -> RunResult {
+    let config = LoadConfig {
+        threads: 1,
+        connections: Some(8),
+        rate: None,
+        max_inflight: None,
+        duration_s: Some(2.0),
+        count: None,
+        warmup_s: 0.0,
+        timeout_s: 1.0,
+        pacing_granularity_s: None,
+        protocol: BTreeMap::new(),
+    };
+    let model = (Model::Closed, config);
     RunResult {
-        schema: SCHEMA.into(),
-        run_id: None,
-        segment: None,
-        clock_offset_ms: None,
-        tool: Tool {
-            name: "perfbase".into(),
-            version: "0.1.0".into(),
-        },
         started_at: "2026-01-01T00:00:00Z".into(),
-        target: "http://localhost/".into(),
-        protocol: "http".into(),
-        model: Model::Closed,
-        config: LoadConfig {
-            threads: 1,
-            connections: Some(8),
-            rate: None,
-            max_inflight: None,
-            duration_s: Some(2.0),
-            count: None,
-            warmup_s: 0.0,
-            timeout_s: 1.0,
-            pacing_granularity_s: None,
-            protocol: BTreeMap::new(),
-        },
-        interrupted: false,
-        stop_reason: None,
-        lost_segments: Vec::new(),
-        measurement,
         phases,
         study,
-        monitor: None,
-        env: Env::default(),
+        ..RunResult::of("http://localhost/", "http", model, measurement)
     }
 }
 

@@ -5,7 +5,7 @@
 use super::*;
 use perfbase_analysis::stats::describe;
 use perfbase_analysis::versus::versus_step;
-use perfbase_core::result::{Env, LoadConfig, Measurement, Model, PhaseResult, Tool, SCHEMA};
+use perfbase_core::result::{LoadConfig, Measurement, Model, PhaseResult};
 use perfbase_core::study::{
     Interleaving, KneeRule, Noise, Offered, RankRow, Ranking, RepetitionStats, ScenarioStudy,
     StepRow, Summary, Versus,
@@ -322,39 +322,24 @@ fn monitor() -> perfbase_core::monitor::MonitorReport {
 }
 
 fn result(study: Study, phases: Vec<PhaseResult>) -> RunResult {
+    let config = LoadConfig {
+        threads: 2,
+        connections: None,
+        rate: None,
+        max_inflight: None,
+        duration_s: None,
+        count: None,
+        warmup_s: 0.0,
+        timeout_s: 5.0,
+        pacing_granularity_s: None,
+        protocol: BTreeMap::new(),
+    };
     RunResult {
-        schema: SCHEMA.into(),
-        run_id: None,
-        segment: None,
-        clock_offset_ms: None,
-        tool: Tool {
-            name: "perfbase".into(),
-            version: "0.1.0".into(),
-        },
         started_at: "2026-01-01T00:00:00Z".into(),
-        target: "plan".into(),
-        protocol: "http".into(),
-        model: Model::Closed,
-        config: LoadConfig {
-            threads: 2,
-            connections: None,
-            rate: None,
-            max_inflight: None,
-            duration_s: None,
-            count: None,
-            warmup_s: 0.0,
-            timeout_s: 5.0,
-            pacing_granularity_s: None,
-            protocol: BTreeMap::new(),
-        },
-        interrupted: false,
-        stop_reason: None,
-        lost_segments: Vec::new(),
-        measurement: measurement(),
         phases,
         study: Some(study),
         monitor: Some(monitor()),
-        env: Env::default(),
+        ..RunResult::of("plan", "http", (Model::Closed, config), measurement())
     }
 }
 

@@ -9,9 +9,7 @@ use perfbase_analysis::study::{
 };
 use perfbase_analysis::sweep::{step_row, Offered};
 use perfbase_analysis::threshold::{parse_threshold, Threshold};
-use perfbase_core::result::{
-    Env, LoadConfig, Measurement, Model, PhaseResult, RunResult, Tool, SCHEMA,
-};
+use perfbase_core::result::{Env, LoadConfig, Measurement, Model, PhaseResult, RunResult};
 use perfbase_core::{Class, Outcome, Recorder};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -329,28 +327,15 @@ pub fn plan_run() -> RunResult {
         versus: Vec::new(),
     };
     total.finish();
+    let measurement = Measurement::from_recorder(&total, total_elapsed, None);
+    let target = "plan checkout (plans/checkout.toml)";
     RunResult {
-        schema: SCHEMA.into(),
-        run_id: None,
-        segment: None,
-        clock_offset_ms: None,
-        tool: Tool {
-            name: "perfbase".into(),
-            version: "0.1.0".into(),
-        },
         started_at: "2026-03-02T10:15:00Z".into(),
-        target: "plan checkout (plans/checkout.toml)".into(),
-        protocol: "http".into(),
-        model: Model::Open,
-        config: config(None),
-        interrupted: false,
-        stop_reason: None,
-        lost_segments: Vec::new(),
-        measurement: Measurement::from_recorder(&total, total_elapsed, None),
         phases,
         study: Some(study),
         monitor: Some(serde_json::from_value(monitor(&monitor_phases)).expect("a monitor report")),
         env: env(),
+        ..RunResult::of(target, "http", (Model::Open, config(None)), measurement)
     }
 }
 
@@ -366,27 +351,11 @@ pub fn http_run() -> RunResult {
         Duration::from_millis(9_500),
     );
     rec.finish();
+    let target = "http://127.0.0.1:8080/search?q=<script>alert(1)</script>&token=[redacted]";
+    let model = (Model::Open, config(Some(300.0)));
     RunResult {
-        schema: SCHEMA.into(),
-        run_id: None,
-        segment: None,
-        clock_offset_ms: None,
-        tool: Tool {
-            name: "perfbase".into(),
-            version: "0.1.0".into(),
-        },
         started_at: "2026-03-02T11:00:00Z".into(),
-        target: "http://127.0.0.1:8080/search?q=<script>alert(1)</script>&token=[redacted]".into(),
-        protocol: "http".into(),
-        model: Model::Open,
-        config: config(Some(300.0)),
-        interrupted: false,
-        stop_reason: None,
-        lost_segments: Vec::new(),
-        measurement: measure(&rec, 300.0, 10),
-        phases: Vec::new(),
-        study: None,
-        monitor: None,
         env: env(),
+        ..RunResult::of(target, "http", model, measure(&rec, 300.0, 10))
     }
 }

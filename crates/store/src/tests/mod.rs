@@ -14,9 +14,7 @@
 
 use crate::database::Val;
 use crate::{redact_location, Labels, RunId, RunSummary, Store};
-use perfbase_core::result::{
-    Env, LoadConfig, Measurement, Model, PhaseResult, RunResult, Tool, SCHEMA,
-};
+use perfbase_core::result::{Env, LoadConfig, Measurement, Model, PhaseResult, RunResult};
 use perfbase_core::{Class, Outcome, Recorder};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -64,35 +62,22 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
     let mut protocol = BTreeMap::new();
     protocol.insert("method".to_string(), serde_json::json!("GET"));
     protocol.insert("keepalive".to_string(), serde_json::json!(true));
+    let config = LoadConfig {
+        threads: 2,
+        connections: (!open).then_some(8),
+        rate: open.then_some(33.3),
+        max_inflight: open.then_some(64),
+        duration_s: Some(2.0),
+        count: None,
+        warmup_s: 0.5,
+        timeout_s: 2.0,
+        pacing_granularity_s: open.then_some(0.001),
+        protocol,
+    };
+    let target = "http://127.0.0.1:8080/api?token=[redacted]";
     RunResult {
-        schema: SCHEMA.into(),
-        run_id: None,
-        segment: None,
-        clock_offset_ms: None,
-        tool: Tool {
-            name: "perfbase".into(),
-            version: "0.1.0".into(),
-        },
         started_at: format!("2025-10-29T10:00:0{seed}.123Z"),
-        target: "http://127.0.0.1:8080/api?token=[redacted]".into(),
-        protocol: "http".into(),
-        model,
-        config: LoadConfig {
-            threads: 2,
-            connections: (!open).then_some(8),
-            rate: open.then_some(33.3),
-            max_inflight: open.then_some(64),
-            duration_s: Some(2.0),
-            count: None,
-            warmup_s: 0.5,
-            timeout_s: 2.0,
-            pacing_granularity_s: open.then_some(0.001),
-            protocol,
-        },
         interrupted: seed == 2,
-        stop_reason: None,
-        lost_segments: Vec::new(),
-        measurement: m.clone(),
         phases: vec![PhaseResult {
             name: format!("ramp step {seed}"),
             model,
@@ -102,7 +87,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             offered_rate: Some(0.1 + 0.2),
             offered_connections: None,
             missing_segments: Vec::new(),
-            measurement: m,
+            measurement: m.clone(),
         }],
         study: Some(perfbase_core::study::Study {
             plan: "checkout".into(),
@@ -137,6 +122,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             source: Default::default(),
             services: Default::default(),
         },
+        ..RunResult::of(target, "http", (model, config), m)
     }
 }
 
