@@ -80,6 +80,15 @@ pub trait Driver: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Whether the names of [`labels`](Driver::labels), [`groups`](Driver::groups) and
+    /// [`check_names`](Driver::check_names) grow as the run finds them (a script names its
+    /// requests, groups and checks as it makes them): the engine then reads them again when
+    /// an outcome has a number beyond those it knows, and the session stamps each outcome's
+    /// label itself. False by default: the names are known before the run.
+    fn names_grow(&self) -> bool {
+        false
+    }
+
     /// Whether op `op` may start: false once the run's input is used up (a journey's queue
     /// feeder gives each row once), which ends the phase as its duration would. The engine
     /// asks once per op, before it starts; true by default.
@@ -104,8 +113,9 @@ pub trait Session: 'static {
     /// After each request of an op: whether another request of the same op follows (a
     /// journey's next step) or the op is over, the default. `last` is the request's outcome
     /// as the engine recorded it (a timeout the engine imposed included), so the session
-    /// can end the iteration on a failure.
-    fn then(&mut self, last: &Outcome) -> Then {
+    /// can end the iteration on a failure. The session may add to it what it learns only
+    /// now (a script's checks on the response it just gave).
+    fn then(&mut self, last: &mut Outcome) -> Then {
         let _ = last;
         Then::Done
     }

@@ -32,11 +32,14 @@ pub enum Class {
     /// A journey's capture found nothing in the response (a JSON pointer, header or regex
     /// with no match), so the steps after it cannot be sent; its name and rule in `detail`.
     Capture,
+    /// A script's iteration failed in its own code: an exception, a loop or an allocation
+    /// the runtime interrupted; the message and the script's stack are in `detail`.
+    Script,
 }
 
 impl Class {
     /// Every class, in the order used for counters and reports.
-    pub const ALL: [Class; 11] = [
+    pub const ALL: [Class; 12] = [
         Class::Ok,
         Class::Http4xx,
         Class::Http5xx,
@@ -48,6 +51,7 @@ impl Class {
         Class::ServerError,
         Class::Check,
         Class::Capture,
+        Class::Script,
     ];
     /// Number of classes, the length of counter arrays.
     pub const COUNT: usize = Self::ALL.len();
@@ -71,6 +75,7 @@ impl Class {
             Class::ServerError => "driver",
             Class::Check => "check",
             Class::Capture => "capture",
+            Class::Script => "script",
         }
     }
 
@@ -243,6 +248,24 @@ impl Outcome {
             ok.min(self.batch)
         };
         self
+    }
+
+    /// A step of a multi-step op that sent no request (a script's code before its first
+    /// request, or its think time after its last): the engine records no latency for it.
+    /// With an error class, the op failed there: counted, with no latency, as
+    /// [`Recorder::count_unmeasured`](crate::Recorder::count_unmeasured) counts.
+    pub fn nothing(failure: Option<(Class, String)>) -> Outcome {
+        let mut o = match failure {
+            Some((class, why)) => Outcome::error(class, why),
+            None => Outcome::ok(0, 0),
+        };
+        o.batch = 0;
+        o
+    }
+
+    /// Whether this is [`Outcome::nothing`]: no request was sent.
+    pub fn is_nothing(&self) -> bool {
+        self.batch == 0
     }
 
     /// Marks this as an operation of the driver's label `label` (1-based).

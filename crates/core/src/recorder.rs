@@ -188,7 +188,8 @@ impl Recorder {
         }
     }
 
-    fn count_checks(&mut self, bits: CheckBits) {
+    /// Counts the checks of `bits` (a response's, or a script's outside any response).
+    pub fn count_checks(&mut self, bits: CheckBits) {
         for (i, c) in self.checks.iter_mut().enumerate() {
             c.passed += (bits.passed >> i) & 1;
             c.failed += (bits.failed >> i) & 1;
@@ -204,6 +205,33 @@ impl Recorder {
             .map(|n| LabelStats::new(n.clone()))
             .collect();
         self
+    }
+
+    /// Adds the names past those it has of labels, checks and groups (a driver whose names
+    /// grow during the run, [`Driver::names_grow`](crate::Driver::names_grow)): the numbers
+    /// already in use keep their names.
+    pub fn grow(&mut self, labels: &[String], checks: &[String], groups: &[String]) {
+        for n in labels.iter().take(MAX_LABELS).skip(self.by_label.len()) {
+            self.by_label.push(LabelStats::new(n.clone()));
+        }
+        let known = self.checks.len();
+        self.checks.extend(
+            checks
+                .iter()
+                .take(MAX_CHECKS)
+                .skip(known)
+                .map(|n| CheckCount {
+                    name: n.clone(),
+                    passed: 0,
+                    failed: 0,
+                }),
+        );
+        for n in groups.iter().take(MAX_LABELS).skip(self.groups.len()) {
+            self.groups.push(GroupStats {
+                name: n.clone(),
+                duration: new_histogram(SIGFIG),
+            });
+        }
     }
 
     /// The figures per kind of operation, in label order (empty without labels).

@@ -34,6 +34,8 @@ pub(crate) struct Shared<D: Driver> {
     pub(crate) groups: Vec<String>,
     /// [`Driver::iteration_span`] under the run's timeout: set when ops are journeys.
     pub(crate) iteration_span: Option<Duration>,
+    /// [`Driver::names_grow`]: labels, checks and groups are named as the run finds them.
+    pub(crate) grows: bool,
 }
 
 impl<D: Driver> Shared<D> {
@@ -42,6 +44,7 @@ impl<D: Driver> Shared<D> {
         let checks = setup.driver.check_names();
         let groups = setup.driver.groups();
         let iteration_span = setup.driver.iteration_span(setup.timeout);
+        let grows = setup.driver.names_grow();
         Shared {
             setup,
             pool: RefCell::new(Vec::new()),
@@ -50,7 +53,13 @@ impl<D: Driver> Shared<D> {
             checks,
             groups,
             iteration_span,
+            grows,
         }
+    }
+
+    /// Whether steps are timed by group: the driver names groups, or may name them later.
+    pub(crate) fn grouped(&self) -> bool {
+        self.grows || !self.groups.is_empty()
     }
 
     pub(crate) fn interrupted(&self) -> bool {
@@ -89,7 +98,14 @@ impl<D: Driver> Shared<D> {
                 .with_bytes(read, written)
             }
         };
-        if self.labels.is_empty() {
+        if self.grows {
+            // The session named its request; a timeout the engine imposed has the label the
+            // session gave for the step.
+            match label {
+                Some(l) if outcome.label == 0 => outcome.with_label(l),
+                _ => outcome,
+            }
+        } else if self.labels.is_empty() {
             outcome
         } else {
             outcome.with_label(label.unwrap_or_else(|| self.setup.driver.label(n)))
@@ -97,15 +113,42 @@ impl<D: Driver> Shared<D> {
     }
 
     pub(crate) fn recorder(&self, open_model: bool) -> Recorder {
-        let rec = Recorder::new(open_model)
-            .with_labels(&self.labels)
-            .with_checks(&self.checks)
-            .with_groups(&self.groups);
+        let driver = &self.setup.driver;
+        let rec = if self.grows {
+            // The names found so far (a script's earlier phases named its requests).
+            Recorder::new(open_model)
+                .with_labels(&driver.labels())
+                .with_checks(&driver.check_names())
+                .with_groups(&driver.groups())
+        } else {
+            Recorder::new(open_model)
+                .with_labels(&self.labels)
+                .with_checks(&self.checks)
+                .with_groups(&self.groups)
+        };
         if self.iteration_span.is_some() {
             rec.with_iterations()
         } else {
             rec
         }
+    }
+}
+
+/// Reads the driver's names again when `label`, a check bit or a group is past those the
+/// recorder knows (a driver whose names grow as the run finds them).
+pub(crate) fn grow<D: Driver>(
+    sh: &Shared<D>,
+    rec: &mut Recorder,
+    label: u16,
+    checks: perfbase_core::CheckBits,
+) {
+    let bits = checks.passed | checks.failed;
+    let checks_known = rec.checks().len();
+    let new_check = checks_known < 64 && bits >> checks_known != 0;
+    let driver = &sh.setup.driver;
+    let new_group = rec.groups().len() < driver.group(label) as usize;
+    if label as usize > rec.labels().len() || new_check || new_group {
+        rec.grow(&driver.labels(), &driver.check_names(), &driver.groups());
     }
 }
 
@@ -238,6 +281,32 @@ impl PhaseCtx {
         self.record_request(sh, outcome, (response, service), end, true);
     }
 
+    /// Records a step that sent no request ([`Outcome::is_nothing`]): its checks, and its
+    /// failure with no latency; `ends_op` as for [`PhaseCtx::record_request`].
+    pub(crate) fn record_nothing<D: Driver>(
+        &self,
+        sh: &Shared<D>,
+        outcome: &Outcome,
+        end: Instant,
+        ends_op: bool,
+    ) {
+        if ends_op {
+            self.in_flight.set(self.in_flight.get().saturating_sub(1));
+        }
+        let mut rec = self.rec.borrow_mut();
+        if sh.grows {
+            grow(sh, &mut rec, outcome.label, outcome.checks);
+        }
+        rec.count_checks(outcome.checks);
+        if outcome.class.is_error() {
+            let at = end.saturating_duration_since(self.start);
+            rec.count_unmeasured(outcome, self.offset + at);
+        }
+        if end > self.end.get() {
+            self.end.set(end);
+        }
+    }
+
     /// Records one request of an op; `ends_op` when it was the op's last (a journey's other
     /// steps leave the op in flight).
     pub(crate) fn record_request<D: Driver>(
@@ -253,6 +322,9 @@ impl PhaseCtx {
         }
         let at = end.saturating_duration_since(self.start);
         let mut rec = self.rec.borrow_mut();
+        if sh.grows {
+            grow(sh, &mut rec, outcome.label, outcome.checks);
+        }
         rec.record(outcome, response, service, self.offset + at);
         if end > self.end.get() {
             self.end.set(end);

@@ -25,18 +25,37 @@ pub(crate) async fn run<D: Driver>(
     let mut group = (0u16, intended, intended);
     loop {
         let sent = Instant::now();
-        let outcome = sh.execute(session, n, label).await;
+        let mut outcome = sh.execute(session, n, label).await;
         let done = Instant::now();
-        let then = session.then(&outcome);
+        let then = session.then(&mut outcome);
         let response = if open {
             done.saturating_duration_since(from)
         } else {
             done - sent
         };
         let last = then == Then::Done;
-        ctx.record_request(sh, &outcome, (response, done - sent), done, last);
         all_ok &= !outcome.class.is_error();
-        if !sh.groups.is_empty() {
+        if outcome.is_nothing() {
+            // No request: nothing timed, a failure counted; the next request's intended
+            // start is still the last one's (the op's, or the previous request's end).
+            ctx.record_nothing(sh, &outcome, done, last);
+            match then {
+                Then::Done => {
+                    finish(sh, ctx, group, (intended, done), all_ok);
+                    return false;
+                }
+                Then::Next { think, label: next } => {
+                    if !think.is_zero() {
+                        tokio::time::sleep(think).await;
+                    }
+                    from += think;
+                    label = Some(next);
+                    continue;
+                }
+            }
+        }
+        ctx.record_request(sh, &outcome, (response, done - sent), done, last);
+        if sh.grouped() {
             let g = sh.setup.driver.group(outcome.label);
             if g != group.0 {
                 close_group(ctx, group);
@@ -46,12 +65,7 @@ pub(crate) async fn run<D: Driver>(
         }
         match then {
             Then::Done => {
-                if sh.iteration_span.is_some() {
-                    close_group(ctx, group);
-                    ctx.rec
-                        .borrow_mut()
-                        .record_iteration(done.saturating_duration_since(intended), all_ok);
-                }
+                finish(sh, ctx, group, (intended, done), all_ok);
                 return outcome.class.breaks_session();
             }
             Then::Next { think, label: next } => {
@@ -64,6 +78,22 @@ pub(crate) async fn run<D: Driver>(
                 label = Some(next);
             }
         }
+    }
+}
+
+/// Ends an iteration: its last group and its duration from `intended` to `done`.
+fn finish<D: Driver>(
+    sh: &Shared<D>,
+    ctx: &PhaseCtx,
+    group: (u16, Instant, Instant),
+    (intended, done): (Instant, Instant),
+    all_ok: bool,
+) {
+    if sh.iteration_span.is_some() {
+        close_group(ctx, group);
+        ctx.rec
+            .borrow_mut()
+            .record_iteration(done.saturating_duration_since(intended), all_ok);
     }
 }
 

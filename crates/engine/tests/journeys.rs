@@ -89,7 +89,7 @@ impl Session for Walk {
         o
     }
 
-    fn then(&mut self, last: &Outcome) -> Then {
+    fn then(&mut self, last: &mut Outcome) -> Then {
         if last.class.is_error() || self.step == STEPS {
             self.op = u64::MAX;
             return Then::Done;
