@@ -15,6 +15,7 @@ pub fn run(cli: Cli) -> Result<Exit, AppError> {
             let store = a.save.options()?;
             run_plan(*a, &store, None)
         }
+        Command::Script(a) => crate::runner::launch(a.plan(&a.load.save.options()?)?),
         Command::Serve(a) => crate::serve::serve(a),
         Command::Demo(a) => {
             let store = a.save.options()?;

@@ -5,11 +5,13 @@ use super::setup::block_on_local;
 use crate::exit::AppError;
 use perfbase_core::redact;
 use perfbase_drivers::http::journey::{JourneyDriver, JourneySpec};
+use perfbase_drivers::script::{ScriptDriver, ScriptSpec};
 use perfbase_drivers::http::{HttpDriver, HttpOptions, HttpVersion, RequestSpec, Target as UrlTarget};
 use perfbase_drivers::workload::Corpus;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use url::Url;
 
 /// Requests over HTTP/1.1 or HTTP/2.
 #[derive(Debug, Clone)]
@@ -34,6 +36,8 @@ pub enum HttpRequests {
         spec: Box<JourneySpec>,
         corpora: Vec<Arc<Corpus>>,
     },
+    /// A script: each op an iteration of its function, each request it makes timed.
+    Script(Box<ScriptSpec>),
 }
 
 impl HttpTarget {
@@ -43,10 +47,14 @@ impl HttpTarget {
             HttpRequests::Mix { specs, corpora } => {
                 HttpDriver::from_specs(specs, corpora.clone(), &self.options)
             }
-            HttpRequests::Journeys { .. } => {
-                unreachable!("journeys have their own driver (journey_driver)")
+            HttpRequests::Journeys { .. } | HttpRequests::Script(_) => {
+                unreachable!("journeys and scripts have drivers of their own")
             }
         }
+    }
+
+    fn script_driver(spec: &ScriptSpec, options: &HttpOptions) -> Result<ScriptDriver, String> {
+        ScriptDriver::new(spec, &options.tls)
     }
 
     fn journey_driver(
@@ -59,6 +67,14 @@ impl HttpTarget {
 }
 
 impl Extras for HttpDriver {}
+
+impl Extras for ScriptDriver {
+    /// The script's `setup()`, once, before any load: a failure stops the run (exit 3),
+    /// with the script's message and stack.
+    fn before(&self) -> Result<(), AppError> {
+        block_on_local(self.prepare())?.map_err(AppError::Unusable)
+    }
+}
 
 impl Extras for JourneyDriver {
     /// The set-up steps, once, before any load: a failure stops the run (exit 3), naming the
@@ -94,6 +110,7 @@ impl Target for HttpTarget {
             HttpRequests::Journeys { spec, corpora } => {
                 Self::journey_driver(spec, corpora, &self.options).map(drop)
             }
+            HttpRequests::Script(spec) => return Self::script_driver(spec, &self.options).map(drop),
             _ => self.driver().map(drop),
         }
         .map_err(|e| e.to_string())
@@ -104,6 +121,7 @@ impl Target for HttpTarget {
             HttpRequests::Journeys { spec, corpora } => {
                 args.drive(Self::journey_driver(spec, corpora, &self.options))
             }
+            HttpRequests::Script(spec) => args.drive(Self::script_driver(spec, &self.options)),
             _ => args.drive(self.driver()),
         }
     }
@@ -127,6 +145,12 @@ impl Target for HttpTarget {
                 protocol.insert("setup_steps".into(), spec.setup.len().into());
                 protocol.insert("cookies".into(), spec.cookies.into());
                 ("journey".into(), steps, 0, spec.headers.clone())
+            }
+            HttpRequests::Script(spec) => {
+                protocol.insert("script".into(), spec.file.display().to_string().into());
+                let function = spec.function.as_deref().unwrap_or("default");
+                protocol.insert("function".into(), function.into());
+                ("script".into(), 0, 0, spec.headers.clone())
             }
         };
         protocol.insert("method".into(), method.into());
@@ -156,6 +180,7 @@ impl Target for HttpTarget {
             HttpRequests::Targets(t) => t.first().map(|t| t.url.to_string()),
             HttpRequests::Mix { specs, .. } => specs.first().map(|s| s.base.to_string()),
             HttpRequests::Journeys { spec, .. } => Some(spec.base.to_string()),
+            HttpRequests::Script(spec) => spec.base.as_ref().map(Url::to_string),
         }
         .unwrap_or_default()
     }

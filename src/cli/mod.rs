@@ -8,6 +8,7 @@ mod import;
 mod inspect;
 mod load;
 mod run;
+mod script;
 mod serve;
 mod tls;
 mod trend;
@@ -272,6 +273,9 @@ pub enum Command {
     Protocol(ProtocolCommand),
     /// Run a plan file: scenarios, ladders, repetitions, thresholds and checks.
     Run(Box<RunArgs>),
+    /// Run a JavaScript workload: each iteration of its function, every request it makes
+    /// timed (perfbase script checkout.js --url http://127.0.0.1:8080 -c 20 -d 30s)
+    Script(Box<script::ScriptArgs>),
     /// Run the embedded reference service on a loopback port.
     Serve(ServeArgs),
     /// Start the reference service in-process and run plans/demo.toml against it.

@@ -1,5 +1,5 @@
 //! The workload fields of an http:// or https:// target (http_fields.rs): one request, a
-//! weighted mix of them, or journeys (journeys.rs), over the target's URL, headers and trust
+//! weighted mix of them, journeys (journeys.rs) or a script (script.rs), over the target's URL, headers and trust
 //! settings (http_target.rs).
 
 use super::context::Ctx;
@@ -26,7 +26,15 @@ impl fields::Fields for Fields {
     }
 
     fn read(self, at: &At<'_>) -> Result<Made, PlanError> {
-        Ok(Made::Workload(if super::journeys::is_journey(&self) {
+        if self.script.is_none() && (self.function.is_some() || !self.env.is_empty()) {
+            return Err(at.err(
+                at.field,
+                "`function` and `env` belong to a script workload: add script = \"FILE.js\"",
+            ));
+        }
+        Ok(Made::Workload(if self.script.is_some() {
+            super::script::script_workload(at, &self)?
+        } else if super::journeys::is_journey(&self) {
             super::journeys::journey_workload(at, &self)?
         } else {
             http_workload(at, &self)?

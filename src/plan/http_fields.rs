@@ -1,5 +1,6 @@
 //! The workload fields of an http:// or https:// target, as written: one request, a mix of
-//! them, or journeys. Read by http.rs (a request or a mix) and journeys.rs.
+//! them, journeys, or a script. Read by http.rs (a request or a mix), journeys.rs and
+//! script.rs.
 
 use super::file::{FeedDef, JourneyDef, StepDef, S};
 use serde::Deserialize;
@@ -32,6 +33,13 @@ pub(super) struct Fields {
     pub cookies: Option<S<bool>>,
     /// …and the think time before every step but the first (a step's own wins).
     pub think: Option<S<toml::Value>>,
+    /// A script (JavaScript, an ES module) whose function is an iteration…
+    pub script: Option<S<String>>,
+    /// …the export it calls (default: the default export)…
+    pub function: Option<S<String>>,
+    /// …and `__ENV` besides the process's environment (`${ENV}` expanded).
+    #[serde(default)]
+    pub env: BTreeMap<String, S<String>>,
 }
 
 impl Fields {

@@ -42,6 +42,7 @@ mod protocols;
 mod publish;
 mod repeat;
 mod scenarios;
+mod script;
 mod targets;
 mod url_vars;
 

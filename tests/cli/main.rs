@@ -22,6 +22,7 @@ mod k8s_node;
 mod live;
 mod page;
 mod prometheus;
+mod scripts;
 mod shell;
 mod sql;
 mod steps;

@@ -40,6 +40,8 @@ pub mod nats;
 pub mod operation;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(feature = "script")]
+pub mod script;
 pub mod sql;
 #[cfg(any(
     feature = "nats",

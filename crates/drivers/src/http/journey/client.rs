@@ -19,14 +19,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// How much of a body is kept for captures and checks (the rest is read and counted).
-pub(super) const KEPT_BODY: usize = 1 << 20;
+pub(crate) const KEPT_BODY: usize = 1 << 20;
 
 /// One request, ready to send (and to send again on a fresh connection).
-pub(super) struct Outgoing {
-    pub(super) method: Method,
-    pub(super) uri: Uri,
-    pub(super) headers: HeaderMap,
-    pub(super) body: Bytes,
+pub(crate) struct Outgoing {
+    pub(crate) method: Method,
+    pub(crate) uri: Uri,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
 }
 
 impl Outgoing {
@@ -54,37 +54,58 @@ impl Outgoing {
 }
 
 /// A whole response.
-pub(super) struct Reply {
-    pub(super) status: u16,
-    pub(super) headers: HeaderMap,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: HeaderMap,
     /// The body's first [`KEPT_BODY`] bytes.
-    pub(super) body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
     /// The body's whole length.
-    pub(super) size: u64,
+    pub(crate) size: u64,
     /// Bytes the connection moved for it: (read, written).
-    pub(super) wire: (u64, u64),
+    pub(crate) wire: (u64, u64),
     /// An event stream's events (`text/event-stream`, JSON lines).
-    pub(super) stream: Option<Box<StreamReply>>,
+    pub(crate) stream: Option<Box<StreamReply>>,
 }
 
 /// What [`Client::round_trip`] read: status, headers, the kept body, its length, its events.
 type Answered = (u16, HeaderMap, Vec<u8>, u64, Option<Box<StreamReply>>);
 
 /// An open connection.
-pub(super) struct Link {
+pub(crate) struct Link {
     send: SendRequest<Full<Bytes>>,
     bytes: Arc<WireBytes>,
 }
 
 /// Where a session's connections go.
-pub(super) struct Client {
-    pub(super) addr: SocketAddr,
-    pub(super) tls: Option<Tls>,
+pub(crate) struct Client {
+    pub(crate) addr: SocketAddr,
+    pub(crate) tls: Option<Tls>,
     /// The Host header: `host:port`.
-    pub(super) host: HeaderValue,
+    pub(crate) host: HeaderValue,
 }
 
 impl Client {
+    /// Where requests to `url`'s origin go: its address, its Host header and, for https://,
+    /// its TLS settings.
+    pub(crate) fn for_url(
+        url: &url::Url,
+        options: &crate::http::TlsOptions,
+    ) -> Result<Client, crate::http::HttpError> {
+        use crate::http::HttpError;
+        let host = crate::http::request::authority(url)?;
+        let addr = crate::http::request::resolve(url)?;
+        let tls = if url.scheme() == "https" {
+            let name = url
+                .host_str()
+                .ok_or_else(|| HttpError::NoHost(url.to_string()))?;
+            Some(Tls::new(name, options, b"http/1.1")?)
+        } else {
+            None
+        };
+        let host = HeaderValue::from_str(&host).map_err(|_| HttpError::NoHost(host.clone()))?;
+        Ok(Client { addr, tls, host })
+    }
+
     async fn open(&self) -> Result<Link, Outcome> {
         let tcp = conn::connect(self.addr).await?;
         let bytes = Arc::new(WireBytes::default());
@@ -111,7 +132,7 @@ impl Client {
     /// Sends `out` on `link` (opened, or opened again when closed) and reads the whole
     /// answer. A kept-alive connection that the server closed in between is replaced, and an
     /// idempotent request sent once more on the new one.
-    pub(super) async fn exchange(
+    pub(crate) async fn exchange(
         &self,
         link: &mut Option<Link>,
         out: &Outgoing,

@@ -14,7 +14,7 @@ struct Stored {
 }
 
 #[derive(Default)]
-pub(super) struct Jar {
+pub(crate) struct Jar {
     cookies: Vec<Stored>,
 }
 
@@ -37,13 +37,13 @@ fn path_matches(cookie: &str, request: &str) -> bool {
 }
 
 impl Jar {
-    pub(super) fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.cookies.clear();
     }
 
     /// Stores what the answer to `request_path` set; a cookie that expired (Max-Age ≤ 0, a
     /// past Expires) removes its name. Headers that do not parse are skipped, as browsers do.
-    pub(super) fn store(&mut self, headers: &HeaderMap, request_path: &str) {
+    pub(crate) fn store(&mut self, headers: &HeaderMap, request_path: &str) {
         for value in headers.get_all(SET_COOKIE) {
             let Ok(text) = value.to_str() else { continue };
             let Ok(c) = Cookie::parse(text) else { continue };
@@ -67,7 +67,7 @@ impl Jar {
     }
 
     /// The `Cookie` header for a request to `request_path`: longer paths first (§5.4).
-    pub(super) fn header(&self, request_path: &str) -> Option<HeaderValue> {
+    pub(crate) fn header(&self, request_path: &str) -> Option<HeaderValue> {
         let mut sent: Vec<&Stored> = self
             .cookies
             .iter()

@@ -5,9 +5,9 @@
 //! row, the set-up's captures) and its own cookie jar; checks on each response are counted
 //! by name, and a failed one makes its step an error of class `check`.
 
-mod client;
+pub(crate) mod client;
 mod compile;
-mod cookies;
+pub(crate) mod cookies;
 mod feed;
 mod rules;
 pub mod spec;
@@ -56,22 +56,11 @@ impl JourneyDriver {
         tls: &TlsOptions,
     ) -> Result<JourneyDriver, HttpError> {
         let plan = Compiled::new(spec, &corpora).map_err(HttpError::Template)?;
-        let host = crate::http::request::authority(&spec.base)?;
-        let addr = crate::http::request::resolve(&spec.base)?;
-        let tls = if spec.base.scheme() == "https" {
-            let name = spec
-                .base
-                .host_str()
-                .ok_or_else(|| HttpError::NoHost(spec.base.to_string()))?;
-            Some(crate::http::conn::Tls::new(name, tls, b"http/1.1")?)
-        } else {
-            None
-        };
-        let host = HeaderValue::from_str(&host).map_err(|_| HttpError::NoHost(host.clone()))?;
+        let client = Client::for_url(&spec.base, tls)?;
         Ok(JourneyDriver {
             shared: Arc::new(Shared {
                 plan,
-                client: Client { addr, tls, host },
+                client,
                 corpora,
                 preset: OnceLock::new(),
             }),
@@ -304,7 +293,7 @@ impl Session for JourneySession {
         self.send(step, op).await
     }
 
-    fn then(&mut self, last: &Outcome) -> Then {
+    fn then(&mut self, last: &mut Outcome) -> Then {
         if last.class.breaks_session() {
             // Its connection is in an unknown state (the engine may have dropped the request
             // half-way): the next step opens a new one.

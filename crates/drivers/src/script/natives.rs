@@ -1,0 +1,296 @@
+//! The native functions a script reaches through `globalThis.__perfbase` (wrapped by the
+//! modules in modules.rs) and the globals it sees: `open`, `console`, `__ENV`. Natives
+//! only record what the virtual user asked for in the thread's [`Slot`]; the session sends
+//! the request and the engine times it, so no script touches a clock or a histogram.
+
+use super::crypto;
+use super::vm::{Host, Pending};
+use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
+use perfbase_core::redact;
+use rquickjs::function::{Opt, Rest};
+use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Promise, Result, TypedArray, Value};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// The longest think time one `sleep` takes: longer is a mistake in units (ms for s).
+const MAX_SLEEP_S: f64 = 3600.0;
+
+/// Installs `__perfbase`, `open`, `console` and `__ENV` in the context's globals.
+pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
+    let pb = Object::new(ctx.clone())?;
+    let h = host.clone();
+    pb.set(
+        "request",
+        Function::new(ctx.clone(), move |ctx, method, url, body, params| {
+            request(ctx, &h, (method, url), body, params)
+        })?,
+    )?;
+    let h = host.clone();
+    pb.set(
+        "check",
+        Function::new(ctx.clone(), move |name: String, passed: bool| {
+            let run = &h.run;
+            if !h.measured {
+                return;
+            }
+            if let Some(bit) = h.seen.check(&run.names, &name) {
+                let mut slot = h.slot.borrow_mut();
+                if passed {
+                    slot.checks.passed |= 1 << bit;
+                } else {
+                    slot.checks.failed |= 1 << bit;
+                }
+            }
+        })?,
+    )?;
+    let h = host.clone();
+    pb.set(
+        "enter",
+        Function::new(ctx.clone(), move |name: String| {
+            h.slot.borrow_mut().groups.push(name)
+        })?,
+    )?;
+    let h = host.clone();
+    pb.set(
+        "leave",
+        Function::new(ctx.clone(), move || {
+            h.slot.borrow_mut().groups.pop();
+        })?,
+    )?;
+    let h = host.clone();
+    pb.set(
+        "sleep",
+        Function::new(ctx.clone(), move |ctx: Ctx<'js>, s: f64| sleep(&ctx, &h, s))?,
+    )?;
+    crypto::install(ctx, &pb)?;
+    ctx.globals().set("__perfbase", pb)?;
+    let h = host.clone();
+    ctx.globals().set(
+        "open",
+        Function::new(ctx.clone(), move |ctx, path, mode| {
+            open(ctx, &h, path, mode)
+        })?,
+    )?;
+    let console = Object::new(ctx.clone())?;
+    for name in ["log", "info", "warn", "error", "debug"] {
+        console.set(name, Function::new(ctx.clone(), log)?)?;
+    }
+    ctx.globals().set("console", console)?;
+    let env = Object::new(ctx.clone())?;
+    for (k, v) in &host.run.env {
+        env.set(k.as_str(), v.as_str())?;
+    }
+    ctx.globals().set("__ENV", env)?;
+    Ok(())
+}
+
+/// `console.log(...)`: one line on stderr, its secrets hidden and its control characters
+/// escaped (a script may print what a server sent).
+fn log<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> Result<()> {
+    let mut line = String::new();
+    for (i, v) in args.0.into_iter().enumerate() {
+        if i > 0 {
+            line.push(' ');
+        }
+        let text = match v.as_string() {
+            Some(s) => s.to_string()?,
+            None => ctx
+                .json_stringify(v)?
+                .map(|s| s.to_string())
+                .transpose()?
+                .unwrap_or_else(|| "undefined".into()),
+        };
+        line.push_str(&text);
+    }
+    let line = redact::text(&line);
+    let line = redact::printable(&redact::known(&line)).into_owned();
+    eprintln!("script: {line}");
+    Ok(())
+}
+
+fn sleep(ctx: &Ctx<'_>, host: &Host, seconds: f64) -> Result<()> {
+    if !(0.0..=MAX_SLEEP_S).contains(&seconds) {
+        return Err(Exception::throw_range(
+            ctx,
+            &format!("sleep({seconds}): seconds must be from 0 to {MAX_SLEEP_S}"),
+        ));
+    }
+    host.slot.borrow_mut().think += Duration::from_secs_f64(seconds);
+    Ok(())
+}
+
+/// `open(path[, "b"])`: a file under the script's folder, read once when the script loads
+/// (through the one capped reader), as text or, with "b", as an ArrayBuffer.
+fn open<'js>(ctx: Ctx<'js>, host: &Host, path: String, mode: Opt<String>) -> Result<Value<'js>> {
+    if !host.init.get() {
+        return Err(Exception::throw_message(
+            &ctx,
+            "open() reads files when the script loads (at its top level), not in an \
+             iteration, setup or teardown",
+        ));
+    }
+    let file = host
+        .run
+        .inside(&path)
+        .map_err(|why| Exception::throw_message(&ctx, &format!("open('{path}'): {why}")))?;
+    let bytes = crate::input::read(&file)
+        .map_err(|e| Exception::throw_message(&ctx, &format!("open('{path}'): {e}")))?;
+    if mode.0.as_deref() == Some("b") {
+        return Ok(ArrayBuffer::new(ctx, bytes)?.into_value());
+    }
+    let text = crate::input::text(bytes)
+        .map_err(|e| Exception::throw_message(&ctx, &format!("open('{path}'): {e}")))?;
+    rquickjs::String::from_str(ctx, &text).map(|s| s.into_value())
+}
+
+/// The bytes of a string, an ArrayBuffer or a Uint8Array; None for other values.
+pub(crate) fn bytes_of(v: &Value<'_>) -> Result<Option<Vec<u8>>> {
+    if let Some(s) = v.as_string() {
+        return Ok(Some(s.to_string()?.into_bytes()));
+    }
+    if let Some(b) = ArrayBuffer::from_value(v.clone()) {
+        // SAFETY: copied at once; no script runs while the slice is held.
+        return Ok(unsafe { b.as_bytes() }.map(<[u8]>::to_vec));
+    }
+    if let Ok(a) = TypedArray::<u8>::from_value(v.clone()) {
+        // SAFETY: as above.
+        return Ok(unsafe { a.as_bytes() }.map(<[u8]>::to_vec));
+    }
+    Ok(None)
+}
+
+/// `http.request(method, url, body, params)`: checks and records the request in the VU's
+/// slot, and gives back the promise its response will settle.
+fn request<'js>(
+    ctx: Ctx<'js>,
+    host: &Host,
+    (method, url): (String, String),
+    body: Value<'js>,
+    params: Value<'js>,
+) -> Result<Promise<'js>> {
+    let fail = |why: String| Exception::throw_type(&ctx, &format!("{method} {url}: {why}"));
+    if host.init.get() {
+        return Err(fail(
+            "requests are made in an iteration, setup or teardown, not when the script loads"
+                .into(),
+        ));
+    }
+    if host.slot.borrow().pending.is_some() {
+        return Err(fail(
+            "a virtual user sends one request at a time: await each request before the next \
+             (Promise.all of requests and http.batch are not supported yet)"
+                .into(),
+        ));
+    }
+    let target = host.run.url(&url).map_err(fail)?;
+    let client = host.client(&target).map_err(fail)?;
+    let params = params.into_object();
+    let mut headers = host.run.headers.clone();
+    let mut name = None;
+    if let Some(p) = &params {
+        read_headers(p, &mut headers).map_err(fail)?;
+        name = p.get::<_, Option<String>>("name")?;
+        if name.is_none() {
+            if let Some(tags) = p.get::<_, Option<Object>>("tags")? {
+                name = tags.get::<_, Option<String>>("name")?;
+            }
+        }
+    }
+    let body = request_body(&body, &mut headers).map_err(fail)?;
+    let method = hyper::Method::from_bytes(method.as_bytes())
+        .map_err(|_| Exception::throw_type(&ctx, &format!("'{method}' is no HTTP method")))?;
+    let path = target.path().to_string();
+    let name = name.unwrap_or_else(|| super::names::template(method.as_str(), &path));
+    let group = host.slot.borrow().groups.join(" / ");
+    let label = match host.measured {
+        true => host.seen.label(&host.run.names, &group, &name),
+        false => 0,
+    };
+    let uri = match target.query() {
+        Some(q) => format!("{path}?{q}"),
+        None => path.clone(),
+    };
+    let uri = hyper::Uri::try_from(uri).map_err(|e| fail(format!("no request target: {e}")))?;
+    let mut map = hyper::HeaderMap::new();
+    for (n, v) in headers {
+        map.append(n, v);
+    }
+    let (promise, resolve, reject) = ctx.promise()?;
+    host.slot.borrow_mut().pending = Some(Pending {
+        out: crate::http::journey::client::Outgoing {
+            method,
+            uri,
+            headers: map,
+            body,
+        },
+        client,
+        label,
+        url: target.to_string(),
+        path,
+        settle: (
+            rquickjs::Persistent::save(&ctx, resolve),
+            rquickjs::Persistent::save(&ctx, reject),
+        ),
+    });
+    Ok(promise)
+}
+
+/// Adds `params.headers` to `headers`.
+fn read_headers(
+    params: &Object<'_>,
+    headers: &mut Vec<(HeaderName, HeaderValue)>,
+) -> std::result::Result<(), String> {
+    let Ok(Some(h)) = params.get::<_, Option<Object>>("headers") else {
+        return Ok(());
+    };
+    for entry in h.props::<String, Value>() {
+        let (k, v) = entry.map_err(|e| e.to_string())?;
+        let v = match v.as_string() {
+            Some(s) => s.to_string().map_err(|e| e.to_string())?,
+            None if v.is_number() || v.is_bool() => {
+                v.get::<rquickjs::Coerced<String>>()
+                    .map_err(|e| e.to_string())?
+                    .0
+            }
+            None => return Err(format!("header {k}: its value must be a string")),
+        };
+        let name =
+            HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("'{k}' is no header name"))?;
+        let value = HeaderValue::from_str(&v).map_err(|_| {
+            format!("header {k}: a value holds a line break or another control character")
+        })?;
+        headers.retain(|(n, _)| n != name);
+        headers.push((name, value));
+    }
+    Ok(())
+}
+
+/// A request's body: a string or bytes as they are; an object as an HTML form
+/// (`application/x-www-form-urlencoded`, as k6 sends it) unless a Content-Type says otherwise.
+fn request_body(
+    body: &Value<'_>,
+    headers: &mut Vec<(HeaderName, HeaderValue)>,
+) -> std::result::Result<Bytes, String> {
+    if body.is_null() || body.is_undefined() {
+        return Ok(Bytes::new());
+    }
+    if let Some(b) = bytes_of(body).map_err(|e| e.to_string())? {
+        return Ok(Bytes::from(b));
+    }
+    let Some(obj) = body.as_object() else {
+        return Err("the body must be a string, an ArrayBuffer or an object (a form)".into());
+    };
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    for entry in obj.props::<String, rquickjs::Coerced<String>>() {
+        let (k, v) = entry.map_err(|e| e.to_string())?;
+        form.append_pair(&k, &v.0);
+    }
+    if !headers.iter().any(|(n, _)| n == CONTENT_TYPE) {
+        headers.push((
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/x-www-form-urlencoded"),
+        ));
+    }
+    Ok(Bytes::from(form.finish()))
+}

@@ -1,0 +1,386 @@
+//! One virtual user: its iteration's promise, what its code asked for, its connections and
+//! its cookie jar. Each of its steps is what the engine times: `execute` runs the code up to
+//! its first request (a step that sends nothing), then sends each request the code made;
+//! `then` hands the response to the code, runs it to its next request or its end, and says
+//! which, with the think time its `sleep`s added up to.
+
+use super::vm::{outcome_of, Slot, Vm};
+use crate::http::journey::client::{Client, Link, Reply};
+use crate::http::journey::cookies::Jar;
+use hyper::header::COOKIE;
+use perfbase_core::{Class, Outcome, Session, Then};
+use rquickjs::{CatchResultExt, Ctx, Function, Object, Persistent, Promise, Value};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Where the user's iteration is.
+enum State {
+    /// Between iterations.
+    Idle,
+    /// Its code waits for a request (in the slot, or in flight).
+    Running(Persistent<Promise<'static>>),
+    /// Its code is done: how it ended, and whether that was reported yet.
+    Ended {
+        failure: Option<String>,
+        reported: bool,
+    },
+}
+
+/// The request in flight: where its response goes.
+struct Sent {
+    settle: (Persistent<Function<'static>>, Persistent<Function<'static>>),
+    url: String,
+    answer: Option<Reply>,
+    took: Duration,
+}
+
+/// One virtual user of a script.
+pub struct ScriptSession {
+    // JavaScript values first: they go before the runtime (`vm`, last) they live in.
+    state: State,
+    sent: Option<Sent>,
+    slot: Slot,
+    links: Vec<(Arc<Client>, Option<Link>)>,
+    jar: Jar,
+    vu: u64,
+    iteration: u64,
+    /// The function an iteration calls, when not the runtime's (set-up and tear-down).
+    function: Option<Persistent<Function<'static>>>,
+    /// Set-up's and tear-down's result, as JSON.
+    result: Option<String>,
+    /// What a job of this user's code threw that no promise took (an interrupt).
+    thrown: Option<String>,
+    vm: Rc<Vm>,
+}
+
+impl ScriptSession {
+    pub(crate) fn new(vm: Rc<Vm>, vu: u64) -> ScriptSession {
+        ScriptSession {
+            state: State::Idle,
+            sent: None,
+            slot: Slot::default(),
+            links: Vec::new(),
+            jar: Jar::default(),
+            vu,
+            iteration: 0,
+            function: None,
+            result: None,
+            thrown: None,
+            vm,
+        }
+    }
+
+    /// Runs `f` as this user: its slot is the thread's while its code runs.
+    fn as_user<R>(&mut self, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
+        std::mem::swap(&mut *self.vm.host.slot.borrow_mut(), &mut self.slot);
+        let (vu, iteration) = (self.vu, self.iteration);
+        let (r, thrown) = self.vm.run(|ctx| {
+            let g = ctx.globals();
+            let _ = g.set("__VU", vu);
+            let _ = g.set("__ITER", iteration);
+            f(ctx)
+        });
+        std::mem::swap(&mut *self.vm.host.slot.borrow_mut(), &mut self.slot);
+        if thrown.is_some() {
+            self.thrown = thrown;
+        }
+        r
+    }
+
+    /// Starts an iteration: calls the function with the set-up's data, runs it to its first
+    /// request or its end.
+    fn start(&mut self) {
+        self.jar.clear();
+        self.slot = Slot::default();
+        let function = self.function.clone().or_else(|| self.vm.function.clone());
+        let data = self.vm.data.clone();
+        let started = self.as_user(|ctx| -> Result<Persistent<Promise<'static>>, String> {
+            let f = function
+                .ok_or("the script has no function to run")?
+                .restore(ctx)
+                .map_err(|e| e.to_string())?;
+            let data = data.restore(ctx).map_err(|e| e.to_string())?;
+            let value: Value = f
+                .call((data,))
+                .catch(ctx)
+                .map_err(|e| super::vm::describe(&e, None))?;
+            let promise = match value.as_promise() {
+                Some(p) => p.clone(),
+                None => {
+                    // A function that is not async: its value, as if it were.
+                    let (p, resolve, _) = ctx.promise().map_err(|e| e.to_string())?;
+                    resolve.call::<_, ()>((value,)).map_err(|e| e.to_string())?;
+                    p
+                }
+            };
+            Ok(Persistent::save(ctx, promise))
+        });
+        self.iteration += 1;
+        self.state = match started {
+            Ok(p) => State::Running(p),
+            Err(failure) => State::Ended {
+                failure: Some(failure),
+                reported: false,
+            },
+        };
+        self.settle();
+    }
+
+    /// After the code ran: still waiting for its request, or ended (and how).
+    fn settle(&mut self) {
+        if self.slot.pending.is_some() {
+            return;
+        }
+        let State::Running(p) = &self.state else {
+            return;
+        };
+        let p = p.clone();
+        let keep = self.function.is_some();
+        let thrown = self.thrown.take();
+        let mut result = None;
+        let ended = self.vm.ctx.with(|ctx| match p.restore(&ctx) {
+            Ok(p) => {
+                if keep {
+                    result = p
+                        .result::<Value>()
+                        .and_then(Result::ok)
+                        .and_then(|v| ctx.json_stringify(v).ok().flatten())
+                        .and_then(|s| s.to_string().ok());
+                }
+                outcome_of(&p).unwrap_or_else(|| {
+                    thrown.or(Some(
+                        "the iteration waits for something that is not a request (only \
+                         requests and sleep move a script on): is a promise never settled?"
+                            .into(),
+                    ))
+                })
+            }
+            Err(e) => Some(e.to_string()),
+        });
+        self.result = result;
+        self.state = State::Ended {
+            failure: ended,
+            reported: false,
+        };
+    }
+
+    /// Sends the request the code made, on this user's connection to its origin.
+    async fn send(&mut self) -> Outcome {
+        let Some(p) = self.slot.pending.take() else {
+            return Outcome::nothing(None);
+        };
+        let mut out = p.out;
+        if let Some(c) = self.jar.header(&p.path) {
+            out.headers.insert(COOKIE, c);
+        }
+        self.sent = Some(Sent {
+            settle: p.settle,
+            url: p.url,
+            answer: None,
+            took: Duration::ZERO,
+        });
+        let i = match self
+            .links
+            .iter()
+            .position(|(c, _)| Arc::ptr_eq(c, &p.client))
+        {
+            Some(i) => i,
+            None => {
+                self.links.push((p.client.clone(), None));
+                self.links.len() - 1
+            }
+        };
+        let t0 = Instant::now();
+        let result = p.client.exchange(&mut self.links[i].1, &out).await;
+        let took = t0.elapsed();
+        let sent = self.sent.as_mut().expect("set above");
+        sent.took = took;
+        match result {
+            Ok(mut reply) => {
+                self.jar.store(&reply.headers, &p.path);
+                let mut o = Outcome::http(reply.status, reply.wire.0, reply.wire.1);
+                o.stream = reply.stream.take();
+                sent.answer = Some(reply);
+                o.with_label(p.label)
+            }
+            Err(o) => o.with_label(p.label),
+        }
+    }
+
+    /// Gives the code the response to its request (or what went wrong with it) and runs it
+    /// on; the checks it made on the way are added to `last`.
+    fn answered(&mut self, last: &mut Outcome) {
+        let Some(sent) = self.sent.take() else {
+            return;
+        };
+        if last.class.breaks_session() {
+            // The connection is in an unknown state (the engine may have dropped the request
+            // half-way): the next request opens a new one.
+            for (_, link) in &mut self.links {
+                *link = None;
+            }
+        }
+        let make = self.vm.make_response.clone();
+        let error = last
+            .class
+            .is_error()
+            .then(|| {
+                last.detail
+                    .as_deref()
+                    .unwrap_or(last.class.name())
+                    .to_string()
+            })
+            .filter(|_| sent.answer.is_none());
+        let failed = self.as_user(|ctx| {
+            let response = response(ctx, &make, &sent, error.as_deref())?;
+            let resolve = sent
+                .settle
+                .0
+                .clone()
+                .restore(ctx)
+                .map_err(|e| e.to_string())?;
+            resolve
+                .call::<_, ()>((response,))
+                .catch(ctx)
+                .map_err(|e| super::vm::describe(&e, None))
+        });
+        if let Err(why) = failed {
+            self.state = State::Ended {
+                failure: Some(why),
+                reported: false,
+            };
+        }
+        self.settle();
+    }
+
+    /// What follows: the next request, the end (after its last think time), or done.
+    fn next(&mut self) -> Then {
+        let think = std::mem::take(&mut self.slot.think);
+        match &self.state {
+            State::Running(_) => match &self.slot.pending {
+                Some(p) => Then::Next {
+                    think,
+                    label: p.label,
+                },
+                None => Then::Done,
+            },
+            State::Ended {
+                failure,
+                reported: false,
+            } if failure.is_some() || !think.is_zero() => Then::Next { think, label: 0 },
+            _ => {
+                self.state = State::Idle;
+                Then::Done
+            }
+        }
+    }
+
+    /// Runs `function` to its end as one iteration, unmeasured (set-up, tear-down): its
+    /// result as JSON, or why it failed.
+    pub(crate) async fn complete(
+        &mut self,
+        function: Persistent<Function<'static>>,
+    ) -> Result<Option<String>, String> {
+        self.function = Some(function);
+        let mut outcome = self.execute(0).await;
+        loop {
+            let then = self.then(&mut outcome);
+            if let (true, Some(why)) = (outcome.is_nothing(), outcome.detail.as_deref()) {
+                return Err(why.to_string());
+            }
+            match then {
+                Then::Done => break,
+                Then::Next { think, .. } => {
+                    tokio::time::sleep(think).await;
+                    outcome = self.execute(0).await;
+                }
+            }
+        }
+        Ok(self.result.take())
+    }
+}
+
+/// The response object the code gets: status, headers, body, url, error, timings.
+fn response<'js>(
+    ctx: &Ctx<'js>,
+    make: &Persistent<Function<'static>>,
+    sent: &Sent,
+    error: Option<&str>,
+) -> Result<Value<'js>, String> {
+    let js = |e: rquickjs::Error| e.to_string();
+    let make = make.clone().restore(ctx).map_err(js)?;
+    let headers = Object::new(ctx.clone()).map_err(js)?;
+    let timings = Object::new(ctx.clone()).map_err(js)?;
+    timings
+        .set("duration", sent.took.as_secs_f64() * 1000.0)
+        .map_err(js)?;
+    let (status, body) = match &sent.answer {
+        Some(r) => {
+            for (name, value) in &r.headers {
+                let v = String::from_utf8_lossy(value.as_bytes());
+                headers
+                    .set(canonical(name.as_str()), v.as_ref())
+                    .map_err(js)?;
+            }
+            (r.status, String::from_utf8_lossy(&r.body).into_owned())
+        }
+        None => (0, String::new()),
+    };
+    make.call((
+        status,
+        headers,
+        body,
+        sent.url.as_str(),
+        error.unwrap_or(""),
+        timings,
+    ))
+    .catch(ctx)
+    .map_err(|e| super::vm::describe(&e, None))
+}
+
+/// `content-type` as `Content-Type`, the spelling scripts written for k6 read.
+fn canonical(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = true;
+    for c in name.chars() {
+        out.push(if upper { c.to_ascii_uppercase() } else { c });
+        upper = c == '-';
+    }
+    out
+}
+
+impl Session for ScriptSession {
+    async fn execute(&mut self, _op: u64) -> Outcome {
+        match &mut self.state {
+            State::Idle => {
+                self.start();
+                Outcome::nothing(None)
+            }
+            State::Running(_) => self.send().await,
+            State::Ended { failure, reported } => {
+                *reported = true;
+                Outcome::nothing(failure.take().map(|w| (Class::Script, w)))
+            }
+        }
+    }
+
+    fn then(&mut self, last: &mut Outcome) -> Then {
+        if !last.is_nothing() || self.sent.is_some() {
+            self.answered(last);
+        }
+        let checks = std::mem::take(&mut self.slot.checks);
+        last.checks.passed |= checks.passed;
+        last.checks.failed |= checks.failed;
+        self.next()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn header_names_read_as_k6_spells_them() {
+        assert_eq!(super::canonical("content-type"), "Content-Type");
+        assert_eq!(super::canonical("x-request-id"), "X-Request-Id");
+    }
+}
