@@ -87,8 +87,8 @@ for m in $MODES; do
   [[ "$m" == rate || "$m" == closed ]] || die "unknown mode '$m' (known: rate closed)"
 done
 for t in $TOOLS; do
-  [[ "$t" == locust || "$t" == artillery || "$t" == gatling || "$t" == perfbase ]] \
-    || die "unknown tool '$t' (known: locust artillery gatling perfbase)"
+  [[ "$t" == locust || "$t" == artillery || "$t" == gatling || "$t" == perfbase || "$t" == script ]] \
+    || die "unknown tool '$t' (known: locust artillery gatling perfbase script)"
 done
 [[ -n "${MODES// /}" && -n "${TOOLS// /}" ]] || die "MODES and TOOLS must not be empty"
 [[ -f "$LOCUSTFILE" && -f "$ARTILLERY_YML" && -f "$HERE/journey/artillery-processor.js" && -f "$HERE/journey/artillery-no-telemetry.js" ]] \
@@ -241,7 +241,7 @@ mkdir -p "$OUT"
   wants locust && echo "locust: $("$LOCUST" --version 2>&1 | head -1)"
   wants artillery && echo "artillery: $(art_version) on node $(node --version)"
   wants gatling && echo "gatling: $GATLING_VERSION (Java DSL) on $(java -version 2>&1 | head -1), java opts: $GATLING_JAVA_OPTS"
-  wants perfbase && echo "perfbase: $PERFBASE ($("$PERFBASE" --version 2>&1 | head -1))"
+  { wants perfbase || wants script; } && echo "perfbase: $PERFBASE ($("$PERFBASE" --version 2>&1 | head -1))"
   true
 } > "$OUT/env.txt"
 
@@ -343,6 +343,36 @@ PLAN
   CMD=("$PERFBASE" run "$dir/plan.toml" -t 1 -q --no-store --out "$dir/out")
 }
 
+# run_script MODE DIR: as run_perfbase, with the journey written as a perfbase script
+# (bench/journey/script.js) instead of the plan's steps: the scripted workload's cost beside the
+# declarative one's (bench/script_vs_peers.sh).
+run_script() {
+  local mode=$1 dir=$2 scenario
+  case "$mode" in
+    rate)     scenario="rate = $RATE"$'\n'"duration = \"${D}s\""$'\n'"max_inflight = $RATE_USERS" ;;
+    closed)   scenario="concurrency = $USERS"$'\n'"duration = \"${D}s\"" ;;
+    baseline) scenario="rate = 1"$'\n'"duration = \"1s\"" ;;
+    *) return 1 ;;
+  esac
+  cat > "$dir/plan.toml" << PLAN
+[plan]
+name = "journey bench (script)"
+
+[targets.api]
+url = "$URL"
+
+[workloads.j]
+target = "api"
+script = "$HERE/journey/script.js"
+
+[[scenarios]]
+name = "$mode"
+workload = "j"
+$scenario
+PLAN
+  CMD=("$PERFBASE" run "$dir/plan.toml" -t 1 -q --no-store --out "$dir/out")
+}
+
 # ---------------------------------------------------------------- the peers' commands
 tool_cmd() {      # tool_cmd MODE TOOL DIR -> CMD array; false if TOOL has no such run
   local mode=$1 tool=$2 dir=$3 phases pool=""
@@ -385,6 +415,9 @@ tool_cmd() {      # tool_cmd MODE TOOL DIR -> CMD array; false if TOOL has no su
       CMD=()
       run_perfbase "$mode" "$dir" || return 1
       (( ${#CMD[@]} )) || return 1 ;;
+    */script)
+      CMD=()
+      run_script "$mode" "$dir" || return 1 ;;
     *) return 1 ;;
   esac
 }
@@ -528,7 +561,8 @@ def run(d, tool, mode, rc, wall_us, nticks, clk, rate, dur, server_dels):
     r = {"tool": tool, "mode": mode, "rep": os.path.basename(d), "rc": int(rc),
          "wall_s": int(wall_us) / 1e6, "d_s": int(dur)}
     try:
-        r.update({"locust": p_locust, "artillery": p_artillery, "gatling": p_gatling, "perfbase": p_perfbase}[tool](d))
+        r.update({"locust": p_locust, "artillery": p_artillery, "gatling": p_gatling, "perfbase": p_perfbase,
+                  "script": p_perfbase}[tool](d))
     except Exception as e:
         r["parse_error"] = f"{type(e).__name__}: {e}"
     if r.get("load_s") and mode != "baseline" and abs(r["load_s"] - int(dur)) > 0.02 * int(dur):
@@ -629,10 +663,10 @@ def table(out, modes, tools, rate, users, rate_users):
     ratio = lambda a, b, k: f"x{a[k] / b[k]:.2f}" if a.get(k) and b.get(k) else "n/a"
     if "rate" in meds:
         for peer, m in meds["rate"].items():
-            if peer != "perfbase":
+            if peer not in ("perfbase", "script"):
                 print(f"rate {rate}/s: perfbase/{peer}: journeys/s {ratio(pb('rate'), m, 'jps')}, "
                       f"CPU per journey {ratio(pb('rate'), m, 'cpu_us_per_journey')}")
-    closed = {t: m for t, m in meds.get("closed", {}).items() if t != "perfbase" and m.get("jps")}
+    closed = {t: m for t, m in meds.get("closed", {}).items() if t not in ("perfbase", "script") and m.get("jps")}
     if closed:
         best = max(closed, key=lambda t: closed[t]["jps"])
         print(f"perfbase/{best}: journeys/s {ratio(pb('closed'), closed[best], 'jps')}, "

@@ -290,6 +290,7 @@ export default async function () {
     "no sockets": () => typeof fetch === "undefined" && typeof require === "undefined" &&
       typeof XMLHttpRequest === "undefined" && typeof WebSocket === "undefined",
     "frozen": () => Object.isFrozen(users),
+    "headers": (r) => Object.keys(r.headers).length > 0 && r.timings.duration >= 0 && __VU >= 1,
   });
 }
 "#,
@@ -299,7 +300,7 @@ export default async function () {
         &plan(&url, "t.js", "", "concurrency = 1\nrequests = 20"),
     );
     assert_eq!(r.code(), 0, "{}", r.stderr());
-    for c in ["two users", "no sockets", "frozen"] {
+    for c in ["two users", "no sockets", "frozen", "headers"] {
         assert_eq!(check(&r, c), (20, 0), "{c}");
     }
 }

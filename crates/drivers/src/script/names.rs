@@ -96,12 +96,22 @@ impl Names {
 /// One worker's view of [`Names`]: what it has seen, without the lock.
 #[derive(Default)]
 pub(crate) struct Seen {
+    /// Requests outside any group, by name (looked up without an allocation).
+    plain: RefCell<HashMap<String, u16>>,
     labels: RefCell<HashMap<(String, String), u16>>,
     checks: RefCell<HashMap<String, Option<u8>>>,
 }
 
 impl Seen {
     pub(crate) fn label(&self, names: &Names, group: &str, name: &str) -> u16 {
+        if group.is_empty() {
+            if let Some(&l) = self.plain.borrow().get(name) {
+                return l;
+            }
+            let l = names.label(group, name);
+            self.plain.borrow_mut().insert(name.to_string(), l);
+            return l;
+        }
         if let Some(&l) = self
             .labels
             .borrow()

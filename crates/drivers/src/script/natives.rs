@@ -63,8 +63,20 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
         "sleep",
         Function::new(ctx.clone(), move |ctx: Ctx<'js>, s: f64| sleep(&ctx, &h, s))?,
     )?;
+    let h = host.clone();
+    pb.set("vu", Function::new(ctx.clone(), move || h.user.get().0)?)?;
+    let h = host.clone();
+    pb.set(
+        "iteration",
+        Function::new(ctx.clone(), move || h.user.get().1)?,
+    )?;
     crypto::install(ctx, &pb)?;
     ctx.globals().set("__perfbase", pb)?;
+    // Read when the code reads them, not set before every run of it.
+    ctx.eval::<(), _>(
+        "Object.defineProperty(globalThis, '__VU', { get: () => __perfbase.vu() });\n\
+         Object.defineProperty(globalThis, '__ITER', { get: () => __perfbase.iteration() });",
+    )?;
     let h = host.clone();
     ctx.globals().set(
         "open",

@@ -9,7 +9,7 @@ use crate::http::journey::client::{Client, Link, Reply};
 use crate::http::journey::cookies::Jar;
 use hyper::header::COOKIE;
 use perfbase_core::{Class, Outcome, Session, Then};
-use rquickjs::{CatchResultExt, Ctx, Function, Object, Persistent, Promise, Value};
+use rquickjs::{CatchResultExt, Ctx, Function, Persistent, Promise, Value};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -74,13 +74,8 @@ impl ScriptSession {
     /// Runs `f` as this user: its slot is the thread's while its code runs.
     fn as_user<R>(&mut self, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
         std::mem::swap(&mut *self.vm.host.slot.borrow_mut(), &mut self.slot);
-        let (vu, iteration) = (self.vu, self.iteration);
-        let (r, thrown) = self.vm.run(|ctx| {
-            let g = ctx.globals();
-            let _ = g.set("__VU", vu);
-            let _ = g.set("__ITER", iteration);
-            f(ctx)
-        });
+        self.vm.host.user.set((self.vu, self.iteration));
+        let (r, thrown) = self.vm.run(f);
         std::mem::swap(&mut *self.vm.host.slot.borrow_mut(), &mut self.slot);
         if thrown.is_some() {
             self.thrown = thrown;
@@ -308,32 +303,34 @@ fn response<'js>(
     sent: &Sent,
     error: Option<&str>,
 ) -> Result<Value<'js>, String> {
-    let js = |e: rquickjs::Error| e.to_string();
-    let make = make.clone().restore(ctx).map_err(js)?;
-    let headers = Object::new(ctx.clone()).map_err(js)?;
-    let timings = Object::new(ctx.clone()).map_err(js)?;
-    timings
-        .set("duration", sent.took.as_secs_f64() * 1000.0)
-        .map_err(js)?;
-    let (status, body) = match &sent.answer {
+    let make = make.clone().restore(ctx).map_err(|e| e.to_string())?;
+    // The headers as one `Name: value` line each: the object is made only when the code
+    // reads `headers` (most read the status and the body).
+    let (status, head, body) = match &sent.answer {
         Some(r) => {
+            let mut head = String::new();
             for (name, value) in &r.headers {
-                let v = String::from_utf8_lossy(value.as_bytes());
-                headers
-                    .set(canonical(name.as_str()), v.as_ref())
-                    .map_err(js)?;
+                head.push_str(&canonical(name.as_str()));
+                head.push_str(": ");
+                head.push_str(&String::from_utf8_lossy(value.as_bytes()));
+                head.push('\n');
             }
-            (r.status, String::from_utf8_lossy(&r.body).into_owned())
+            (
+                r.status,
+                head,
+                String::from_utf8_lossy(&r.body).into_owned(),
+            )
         }
-        None => (0, String::new()),
+        None => (0, String::new(), String::new()),
     };
+    let ms = sent.took.as_secs_f64() * 1000.0;
     make.call((
         status,
-        headers,
+        head,
         body,
         sent.url.as_str(),
         error.unwrap_or(""),
-        timings,
+        ms,
     ))
     .catch(ctx)
     .map_err(|e| super::vm::describe(&e, None))

@@ -53,6 +53,9 @@ pub(crate) struct Slot {
     pub(crate) groups: Vec<String>,
 }
 
+/// An origin: scheme, host, port.
+type Origin = (String, String, u16);
+
 /// What the natives of one thread share: the running user's slot, the run, the names seen.
 pub(crate) struct Host {
     pub(crate) slot: RefCell<Slot>,
@@ -60,19 +63,32 @@ pub(crate) struct Host {
     pub(crate) init: Cell<bool>,
     /// False for set-up and tear-down, whose requests and checks are not the run's.
     pub(crate) measured: bool,
+    /// The running user's number and its iteration's (`__VU`, `__ITER`).
+    pub(crate) user: Cell<(u64, u64)>,
     pub(crate) run: Arc<Run>,
     pub(crate) seen: super::names::Seen,
-    clients: RefCell<Vec<(String, Arc<Client>)>>,
+    /// Each origin's connection settings.
+    clients: RefCell<Vec<(Origin, Arc<Client>)>>,
 }
 
 impl Host {
     /// The connection settings for `url`'s origin, made once per thread.
     pub(crate) fn client(&self, url: &url::Url) -> Result<Arc<Client>, String> {
-        let origin = url.origin().ascii_serialization();
-        if let Some((_, c)) = self.clients.borrow().iter().find(|(o, _)| *o == origin) {
+        let (scheme, host, port) = (
+            url.scheme(),
+            url.host_str().unwrap_or(""),
+            url.port_or_known_default().unwrap_or(0),
+        );
+        if let Some((_, c)) = self
+            .clients
+            .borrow()
+            .iter()
+            .find(|((s, h, p), _)| s == scheme && h == host && *p == port)
+        {
             return Ok(c.clone());
         }
         let c = Arc::new(Client::for_url(url, &self.run.tls).map_err(|e| e.to_string())?);
+        let origin = (scheme.to_string(), host.to_string(), port);
         self.clients.borrow_mut().push((origin, c.clone()));
         Ok(c)
     }
@@ -95,10 +111,22 @@ pub(crate) struct Vm {
 /// `json()` are JavaScript).
 const RESPONSE: &str = r#"(() => {
   class Response {
-    constructor(status, headers, body, url, error, timings) {
-      this.status = status; this.headers = headers; this.body = body; this.url = url;
-      this.error = error; this.timings = timings;
+    constructor(status, head, body, url, error, ms) {
+      this.status = status; this.body = body; this.url = url; this.error = error;
+      this._head = head; this._ms = ms;
     }
+    get headers() {
+      const h = {};
+      for (const line of this._head.split("\n")) {
+        const i = line.indexOf(": ");
+        if (i < 0) continue;
+        const k = line.slice(0, i), v = line.slice(i + 2);
+        h[k] = k in h ? h[k] + ", " + v : v;
+      }
+      Object.defineProperty(this, "headers", { value: h, enumerable: true });
+      return h;
+    }
+    get timings() { return { duration: this._ms }; }
     json(path) {
       let v = JSON.parse(this.body);
       if (path) for (const k of String(path).split(".")) v = v == null ? undefined : v[k];
@@ -132,6 +160,7 @@ impl Vm {
             slot: RefCell::new(Slot::default()),
             init: Cell::new(true),
             measured: function.is_some(),
+            user: Cell::new((0, 0)),
             run: run.clone(),
             seen: Default::default(),
             clients: RefCell::new(Vec::new()),
