@@ -300,14 +300,19 @@ PYEOF
 # The journey: in setup, once: POST /login {"user":"bench","password":"bench"} -> 200
 # {"access_token":...}; per iteration with "Authorization: Bearer <token>": POST /items
 # {"name":"x"} -> 201 {"id":ID}, GET /items/{ID} -> 200, DELETE /items/{ID} -> 204.
-run_perfbase() {
-  local mode=$1 dir=$2 scenario
-  case "$mode" in
-    rate)     scenario="rate = $RATE"$'\n'"duration = \"${D}s\""$'\n'"max_inflight = $RATE_USERS" ;;
-    closed)   scenario="concurrency = $USERS"$'\n'"duration = \"${D}s\"" ;;
-    baseline) scenario="rate = 1"$'\n'"duration = \"1s\"" ;;
+# scenario_of MODE: the [[scenarios]] lines of MODE's load (perfbase's TOML and script runs).
+scenario_of() {
+  case "$1" in
+    rate)     printf '%s\n' "rate = $RATE" "duration = \"${D}s\"" "max_inflight = $RATE_USERS" ;;
+    closed)   printf '%s\n' "concurrency = $USERS" "duration = \"${D}s\"" ;;
+    baseline) printf '%s\n' "rate = 1" "duration = \"1s\"" ;;
     *) return 1 ;;
   esac
+}
+
+run_perfbase() {
+  local mode=$1 dir=$2 scenario
+  scenario="$(scenario_of "$mode")" || return 1
   # The same journey as the peers': log in once, then create, read and delete with the token
   # and the id, each step's status checked (as Locust's script checks it).
   cat > "$dir/plan.toml" << PLAN
@@ -348,12 +353,7 @@ PLAN
 # declarative one's (bench/script_vs_peers.sh).
 run_script() {
   local mode=$1 dir=$2 scenario
-  case "$mode" in
-    rate)     scenario="rate = $RATE"$'\n'"duration = \"${D}s\""$'\n'"max_inflight = $RATE_USERS" ;;
-    closed)   scenario="concurrency = $USERS"$'\n'"duration = \"${D}s\"" ;;
-    baseline) scenario="rate = 1"$'\n'"duration = \"1s\"" ;;
-    *) return 1 ;;
-  esac
+  scenario="$(scenario_of "$mode")" || return 1
   cat > "$dir/plan.toml" << PLAN
 [plan]
 name = "journey bench (script)"

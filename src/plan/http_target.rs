@@ -37,6 +37,32 @@ pub(super) fn http_version(
 
 /// How an https:// target is trusted, as its plan table says (`insecure`, `cacert` relative to
 /// the plan): one reading for request mixes, journeys and Vault.
+/// Header names and values, in order.
+type Headers = Vec<(String, String)>;
+
+/// The target's headers, `${ENV}` expanded (each error names `targets.T.headers.NAME`), and
+/// as results show them (secrets redacted), for the workloads that send them on every
+/// request (journeys, scripts).
+pub(super) fn target_headers(
+    cx: &Ctx,
+    tdef: &file::TargetDef,
+    target: &str,
+) -> Result<(Headers, Vec<String>), PlanError> {
+    let mut headers = Vec::new();
+    for (k, v) in &tdef.headers {
+        headers.push((
+            k.clone(),
+            cx.env(v, &format!("targets.{target}.headers.{k}"))?,
+        ));
+    }
+    let shown = tdef
+        .headers
+        .iter()
+        .map(|(k, v)| perfbase_core::redact::header_line(k, v.get_ref()))
+        .collect();
+    Ok((headers, shown))
+}
+
 pub(super) fn tls_of(cx: &Ctx, tdef: &file::TargetDef) -> perfbase_drivers::http::TlsOptions {
     perfbase_drivers::http::TlsOptions {
         insecure: tdef.insecure.unwrap_or(false),

@@ -7,7 +7,7 @@ use super::context::Ctx;
 use super::fields::At;
 use super::file::{self, CaptureDef, StepCheckDef, StepDef, S};
 use super::http_fields::Fields;
-use super::http_target::tls_of;
+use super::http_target::{target_headers, tls_of};
 use super::model::*;
 use crate::backend::http::{HttpRequests, HttpTarget};
 use crate::backend::Backend;
@@ -33,11 +33,7 @@ pub(super) fn journey_workload(at: &At<'_>, w: &Fields) -> Result<Workload, Plan
         Some(t) => think_of(cx, t, &format!("{field}.think"))?,
         None => Think::None,
     };
-    let mut headers = Vec::new();
-    for (k, v) in &tdef.headers {
-        let f = format!("targets.{}.headers.{k}", at.target_field.get_ref());
-        headers.push((k.clone(), cx.env(v, &f)?));
-    }
+    let (headers, shown_headers) = target_headers(cx, tdef, at.target_field.get_ref())?;
     let spec = JourneySpec {
         base: url.clone(),
         headers,
@@ -69,11 +65,7 @@ pub(super) fn journey_workload(at: &At<'_>, w: &Fields) -> Result<Workload, Plan
             if steps == 1 { "" } else { "s" }
         ),
         corpora: corpora.to_vec(),
-        shown_headers: tdef
-            .headers
-            .iter()
-            .map(|(k, v)| perfbase_core::redact::header_line(k, v.get_ref()))
-            .collect(),
+        shown_headers,
         backend: Backend::Http(HttpTarget {
             requests: HttpRequests::Journeys {
                 spec: Box::new(spec),

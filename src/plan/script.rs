@@ -5,7 +5,7 @@
 
 use super::fields::At;
 use super::http_fields::Fields;
-use super::http_target::tls_of;
+use super::http_target::{target_headers, tls_of};
 use super::model::*;
 use crate::backend::http::{HttpRequests, HttpTarget};
 use crate::backend::Backend;
@@ -44,11 +44,7 @@ pub(super) fn script_workload(at: &At<'_>, w: &Fields) -> Result<Workload, PlanE
     let (tdef, _, _, url) = at.target;
     let script = w.script.as_ref().expect("read only with a script");
     let file = cx.base.join(script.get_ref());
-    let mut headers = Vec::new();
-    for (k, v) in &tdef.headers {
-        let f = format!("targets.{}.headers.{k}", at.target_field.get_ref());
-        headers.push((k.clone(), cx.env(v, &f)?));
-    }
+    let (headers, shown_headers) = target_headers(cx, tdef, at.target_field.get_ref())?;
     let mut env = Vec::new();
     for (k, v) in &w.env {
         env.push((k.clone(), cx.env(v, &format!("{field}.env.{k}"))?));
@@ -69,11 +65,7 @@ pub(super) fn script_workload(at: &At<'_>, w: &Fields) -> Result<Workload, PlanE
         name: at.name.to_string(),
         label: format!("{} (script {})", at.shown_url, script.get_ref()),
         corpora: Vec::new(),
-        shown_headers: tdef
-            .headers
-            .iter()
-            .map(|(k, v)| perfbase_core::redact::header_line(k, v.get_ref()))
-            .collect(),
+        shown_headers,
         backend: Backend::Http(HttpTarget {
             requests: HttpRequests::Script(Box::new(spec)),
             options: HttpOptions {
