@@ -275,7 +275,11 @@ fn short_lived_once() -> Result<(), String> {
         .phase("load")
         .expect("load phase")
         .clone();
-    assert!(p.cpu_pct.max < 115.0, "one process at a time: {p:?}");
+    // A child's CPU is counted when it is reaped, so one sample may hold a little of the
+    // interval before it: a spike past the bound is tried again, a steady one fails.
+    if p.cpu_pct.max >= 115.0 {
+        return Err(format!("one process at a time, yet {p:?}\n{table}"));
+    }
     if p.cpu_pct.mean < 60.0 {
         return Err(format!(
             "short-lived children at {} %\n{table}",
