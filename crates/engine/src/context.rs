@@ -134,8 +134,9 @@ impl<D: Driver> Shared<D> {
     }
 }
 
-/// Reads the driver's names again when `label`, a check bit or a group is past those the
-/// recorder knows (a driver whose names grow as the run finds them).
+/// Reads the driver's names again when `label` or a check bit is past those the recorder
+/// knows (a driver whose names grow as the run finds them). A label's group is named with it,
+/// so a new group comes with a new label; known names cost two comparisons, no lock.
 pub(crate) fn grow<D: Driver>(
     sh: &Shared<D>,
     rec: &mut Recorder,
@@ -143,11 +144,10 @@ pub(crate) fn grow<D: Driver>(
     checks: perfbase_core::CheckBits,
 ) {
     let bits = checks.passed | checks.failed;
-    let checks_known = rec.checks().len();
-    let new_check = checks_known < 64 && bits >> checks_known != 0;
-    let driver = &sh.setup.driver;
-    let new_group = rec.groups().len() < driver.group(label) as usize;
-    if label as usize > rec.labels().len() || new_check || new_group {
+    let known = rec.checks().len();
+    let new_check = known < perfbase_core::MAX_CHECKS && bits >> known != 0;
+    if label as usize > rec.labels().len() || new_check {
+        let driver = &sh.setup.driver;
         rec.grow(&driver.labels(), &driver.check_names(), &driver.groups());
     }
 }
