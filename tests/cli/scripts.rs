@@ -258,7 +258,7 @@ fn a_script_reads_and_imports_only_inside_its_folder_and_has_no_sockets() {
             "only files inside its own folder",
         ),
         ("import * as os from 'os';\n", "no such module"),
-        ("import { sleep } from 'k6/metrics';\n", "custom metrics"),
+        ("import exec from 'k6/execution';\n", "use __VU and __ITER"),
     ];
     for (line, expected) in cases {
         write(

@@ -31,6 +31,7 @@ pub mod stats;
 pub mod study;
 pub mod sweep;
 pub mod threshold;
+mod threshold_custom;
 pub mod trend;
 mod verdict;
 pub mod versus;

@@ -13,7 +13,8 @@ pub use perfbase_core::study::Verdict;
 
 /// Every metric name a threshold accepts, for error messages and docs.
 pub const METRICS: &str = "min, mean, p50, p75, p90, p95, p99, p999, max (latency), error_rate, \
-     success_ratio, rps, checks (a journey's check pass rate); or k6's p(95), avg, med, http_req_failed, http_reqs";
+     success_ratio, rps, checks (a journey's check pass rate); or k6's p(95), avg, med, http_req_failed, http_reqs; \
+     or a script's metric as NAME STAT, e.g. 'my_trend p(95) < 200'";
 
 /// A threshold in k6's words rewritten in perfbase's: `p(95)<200` → `p95<200`, `p(99.9)` →
 /// `p999`, `avg` → `mean`, `med` → `p50`, `http_req_failed` (and its `:rate`) → `error_rate`,
@@ -118,6 +119,8 @@ pub enum Metric {
     /// Share of a journey's checks that passed, 0..1 (every check of every step together;
     /// undefined without checks, so it never passes on none).
     Checks,
+    /// A statistic of a script's own metric, named in [`Threshold::of`].
+    Custom(CustomStat),
 }
 
 impl Metric {
@@ -145,6 +148,7 @@ impl Metric {
             Metric::SuccessRatio => "success_ratio",
             Metric::Rps => "rps",
             Metric::Checks => "checks",
+            Metric::Custom(c) => c.name(),
         }
     }
 }
@@ -203,6 +207,9 @@ pub struct Threshold {
     pub value: f64,
     /// The threshold as the user wrote it (trimmed), for messages and reports.
     pub text: String,
+    /// The script metric a [`Metric::Custom`] threshold judges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub of: Option<String>,
 }
 
 /// A threshold that does not parse. Every message names the accepted metrics and forms.
@@ -217,6 +224,13 @@ pub enum ThresholdError {
     /// The operator is not one of `<`, `<=`, `>`, `>=`.
     #[error("invalid threshold '{text}': unknown operator '{op}'; use one of <, <=, >, >= (e.g. 'p99 < 200ms')")]
     Operator { text: String, op: String },
+    /// A script metric's statistic that perfbase does not know.
+    #[error("invalid threshold '{text}': unknown statistic '{stat}' of the script metric '{metric}'; use one of {}", crate::threshold_custom::STATS)]
+    UnknownStat {
+        text: String,
+        metric: String,
+        stat: String,
+    },
     /// The value does not fit the metric; `expected` describes the accepted forms.
     #[error("invalid threshold '{text}': '{value}' is not a valid {metric} limit; {expected}")]
     Value {
@@ -238,6 +252,11 @@ impl ThresholdError {
                 metric,
             },
             ThresholdError::Operator { op, .. } => ThresholdError::Operator { text: shown, op },
+            ThresholdError::UnknownStat { metric, stat, .. } => ThresholdError::UnknownStat {
+                text: shown,
+                metric,
+                stat,
+            },
             ThresholdError::Value {
                 metric,
                 value,
@@ -256,8 +275,12 @@ impl ThresholdError {
 const LATENCY_FORMS: &str =
     "use a duration such as 200ms, 0.5s, 1s or 750us (a bare number means milliseconds)";
 const RATIO_FORMS: &str = "use a ratio between 0 and 1 such as 0.01, or a percentage such as 1%";
+const CUSTOM_FORMS: &str =
+    "use a number in the metric's own unit such as 200, 0.95 or -3, a percentage such as 95%, or a duration such as 200ms";
 const RPS_FORMS: &str =
     "use a non-negative number of operations per second such as 100, 2.5k or 300/s";
+
+pub use crate::threshold_custom::CustomStat;
 
 /// Parses `METRIC OP VALUE`, with or without spaces: `p99 < 200ms`, `p95<=0.5s`,
 /// `error_rate < 0.01`, `error_rate < 1%`, `rps > 100`, `success_ratio >= 0.99`,
@@ -268,6 +291,9 @@ const RPS_FORMS: &str =
 /// Ratio limits accept `%`. `rps` accepts a plain number or a rate such as `2.5k` or `300/s`.
 pub fn parse_threshold(s: &str) -> Result<Threshold, ThresholdError> {
     let shown = s.trim();
+    if let Some(custom) = crate::threshold_custom::parse(shown) {
+        return custom;
+    }
     let mut parsed = parse_own(&from_k6(shown)).map_err(|e| e.quoting(shown))?;
     // Messages and reports quote it as the user wrote it.
     parsed.text = shown.to_string();
@@ -295,6 +321,12 @@ fn parse_own(s: &str) -> Result<Threshold, ThresholdError> {
         text: text.to_string(),
         metric: name.to_string(),
     })?;
+    judged(text, metric, rest)
+}
+
+/// A threshold on `metric` whose operator and limit are `rest`; `text` is the whole.
+pub(crate) fn judged(text: &str, metric: Metric, rest: &str) -> Result<Threshold, ThresholdError> {
+    let syntax = || ThresholdError::Syntax(text.to_string());
     let op_end = rest
         .char_indices()
         .find(|(_, c)| !matches!(c, '<' | '>' | '=' | '!'))
@@ -326,6 +358,7 @@ fn parse_own(s: &str) -> Result<Threshold, ThresholdError> {
             Metric::LatencyMs(_) => LATENCY_FORMS,
             Metric::ErrorRate | Metric::SuccessRatio | Metric::Checks => RATIO_FORMS,
             Metric::Rps => RPS_FORMS,
+            Metric::Custom(_) => CUSTOM_FORMS,
         },
     })?;
     Ok(Threshold {
@@ -333,6 +366,7 @@ fn parse_own(s: &str) -> Result<Threshold, ThresholdError> {
         op,
         value,
         text: text.to_string(),
+        of: None,
     })
 }
 
@@ -359,6 +393,23 @@ fn parse_value(metric: Metric, s: &str) -> Option<f64> {
         }
         // A plain number (0 allowed), else a rate as elsewhere: 2.5k, 300/s, 120/m.
         Metric::Rps => plain_number(s).or_else(|| parse_rate(s).ok()),
+        // In the metric's own unit, which may be below 0 (a gauge); `%` and durations (in
+        // ms, the unit of k6's time trends) are read too.
+        Metric::Custom(_) => {
+            let (sign, digits) = match s.strip_prefix('-') {
+                Some(d) => (-1.0, d.trim_start()),
+                None => (1.0, s),
+            };
+            let v = match digits.strip_suffix('%') {
+                Some(pct) => plain_number(pct.trim_end())? / 100.0,
+                None => plain_number(digits).or_else(|| {
+                    parse_duration(digits)
+                        .ok()
+                        .map(|d| d.as_secs_f64() * 1000.0)
+                })?,
+            };
+            Some(sign * v)
+        }
     }
 }
 
@@ -385,6 +436,12 @@ impl Threshold {
             Metric::SuccessRatio => m.success_ratio,
             Metric::Rps => m.rps,
             Metric::Checks => perfbase_core::result::CheckResult::pass_ratio(&m.checks),
+            // A metric the measurement does not have matched nothing: it never passes.
+            Metric::Custom(stat) => m
+                .metrics
+                .iter()
+                .find(|c| Some(&c.name) == self.of.as_ref())
+                .map_or(f64::NAN, |c| stat.of(c)),
         }
     }
 

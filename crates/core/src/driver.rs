@@ -80,11 +80,17 @@ pub trait Driver: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// Whether the names of [`labels`](Driver::labels), [`groups`](Driver::groups) and
-    /// [`check_names`](Driver::check_names) grow as the run finds them (a script names its
-    /// requests, groups and checks as it makes them): the engine then reads them again when
-    /// an outcome has a number beyond those it knows, and the session stamps each outcome's
-    /// label itself. False by default: the names are known before the run.
+    /// A script's own metrics, in the order of [`Sample::metric`](crate::metric::Sample)'s
+    /// numbers. Empty, the default, without.
+    fn metrics(&self) -> Vec<(String, crate::metric::MetricKind)> {
+        Vec::new()
+    }
+
+    /// Whether the names of [`labels`](Driver::labels), [`groups`](Driver::groups),
+    /// [`check_names`](Driver::check_names) and [`metrics`](Driver::metrics) grow as the run
+    /// finds them (a script names its requests, groups, checks and metrics as it makes them):
+    /// the engine then reads them again when an outcome has a number beyond those it knows,
+    /// and the session stamps each outcome's label itself. False by default: the names are known before the run.
     fn names_grow(&self) -> bool {
         false
     }

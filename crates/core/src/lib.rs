@@ -19,6 +19,7 @@ mod histogram;
 pub mod iteration;
 pub mod latency;
 pub mod merge;
+pub mod metric;
 pub mod monitor;
 pub mod nan;
 pub mod omission;

@@ -41,6 +41,9 @@ pub fn merge_concurrent(parts: &[&Measurement]) -> Measurement {
             f64::NAN
         };
     }
+    // A counter's rate is over the longest part's duration too.
+    m.metrics =
+        crate::metric::MetricResult::merge(parts.iter().flat_map(|p| &p.metrics), m.duration_s);
     m.timeline = timelines(parts);
     m
 }

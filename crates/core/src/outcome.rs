@@ -156,6 +156,9 @@ pub struct Outcome {
     /// came and the µs between consecutive ones; None for a reply of one message. Allocated
     /// only for streams.
     pub stream: Option<Box<StreamReply>>,
+    /// A script's own metrics: the values its code added since the previous step. Allocated
+    /// only by a step that added one.
+    pub samples: Option<Box<crate::metric::Samples>>,
 }
 
 /// What a streamed reply brought: how many messages, and the gaps between them (one fewer).
@@ -196,6 +199,7 @@ impl Outcome {
             timing: Timing::default(),
             checks: CheckBits::default(),
             stream: None,
+            samples: None,
         }
     }
 
@@ -213,6 +217,7 @@ impl Outcome {
             timing: Timing::default(),
             checks: CheckBits::default(),
             stream: None,
+            samples: None,
         }
     }
 
@@ -235,6 +240,7 @@ impl Outcome {
             timing: Timing::default(),
             checks: CheckBits::default(),
             stream: None,
+            samples: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! merging recorders gives the same percentiles as recording everything in one place.
 
 pub use crate::histogram::{new_histogram, HIGHEST_US, SIGFIG, UNIT_PER_S};
+use crate::metric::{MetricKind, MetricStats, Samples};
 use crate::outcome::{CheckBits, Class, Outcome, MAX_CHECKS};
 pub use crate::tally::{CheckCount, GroupStats, IterationStats, LabelStats};
 use crate::timeline::Timeline;
@@ -67,6 +68,8 @@ pub struct Recorder {
     checks: Vec<CheckCount>,
     /// Journeys: each group's durations, in the driver's order.
     groups: Vec<GroupStats>,
+    /// Scripts: each of their own metrics, in the driver's order.
+    metrics: Vec<crate::metric::MetricStats>,
 }
 
 impl Recorder {
@@ -92,6 +95,7 @@ impl Recorder {
             iterations: self.iterations.clone(),
             checks: self.checks.clone(),
             groups: self.groups.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 
@@ -116,6 +120,41 @@ impl Recorder {
             iterations: None,
             checks: Vec::new(),
             groups: Vec::new(),
+            metrics: Vec::new(),
+        }
+    }
+
+    /// Also keeps the script metrics of `defs` (the driver's
+    /// [`metrics`](crate::Driver::metrics); at most [`MAX_METRICS`](crate::metric::MAX_METRICS)).
+    pub fn with_metrics(mut self, defs: &[(String, MetricKind)]) -> Recorder {
+        self.metrics.clear();
+        self.grow_metrics(defs);
+        self
+    }
+
+    /// Appends the definitions of `defs` past those it has.
+    fn grow_metrics(&mut self, defs: &[(String, MetricKind)]) {
+        let known = self.metrics.len();
+        self.metrics.extend(
+            defs.iter()
+                .take(crate::metric::MAX_METRICS)
+                .skip(known)
+                .map(|(n, k)| MetricStats::new(n, *k)),
+        );
+    }
+
+    /// Each script metric's figures, in the driver's order (empty without).
+    pub fn metrics(&self) -> &[MetricStats] {
+        &self.metrics
+    }
+
+    /// Adds a step's metric values, set at `at` on the run's clock; a value of a metric it
+    /// does not know is dropped.
+    pub fn add_samples(&mut self, samples: &Samples, at: Duration) {
+        for s in &samples.0 {
+            if let Some(m) = self.metrics.get_mut(s.metric as usize) {
+                m.add(s.value, at);
+            }
         }
     }
 
@@ -207,10 +246,17 @@ impl Recorder {
         self
     }
 
-    /// Adds the names past those it has of labels, checks and groups (a driver whose names
-    /// grow during the run, [`Driver::names_grow`](crate::Driver::names_grow)): the numbers
-    /// already in use keep their names.
-    pub fn grow(&mut self, labels: &[String], checks: &[String], groups: &[String]) {
+    /// Adds the names past those it has of labels, checks, groups and metrics (a driver whose
+    /// names grow during the run, [`Driver::names_grow`](crate::Driver::names_grow)): the
+    /// numbers already in use keep their names.
+    pub fn grow(
+        &mut self,
+        labels: &[String],
+        checks: &[String],
+        groups: &[String],
+        metrics: &[(String, MetricKind)],
+    ) {
+        self.grow_metrics(metrics);
         for n in labels.iter().take(MAX_LABELS).skip(self.by_label.len()) {
             self.by_label.push(LabelStats::new(n.clone()));
         }
@@ -278,6 +324,9 @@ impl Recorder {
         }
         if outcome.checks != CheckBits::default() {
             self.count_checks(outcome.checks);
+        }
+        if let Some(samples) = &outcome.samples {
+            self.add_samples(samples, at);
         }
         if outcome.label > 0 {
             if let Some(l) = self.by_label.get_mut(outcome.label as usize - 1) {
@@ -458,6 +507,7 @@ impl Recorder {
                 None => {}
             }
         }
+        crate::metric::merge_all(&mut self.metrics, &other.metrics);
         self.timeline.merge(&other.timeline);
         // By name, not by position: a plan's total merges phases of different drivers.
         for l in &other.by_label {

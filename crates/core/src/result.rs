@@ -7,6 +7,7 @@ use crate::endpoint::{error_map, finish_endpoints, merge_endpoint, ratio, status
 pub use crate::histogram::{decode_histogram, encode_histogram};
 pub use crate::iteration::{CheckResult, GroupResult, Iterations};
 pub use crate::latency::LatencyMs;
+use crate::metric::MetricResult;
 pub use crate::omission::CoEstimate;
 use crate::recorder::{new_histogram, Recorder, SIGFIG};
 use crate::stream::StreamFigures;
@@ -144,6 +145,9 @@ pub struct Measurement {
     /// Journeys: each named group of steps' durations.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupResult>,
+    /// Scripts: each of their own metrics (counters, gauges, rates and trends).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<MetricResult>,
 }
 
 impl Measurement {
@@ -213,6 +217,11 @@ impl Measurement {
                 .map(|i| Iterations::from_stats(i, secs)),
             checks: rec.checks().iter().map(CheckResult::from_count).collect(),
             groups: rec.groups().iter().map(GroupResult::from_stats).collect(),
+            metrics: rec
+                .metrics()
+                .iter()
+                .map(|s| MetricResult::from_stats(s, secs))
+                .collect(),
         }
     }
 }
@@ -294,6 +303,7 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
         iterations,
         checks,
         groups,
+        metrics: MetricResult::merge(parts.iter().flat_map(|m| &m.metrics), duration_s),
     }
 }
 

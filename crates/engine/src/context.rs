@@ -120,11 +120,13 @@ impl<D: Driver> Shared<D> {
                 .with_labels(&driver.labels())
                 .with_checks(&driver.check_names())
                 .with_groups(&driver.groups())
+                .with_metrics(&driver.metrics())
         } else {
             Recorder::new(open_model)
                 .with_labels(&self.labels)
                 .with_checks(&self.checks)
                 .with_groups(&self.groups)
+                .with_metrics(&driver.metrics())
         };
         if self.iteration_span.is_some() {
             rec.with_iterations()
@@ -134,21 +136,27 @@ impl<D: Driver> Shared<D> {
     }
 }
 
-/// Reads the driver's names again when `label` or a check bit is past those the recorder
-/// knows (a driver whose names grow as the run finds them). A label's group is named with it,
-/// so a new group comes with a new label; known names cost two comparisons, no lock.
-pub(crate) fn grow<D: Driver>(
-    sh: &Shared<D>,
-    rec: &mut Recorder,
-    label: u16,
-    checks: perfbase_core::CheckBits,
-) {
-    let bits = checks.passed | checks.failed;
+/// Reads the driver's names again when the outcome's label, a check bit or a metric is past
+/// those the recorder knows (a driver whose names grow as the run finds them). A label's
+/// group is named with it, so a new group comes with a new label; known names cost a few
+/// comparisons, no lock.
+pub(crate) fn grow<D: Driver>(sh: &Shared<D>, rec: &mut Recorder, outcome: &Outcome) {
+    let bits = outcome.checks.passed | outcome.checks.failed;
     let known = rec.checks().len();
     let new_check = known < perfbase_core::MAX_CHECKS && bits >> known != 0;
-    if label as usize > rec.labels().len() || new_check {
+    let metrics = rec.metrics().len();
+    let new_metric = outcome.samples.as_ref().is_some_and(|s| {
+        metrics < perfbase_core::metric::MAX_METRICS
+            && s.0.iter().any(|m| m.metric as usize >= metrics)
+    });
+    if outcome.label as usize > rec.labels().len() || new_check || new_metric {
         let driver = &sh.setup.driver;
-        rec.grow(&driver.labels(), &driver.check_names(), &driver.groups());
+        rec.grow(
+            &driver.labels(),
+            &driver.check_names(),
+            &driver.groups(),
+            &driver.metrics(),
+        );
     }
 }
 
@@ -295,11 +303,14 @@ impl PhaseCtx {
         }
         let mut rec = self.rec.borrow_mut();
         if sh.grows {
-            grow(sh, &mut rec, outcome.label, outcome.checks);
+            grow(sh, &mut rec, outcome);
         }
         rec.count_checks(outcome.checks);
+        let at = end.saturating_duration_since(self.start);
+        if let Some(samples) = &outcome.samples {
+            rec.add_samples(samples, self.offset + at);
+        }
         if outcome.class.is_error() {
-            let at = end.saturating_duration_since(self.start);
             rec.count_unmeasured(outcome, self.offset + at);
         }
         if end > self.end.get() {
@@ -323,7 +334,7 @@ impl PhaseCtx {
         let at = end.saturating_duration_since(self.start);
         let mut rec = self.rec.borrow_mut();
         if sh.grows {
-            grow(sh, &mut rec, outcome.label, outcome.checks);
+            grow(sh, &mut rec, outcome);
         }
         rec.record(outcome, response, service, self.offset + at);
         if end > self.end.get() {

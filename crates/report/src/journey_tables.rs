@@ -1,10 +1,11 @@
 //! A journey's own tables, for every report: its iterations (count, failures, rate and
-//! duration percentiles, k6's `iterations` and `iteration_duration`) and its checks by name
-//! (k6's `checks`), per step of a scenario or for a whole run.
+//! duration percentiles, k6's `iterations` and `iteration_duration`), its checks by name
+//! (k6's `checks`) and a script's own metrics, per step of a scenario or for a whole run.
 
 use crate::study_text::ms;
 use crate::table::{Cell, Table};
-use crate::{thousands, thousands_f};
+use crate::{figure, thousands, thousands_f};
+use perfbase_core::metric::{MetricKind, MetricResult};
 use perfbase_core::result::{
     merge_measurements, CheckResult, GroupResult, Iterations, Measurement, RunResult,
 };
@@ -15,6 +16,7 @@ pub struct JourneyRow {
     pub iterations: Option<Iterations>,
     pub checks: Vec<CheckResult>,
     pub groups: Vec<GroupResult>,
+    pub metrics: Vec<MetricResult>,
 }
 
 impl JourneyRow {
@@ -24,6 +26,7 @@ impl JourneyRow {
             iterations: m.iterations.clone(),
             checks: m.checks.clone(),
             groups: m.groups.clone(),
+            metrics: m.metrics.clone(),
         }
     }
 }
@@ -32,12 +35,9 @@ impl JourneyRow {
 /// workload was no journey.
 pub fn scenario_journeys(r: &RunResult, scenario: &str, steps: &[String]) -> Vec<JourneyRow> {
     let mut by_step: std::collections::BTreeMap<u32, Vec<&Measurement>> = Default::default();
-    for p in &r.phases {
-        let m = &p.measurement;
-        if p.scenario.as_deref() == Some(scenario)
-            && (m.iterations.is_some() || !m.checks.is_empty())
-        {
-            by_step.entry(p.step.unwrap_or(0)).or_default().push(m);
+    for (step, m) in crate::study_text::scenario_parts(r, scenario) {
+        if m.iterations.is_some() || !m.checks.is_empty() || !m.metrics.is_empty() {
+            by_step.entry(step).or_default().push(m);
         }
     }
     by_step
@@ -55,7 +55,8 @@ pub fn scenario_journeys(r: &RunResult, scenario: &str, steps: &[String]) -> Vec
 
 /// The rows of a whole run (one unnamed step).
 pub fn run_journeys(m: &Measurement) -> Vec<JourneyRow> {
-    if m.iterations.is_none() && m.checks.is_empty() && m.groups.is_empty() {
+    if m.iterations.is_none() && m.checks.is_empty() && m.groups.is_empty() && m.metrics.is_empty()
+    {
         return Vec::new();
     }
     vec![JourneyRow::of(String::new(), m)]
@@ -153,6 +154,49 @@ pub fn groups(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
     (!cells.is_empty()).then(|| Table::new(&head, cells, words).class("groups"))
 }
 
+/// One row per script metric (per step with `step_col`): its kind, how many values, its
+/// value (a counter's sum and rate, a rate's share, a gauge's last, a trend's mean), and its
+/// spread: a trend's percentiles, any kind's extremes.
+pub fn metrics(step_col: bool, rows: &[JourneyRow]) -> Option<Table> {
+    let mut head = vec![
+        "metric", "kind", "values", "value", "min", "p50", "p95", "p99", "max",
+    ];
+    if step_col {
+        head.insert(0, "step");
+    }
+    let mut cells = Vec::new();
+    for JourneyRow { step, metrics, .. } in rows {
+        for m in metrics {
+            let mut row = Vec::new();
+            if step_col {
+                row.push(Cell::from(step.as_str()));
+            }
+            let value = match m.kind {
+                MetricKind::Counter => format!("{} ({}/s)", figure(m.value), thousands_f(m.rate)),
+                MetricKind::Rate if m.value.is_finite() => format!("{:.2} %", m.value * 100.0),
+                _ => figure(m.value),
+            };
+            let at = |p: fn(&perfbase_core::result::LatencyMs) -> f64| {
+                Cell::from(m.values.as_ref().map_or("—".into(), |v| figure(p(v))))
+            };
+            row.extend([
+                Cell::code(m.name.as_str()),
+                Cell::from(m.kind.name()),
+                thousands(m.samples).into(),
+                value.into(),
+                figure(m.min).into(),
+                at(|v| v.p50),
+                at(|v| v.p95),
+                at(|v| v.p99),
+                figure(m.max).into(),
+            ]);
+            cells.push(row);
+        }
+    }
+    let words = 2 + usize::from(step_col);
+    (!cells.is_empty()).then(|| Table::new(&head, cells, words).class("metrics"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,11 +217,17 @@ mod tests {
             passed: 900,
             failed: 100,
         };
+        let mut stats = perfbase_core::metric::MetricStats::new("waiting", MetricKind::Trend);
+        for v in [1.5, 2.5, 1200.0] {
+            stats.add(v, std::time::Duration::ZERO);
+        }
+        let trend = MetricResult::from_stats(&stats, 1.0);
         let rows = vec![JourneyRow {
             step: "c=4".into(),
             iterations: Some(it),
             checks: vec![check],
             groups: Vec::new(),
+            metrics: vec![trend],
         }];
         let mut md = String::new();
         iterations(true, &rows).expect("a row").markdown(&mut md);
@@ -190,5 +240,11 @@ mod tests {
         );
         assert!(iterations(false, &[]).is_none() && checks(true, &[]).is_none());
         assert!(groups(true, &rows).is_none());
+        let mut md = String::new();
+        metrics(false, &rows).expect("a row").markdown(&mut md);
+        assert!(
+            md.contains("`waiting` | trend | 3 | 401.333 | 1.5 | 2.5") && md.contains("| 1,200 |"),
+            "{md}"
+        );
     }
 }

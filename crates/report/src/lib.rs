@@ -32,6 +32,23 @@ pub fn thousands_f(v: f64) -> String {
     format!("{}.{}", thousands(tenths / 10), tenths % 10)
 }
 
+/// A figure in a unit perfbase does not know (a script metric's): thousands grouped, up to
+/// three decimals, its sign kept.
+pub fn figure(v: f64) -> String {
+    if !v.is_finite() {
+        return "—".into();
+    }
+    let sign = if v < 0.0 { "-" } else { "" };
+    let thousandths = (v.abs() * 1000.0).round() as u64;
+    let (whole, frac) = (thousands(thousandths / 1000), thousandths % 1000);
+    if frac == 0 {
+        format!("{sign}{whole}")
+    } else {
+        let frac = format!("{frac:03}");
+        format!("{sign}{whole}.{}", frac.trim_end_matches('0'))
+    }
+}
+
 /// Status counts as `200: 9,000, 429: 10` (`none` for operations without a status).
 pub fn status_text(status: &std::collections::BTreeMap<String, u64>) -> String {
     if status.is_empty() {

@@ -278,4 +278,11 @@ fn journey_sections(
         let _ = writeln!(out, "\n{h} Checks per name\n");
         t.markdown(out);
     }
+    if let Some(t) = journey_tables::metrics(step_col, rows) {
+        let _ = writeln!(out, "\n{h} Script metrics\n");
+        t.markdown(out);
+    }
+    if !rows.is_empty() && !out.ends_with("\n\n") {
+        out.push('\n');
+    }
 }

@@ -122,6 +122,8 @@ pub fn threshold_value(threshold: &str, v: f64) -> Option<String> {
             format!("{:.2} %", v * 100.0)
         }
         Ok(Metric::Rps) => format!("{}/s", crate::thousands_f(v)),
+        // A script metric's own unit, which perfbase does not know.
+        Ok(Metric::Custom(_)) => crate::figure(v),
         // A threshold this version cannot read (another version's result): its bare figure.
         Err(_) => format!("{v}"),
     })
@@ -288,11 +290,9 @@ pub fn summary_rows(r: &RunResult, study: &Study) -> Vec<(Vec<String>, bool)> {
 /// A scenario's row: requests and success over its own phases, latency as the range over
 /// its steps.
 fn scenario_row(r: &RunResult, s: &ScenarioStudy) -> (Vec<String>, bool) {
-    let phases: Vec<&Measurement> = r
-        .phases
-        .iter()
-        .filter(|p| p.scenario.as_deref() == Some(s.name.as_str()))
-        .map(|p| &p.measurement)
+    let phases: Vec<&Measurement> = scenario_parts(r, &s.name)
+        .into_iter()
+        .map(|(_, m)| m)
         .collect();
     let requests: u64 = phases.iter().map(|m| m.requests).sum();
     let ok: f64 = phases
@@ -322,6 +322,20 @@ fn scenario_row(r: &RunResult, s: &ScenarioStudy) -> (Vec<String>, bool) {
         verdict.into(),
     ];
     (cells, !s.passed)
+}
+
+/// The measurements of scenario `name` with their step numbers: its phases, or the run's
+/// own measurement when the run has no phases (one load from the command line, judged as
+/// one scenario).
+pub fn scenario_parts<'a>(r: &'a RunResult, name: &str) -> Vec<(u32, &'a Measurement)> {
+    if r.phases.is_empty() {
+        return vec![(0, &r.measurement)];
+    }
+    r.phases
+        .iter()
+        .filter(|p| p.scenario.as_deref() == Some(name))
+        .map(|p| (p.step.unwrap_or(0), &p.measurement))
+        .collect()
 }
 
 /// A figure's range over a scenario's steps (`2.10–9.80`), one value when they agree, a

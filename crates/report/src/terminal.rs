@@ -109,6 +109,7 @@ fn journey_blocks(out: &mut String, rows: &[crate::journey_tables::JourneyRow], 
         ),
         ("Groups", crate::journey_tables::groups(step_col, rows)),
         ("Checks", crate::journey_tables::checks(step_col, rows)),
+        ("Metrics", crate::journey_tables::metrics(step_col, rows)),
     ];
     for (label, table) in tables {
         let Some(table) = table else { continue };

@@ -258,6 +258,10 @@ impl Driver for ScriptDriver {
         self.run.names.checks()
     }
 
+    fn metrics(&self) -> Vec<(String, perfbase_core::metric::MetricKind)> {
+        self.run.names.metrics()
+    }
+
     fn names_grow(&self) -> bool {
         true
     }

@@ -11,6 +11,7 @@ pub(crate) fn source(name: &str) -> Option<&'static str> {
         "perfbase/crypto" | "k6/crypto" => CRYPTO,
         "perfbase/encoding" | "k6/encoding" => ENCODING,
         "perfbase/data" | "k6/data" => DATA,
+        "perfbase/metrics" | "k6/metrics" => METRICS,
         _ => return None,
     })
 }
@@ -18,9 +19,6 @@ pub(crate) fn source(name: &str) -> Option<&'static str> {
 /// Why a module that k6 has is missing here, for the import's error.
 pub(crate) fn missing(name: &str) -> Option<&'static str> {
     Some(match name {
-        "k6/metrics" | "perfbase/metrics" => {
-            "custom metrics (Counter, Trend, Rate, Gauge) are not supported yet"
-        }
         "k6/ws" | "k6/experimental/websockets" | "k6/net/grpc" => {
             "scripts speak HTTP only; load WebSocket and gRPC with their own workloads"
         }
@@ -68,6 +66,32 @@ export function batch() {
   throw new Error("http.batch is not supported yet: await each request in turn");
 }
 export default { request, get, head, options, post, put, patch, del, batch };
+"#;
+
+// A metric is a number the natives know it by; its values go with the user's next step, so
+// they count in the phase and the step that step belongs to. Tags are accepted and ignored.
+const METRICS: &str = r#"
+const pb = globalThis.__perfbase;
+function number(name, value) {
+  const v = Number(value);
+  if (!Number.isFinite(v)) throw new TypeError("metric '" + name + "': add(" + String(value) + ") is not a finite number");
+  return v;
+}
+class Metric {
+  constructor(name, kind) {
+    this.name = String(name);
+    this.id = pb.metric(this.name, kind);
+  }
+  add(value, tags) { pb.sample(this.id, number(this.name, value)); return true; }
+}
+export class Counter extends Metric { constructor(name) { super(name, "counter"); } }
+export class Gauge extends Metric { constructor(name) { super(name, "gauge"); } }
+export class Trend extends Metric { constructor(name, isTime) { super(name, "trend"); this.isTime = !!isTime; } }
+export class Rate extends Metric {
+  constructor(name) { super(name, "rate"); }
+  add(value, tags) { pb.sample(this.id, value ? 1 : 0); return true; }
+}
+export default { Counter, Gauge, Trend, Rate };
 "#;
 
 const CRYPTO: &str = r#"

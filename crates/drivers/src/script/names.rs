@@ -3,6 +3,7 @@
 //! numbers mean the same names; each worker keeps a map of those it has seen, so a request
 //! takes the lock only the first time its name appears on that thread.
 
+use perfbase_core::metric::{MetricKind, MAX_METRICS};
 use perfbase_core::recorder::MAX_LABELS;
 use perfbase_core::MAX_CHECKS;
 use std::cell::RefCell;
@@ -16,6 +17,7 @@ struct Lists {
     group_of: Vec<u16>,
     groups: Vec<String>,
     checks: Vec<String>,
+    metrics: Vec<(String, MetricKind)>,
 }
 
 /// The run's names, in the order they were first seen.
@@ -91,7 +93,71 @@ impl Names {
     pub(crate) fn checks(&self) -> Vec<String> {
         self.lists().checks.clone()
     }
+
+    /// The number of a new metric `name` of `kind`, the same on every worker; an error a
+    /// script can be shown when the name is not one a threshold can name, is taken by another
+    /// kind, or there are [`MAX_METRICS`] already.
+    pub(crate) fn metric(&self, name: &str, kind: MetricKind) -> Result<u16, String> {
+        let shape = name.len() <= 128
+            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !shape {
+            return Err(format!(
+                "metric name '{name}' must be letters, digits and '_' (at most 128, not starting \
+                 with a digit), so that a threshold can name it"
+            ));
+        }
+        if RESERVED.contains(&name.to_ascii_lowercase().as_str()) {
+            return Err(format!(
+                "metric name '{name}' is one of perfbase's own (thresholds read it as that); \
+                 choose another"
+            ));
+        }
+        let mut l = self.lists();
+        if let Some(i) = l.metrics.iter().position(|(n, _)| n == name) {
+            let had = l.metrics[i].1;
+            return if had == kind {
+                Ok(i as u16)
+            } else {
+                Err(format!("metric '{name}' is already a {}", had.name()))
+            };
+        }
+        if l.metrics.len() >= MAX_METRICS {
+            return Err(format!("a script may have at most {MAX_METRICS} metrics"));
+        }
+        l.metrics.push((name.to_string(), kind));
+        Ok(l.metrics.len() as u16 - 1)
+    }
+
+    pub(crate) fn metrics(&self) -> Vec<(String, MetricKind)> {
+        self.lists().metrics.clone()
+    }
 }
+
+/// Names a threshold reads as perfbase's or k6's own figures, never a script metric.
+const RESERVED: [&str; 21] = [
+    "min",
+    "mean",
+    "p50",
+    "p75",
+    "p90",
+    "p95",
+    "p99",
+    "p999",
+    "max",
+    "error_rate",
+    "success_ratio",
+    "rps",
+    "checks",
+    "avg",
+    "med",
+    "p",
+    "http_req_failed",
+    "http_reqs",
+    "http_req_duration",
+    "iterations",
+    "iteration_duration",
+];
 
 /// One worker's view of [`Names`]: what it has seen, without the lock.
 #[derive(Default)]
@@ -187,5 +253,32 @@ mod tests {
             seen.label(&n, "", &format!("GET /{i}"));
         }
         assert_eq!(seen.label(&n, "", "GET /overflow"), 0);
+    }
+
+    #[test]
+    fn metrics_are_numbered_once_and_their_names_checked() {
+        let n = Names::default();
+        assert_eq!(n.metric("waiting", MetricKind::Trend), Ok(0));
+        assert_eq!(n.metric("logins", MetricKind::Counter), Ok(1));
+        assert_eq!(n.metric("waiting", MetricKind::Trend), Ok(0));
+        let e = n.metric("waiting", MetricKind::Rate).unwrap_err();
+        assert_eq!(e, "metric 'waiting' is already a trend");
+        assert!(n
+            .metric("p95", MetricKind::Gauge)
+            .unwrap_err()
+            .contains("perfbase's own"));
+        assert!(n
+            .metric("a b", MetricKind::Gauge)
+            .unwrap_err()
+            .contains("letters"));
+        assert!(n.metric("9lives", MetricKind::Gauge).is_err());
+        for i in 2..MAX_METRICS {
+            n.metric(&format!("m{i}"), MetricKind::Counter).unwrap();
+        }
+        assert!(n
+            .metric("one_more", MetricKind::Counter)
+            .unwrap_err()
+            .contains("at most"));
+        assert_eq!(n.metrics().len(), MAX_METRICS);
     }
 }

@@ -46,6 +46,24 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
     )?;
     let h = host.clone();
     pb.set(
+        "metric",
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, name: String, kind: String| metric(&ctx, &h, &name, &kind),
+        )?,
+    )?;
+    let h = host.clone();
+    pb.set(
+        "sample",
+        Function::new(ctx.clone(), move |metric: u16, value: f64| {
+            if h.measured {
+                let sample = perfbase_core::metric::Sample { metric, value };
+                h.slot.borrow_mut().samples.push(sample);
+            }
+        })?,
+    )?;
+    let h = host.clone();
+    pb.set(
         "enter",
         Function::new(ctx.clone(), move |name: String| {
             h.slot.borrow_mut().groups.push(name)
@@ -119,6 +137,21 @@ fn log<'js>(ctx: Ctx<'js>, args: Rest<Value<'js>>) -> Result<()> {
     let line = redact::printable(&redact::known(&line)).into_owned();
     eprintln!("script: {line}");
     Ok(())
+}
+
+/// `new Counter(name)` and its kin: the metric's number, the same on every thread.
+fn metric(ctx: &Ctx<'_>, host: &Host, name: &str, kind: &str) -> Result<u16> {
+    use perfbase_core::metric::MetricKind;
+    let kind = match kind {
+        "counter" => MetricKind::Counter,
+        "gauge" => MetricKind::Gauge,
+        "rate" => MetricKind::Rate,
+        _ => MetricKind::Trend,
+    };
+    host.run
+        .names
+        .metric(name, kind)
+        .map_err(|why| Exception::throw_type(ctx, &why))
 }
 
 fn sleep(ctx: &Ctx<'_>, host: &Host, seconds: f64) -> Result<()> {

@@ -369,6 +369,13 @@ impl Session for ScriptSession {
         let checks = std::mem::take(&mut self.slot.checks);
         last.checks.passed |= checks.passed;
         last.checks.failed |= checks.failed;
+        if !self.slot.samples.is_empty() {
+            let samples = std::mem::take(&mut self.slot.samples);
+            match last.samples.as_mut() {
+                Some(s) => s.0.extend(samples),
+                None => last.samples = Some(Box::new(perfbase_core::metric::Samples(samples))),
+            }
+        }
         self.next()
     }
 }

@@ -51,6 +51,8 @@ pub(crate) struct Slot {
     pub(crate) checks: CheckBits,
     /// The groups it is in, outermost first.
     pub(crate) groups: Vec<String>,
+    /// Values its code added to its metrics since the last step.
+    pub(crate) samples: Vec<perfbase_core::metric::Sample>,
 }
 
 /// An origin: scheme, host, port.

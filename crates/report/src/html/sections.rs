@@ -262,4 +262,7 @@ pub(super) fn journey_tables(
     if let Some(t) = crate::journey_tables::checks(step_col, rows) {
         t.html(out);
     }
+    if let Some(t) = crate::journey_tables::metrics(step_col, rows) {
+        t.html(out);
+    }
 }
