@@ -23,8 +23,11 @@ pub(crate) struct Response {
     pub(crate) first_byte: std::time::Instant,
     /// The start of a 4xx/5xx response's body (at most [`ERROR_BODY_LIMIT`] bytes), when the
     /// caller asked for it and the body's length was given: an API's error message (Vault's
-    /// `{"errors":[…]}`) for the error samples. Successful bodies are never kept.
+    /// `{"errors":[…]}`) for the error samples. Successful bodies are never kept on the hot
+    /// path; [`read_whole`] keeps every body's start here, up to its limit.
     pub(crate) error_body: Option<Vec<u8>>,
+    /// The body's length (without chunk framing).
+    pub(crate) body_len: u64,
     /// A streamed body's events (`text/event-stream`, JSON lines), counted as they came.
     pub(crate) events: Option<Box<Events>>,
 }
@@ -32,12 +35,22 @@ pub(crate) struct Response {
 /// How much of an error response's body is kept for its message.
 pub(crate) const ERROR_BODY_LIMIT: usize = 1024;
 
-/// Appends what fits of `bytes` to a kept error body.
-fn keep(body: &mut Option<Vec<u8>>, bytes: &[u8]) {
+/// Appends what fits of `bytes` to a kept body of at most `limit` bytes.
+fn keep(body: &mut Option<Vec<u8>>, bytes: &[u8], limit: usize) {
     if let Some(b) = body {
-        let room = ERROR_BODY_LIMIT.saturating_sub(b.len());
+        let room = limit.saturating_sub(b.len());
         b.extend_from_slice(&bytes[..bytes.len().min(room)]);
     }
+}
+
+/// What of a response is kept besides its status and length.
+#[derive(Clone, Copy)]
+enum Keep {
+    /// The hot path: nothing, or with `true` the start of a 4xx or 5xx body (a driver that
+    /// describes its errors).
+    Errors(bool),
+    /// Journeys and scripts: the headers, and the body's first bytes up to this many.
+    All(usize),
 }
 
 #[derive(Debug)]
@@ -259,6 +272,33 @@ pub(crate) async fn read_response(
     head_request: bool,
     keep_error_body: bool,
 ) -> Result<Response, ReadError> {
+    let keep = Keep::Errors(keep_error_body);
+    read_parts(stream, buf, max_head, head_request, keep)
+        .await
+        .map(|(r, _)| r)
+}
+
+/// Reads one complete response as journeys and scripts need it: its headers, and its body's
+/// first `limit` bytes (decoded, in `error_body`) with its whole length.
+pub(crate) async fn read_whole(
+    stream: &mut impl Source,
+    buf: &mut Box<[u8]>,
+    max_head: usize,
+    head_request: bool,
+    limit: usize,
+) -> Result<(Response, hyper::HeaderMap), ReadError> {
+    let keep = Keep::All(limit);
+    let (r, headers) = read_parts(stream, buf, max_head, head_request, keep).await?;
+    Ok((r, headers.unwrap_or_default()))
+}
+
+async fn read_parts(
+    stream: &mut impl Source,
+    buf: &mut Box<[u8]>,
+    max_head: usize,
+    head_request: bool,
+    keep: Keep,
+) -> Result<(Response, Option<hyper::HeaderMap>), ReadError> {
     let mut got = 0u64;
     let mut first_byte = None;
     let head = read_head(
@@ -271,32 +311,66 @@ pub(crate) async fn read_response(
     )
     .await?;
     let mut close = head.close;
-    let mut error_body = (keep_error_body && head.status >= 400).then(Vec::new);
+    let (mut kept, limit, headers) = match keep {
+        Keep::Errors(k) => (
+            (k && head.status >= 400).then(Vec::new),
+            ERROR_BODY_LIMIT,
+            None,
+        ),
+        // Read now: the body's reads reuse the buffer the head is in.
+        Keep::All(limit) => (Some(Vec::new()), limit, Some(header_map(&buf[..head.len]))),
+    };
     let mut events = head.events.map(|f| Box::new(Events::new(f)));
+    let mut body_len = 0;
     let mut body = Body {
         got: &mut got,
-        error_body: &mut error_body,
+        error_body: &mut kept,
         events: events.as_deref_mut(),
+        limit,
+        len: &mut body_len,
     };
     match head.framing {
         Framing::None => close |= head.filled > head.len,
         Framing::Length(len) => close |= read_length_body(stream, buf, &head, len, body).await?,
         Framing::Chunked => {
-            // A chunked body is not kept: its bytes carry the chunks' framing.
-            *body.error_body = None;
+            // An error's body is kept only when its length was given (the hot path's rule).
+            if matches!(keep, Keep::Errors(_)) {
+                *body.error_body = None;
+            }
             close |= read_chunked_body(stream, buf, &head, body).await?;
         }
         Framing::UntilClose => read_until_close(stream, buf, &head, &mut body).await?,
     }
-    Ok(Response {
+    let response = Response {
         status: head.status,
         bytes_in: got,
         close,
         // Set by the first read, which the head needed.
         first_byte: first_byte.unwrap_or_else(std::time::Instant::now),
-        error_body,
+        error_body: kept,
+        body_len,
         events,
-    })
+    };
+    Ok((response, headers))
+}
+
+/// The headers of a complete head (`head`: its bytes, interim responses already dropped);
+/// a header whose name or value `http` refuses is left out.
+fn header_map(head: &[u8]) -> hyper::HeaderMap {
+    let mut map = hyper::HeaderMap::new();
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut headers);
+    if resp.parse(head).is_ok() {
+        for h in resp.headers.iter() {
+            if let (Ok(n), Ok(v)) = (
+                hyper::header::HeaderName::from_bytes(h.name.as_bytes()),
+                hyper::header::HeaderValue::from_bytes(h.value),
+            ) {
+                map.append(n, v);
+            }
+        }
+    }
+    map
 }
 
 /// Reads until the head is complete (interim 1xx responses skipped), growing `buf` up to
@@ -415,13 +489,18 @@ struct Body<'a> {
     got: &'a mut u64,
     error_body: &'a mut Option<Vec<u8>>,
     events: Option<&'a mut Events>,
+    /// The most of the body kept.
+    limit: usize,
+    /// The body's bytes so far.
+    len: &'a mut u64,
 }
 
 impl Body<'_> {
     /// Bytes of the body itself (without chunk framing).
     #[inline]
     fn take(&mut self, bytes: &[u8]) {
-        keep(self.error_body, bytes);
+        *self.len += bytes.len() as u64;
+        keep(self.error_body, bytes, self.limit);
         if let Some(e) = self.events.as_deref_mut() {
             e.feed(bytes);
         }

@@ -1,25 +1,31 @@
-//! A journey session's connection: hyper's HTTP/1.1 client (keep-alive) on the same TCP and
-//! TLS code as the load's hot path, reading each whole response (a capture or a check may
-//! need its headers and body). hyper rather than the hand-written reader: journeys keep
-//! headers and bodies, which the hot path never does, and they cost a Python or Node peer
-//! hundreds of µs per request, so hyper's few µs are not what decides their cost.
+//! A journey's or a script's connection: HTTP/1.1 keep-alive on the hot path's own
+//! connection (plain or TLS) and response reader, each response read whole (a capture, a
+//! check or a script may need its headers and body) into a buffer lent for that response
+//! only. An idle user keeps its socket and nothing else: with hyper's client, each
+//! connection kept its own read and write buffers and a task, about 25 KB per user at 10,000
+//! users with a think time; on this reader, 8.2 KB (bench/script_vs_peers.sh).
+//!
+//! A request waits one turn of the worker's scheduler before it is written, so that the
+//! other users whose answers came run their code first and their requests leave together:
+//! the server then wakes once for several. Written at once, each request of a script (whose
+//! code takes tens of µs between requests) woke the sleeping server alone, and the wake-up
+//! was charged to the send: 168 CPU-µs per script journey against 110 with the turn, which
+//! hyper's channel to its connection task gave for free (closed, 50 users, one core each).
 
-use crate::http::conn::{self, Tls};
-use crate::http::events::{Events, Format};
-use crate::http::h2::{failure, Counted, WireBytes};
+use crate::http::buffers::Lent;
+use crate::http::conn::{Conn, Tls};
+use crate::http::response::{read_whole, ReadError};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper::header::{HeaderMap, HeaderValue, HOST, USER_AGENT};
-use hyper::{Method, Request, Uri};
-use hyper_util::rt::TokioIo;
+use hyper::header::{HeaderMap, HeaderValue, CONTENT_LENGTH, TRANSFER_ENCODING, USER_AGENT};
+use hyper::{Method, Uri};
 use perfbase_core::outcome::StreamReply;
 use perfbase_core::{Class, Outcome};
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 /// How much of a body is kept for captures and checks (the rest is read and counted).
 pub(crate) const KEPT_BODY: usize = 1 << 20;
+/// The longest response head read (as hyper's default buffer limit allowed about as much).
+const MAX_HEAD: usize = 64 * 1024;
 
 /// One request, ready to send (and to send again on a fresh connection).
 pub(crate) struct Outgoing {
@@ -30,17 +36,35 @@ pub(crate) struct Outgoing {
 }
 
 impl Outgoing {
-    fn request(&self, host: &HeaderValue) -> Request<Full<Bytes>> {
-        let mut req = Request::new(Full::new(self.body.clone()));
-        *req.method_mut() = self.method.clone();
-        *req.uri_mut() = self.uri.clone();
-        let h = req.headers_mut();
-        h.insert(HOST, host.clone());
-        h.insert(USER_AGENT, HeaderValue::from_static("perfbase"));
-        for (name, value) in &self.headers {
-            h.append(name, value.clone());
+    /// The request's bytes: its line, Host, a User-Agent unless it has one, its headers,
+    /// its length (a body, or a method that expects one), its body.
+    fn bytes(&self, host: &HeaderValue) -> Vec<u8> {
+        let target = self.uri.path_and_query().map_or("/", |p| p.as_str());
+        let mut b = Vec::with_capacity(128 + self.body.len());
+        b.extend_from_slice(self.method.as_str().as_bytes());
+        b.push(b' ');
+        b.extend_from_slice(target.as_bytes());
+        b.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+        b.extend_from_slice(host.as_bytes());
+        b.extend_from_slice(b"\r\n");
+        if !self.headers.contains_key(USER_AGENT) {
+            b.extend_from_slice(b"user-agent: perfbase\r\n");
         }
-        req
+        for (name, value) in &self.headers {
+            b.extend_from_slice(name.as_str().as_bytes());
+            b.extend_from_slice(b": ");
+            b.extend_from_slice(value.as_bytes());
+            b.extend_from_slice(b"\r\n");
+        }
+        let framed = self.headers.contains_key(CONTENT_LENGTH)
+            || self.headers.contains_key(TRANSFER_ENCODING);
+        let expects = matches!(self.method, Method::POST | Method::PUT | Method::PATCH);
+        if !framed && (expects || !self.body.is_empty()) {
+            b.extend_from_slice(format!("content-length: {}\r\n", self.body.len()).as_bytes());
+        }
+        b.extend_from_slice(b"\r\n");
+        b.extend_from_slice(&self.body);
+        b
     }
 
     /// Sent again after a kept-alive connection turned out closed: only when doing it twice
@@ -67,13 +91,9 @@ pub(crate) struct Reply {
     pub(crate) stream: Option<Box<StreamReply>>,
 }
 
-/// What [`Client::round_trip`] read: status, headers, the kept body, its length, its events.
-type Answered = (u16, HeaderMap, Vec<u8>, u64, Option<Box<StreamReply>>);
-
 /// An open connection.
 pub(crate) struct Link {
-    send: SendRequest<Full<Bytes>>,
-    bytes: Arc<WireBytes>,
+    conn: Conn,
 }
 
 /// Where a session's connections go.
@@ -106,29 +126,6 @@ impl Client {
         Ok(Client { addr, tls, host })
     }
 
-    async fn open(&self) -> Result<Link, Outcome> {
-        let tcp = conn::connect(self.addr).await?;
-        let bytes = Arc::new(WireBytes::default());
-        let send = match &self.tls {
-            None => {
-                let io = Counted {
-                    io: tcp,
-                    bytes: bytes.clone(),
-                };
-                handshake(io, self.addr).await?
-            }
-            Some(tls) => {
-                let stream = conn::handshake(tcp, tls, self.addr).await?;
-                let io = Counted {
-                    io: stream,
-                    bytes: bytes.clone(),
-                };
-                handshake(io, self.addr).await?
-            }
-        };
-        Ok(Link { send, bytes })
-    }
-
     /// Sends `out` on `link` (opened, or opened again when closed) and reads the whole
     /// answer. A kept-alive connection that the server closed in between is replaced, and an
     /// idempotent request sent once more on the new one.
@@ -137,7 +134,10 @@ impl Client {
         link: &mut Option<Link>,
         out: &Outgoing,
     ) -> Result<Reply, Outcome> {
-        let reused = link.as_ref().is_some_and(|l| !l.send.is_closed());
+        if link.as_ref().is_some_and(|l| l.conn.closed_while_idle()) {
+            *link = None;
+        }
+        let reused = link.is_some();
         match self.attempt(link, out).await {
             Err((_, true)) if reused && out.idempotent() => {
                 *link = None;
@@ -153,77 +153,56 @@ impl Client {
         link: &mut Option<Link>,
         out: &Outgoing,
     ) -> Result<Reply, (Outcome, bool)> {
-        if link.as_ref().is_none_or(|l| l.send.is_closed()) {
-            *link = Some(self.open().await.map_err(|o| (o, false))?);
+        if link.is_none() {
+            let (conn, _) = Conn::open_timed(self.addr, self.tls.as_ref())
+                .await
+                .map_err(|o| (o, false))?;
+            *link = Some(Link { conn });
         }
         let Some(l) = link.as_mut() else {
             unreachable!("a link was just opened");
         };
-        let result = Self::round_trip(l, out, &self.host).await;
-        let wire = l.bytes.take();
-        match result {
-            Ok((status, headers, body, size, stream)) => Ok(Reply {
-                status,
-                headers,
-                body,
-                size,
-                wire,
-                stream,
-            }),
-            Err((o, before_answer)) => {
-                *link = None;
-                Err((o.with_bytes(wire.0, wire.1), before_answer))
-            }
+        // Other users whose answers are in run their code first, so that their requests leave
+        // together (see the module's note).
+        tokio::task::yield_now().await;
+        let bytes = out.bytes(&self.host);
+        let written = bytes.len() as u64;
+        if let Err(e) = l.conn.write_all(&bytes).await {
+            *link = None;
+            return Err((Outcome::error(Class::Write, format!("write: {e}")), true));
         }
-    }
-
-    async fn round_trip(
-        l: &mut Link,
-        out: &Outgoing,
-        host: &HeaderValue,
-    ) -> Result<Answered, (Outcome, bool)> {
-        l.send.ready().await.map_err(|e| (failure(&e), true))?;
         let sent = std::time::Instant::now();
-        let resp = l
-            .send
-            .send_request(out.request(host))
-            .await
-            .map_err(|e| (failure(&e), e.is_canceled() || e.is_incomplete_message()))?;
-        let status = resp.status().as_u16();
-        let (parts, mut body) = resp.into_parts();
-        let mut events = parts
-            .headers
-            .get(hyper::header::CONTENT_TYPE)
-            .and_then(|v| Format::of(v.as_bytes()))
-            .map(Events::new);
-        let (mut kept, mut size) = (Vec::new(), 0u64);
-        while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|e| (failure(&e), false))?;
-            if let Some(data) = frame.data_ref() {
-                size += data.len() as u64;
-                let room = KEPT_BODY.saturating_sub(kept.len());
-                kept.extend_from_slice(&data[..data.len().min(room)]);
-                if let Some(e) = &mut events {
-                    e.feed(data);
+        // The buffer is taken only once the answer has begun to arrive.
+        l.conn.readable().await;
+        let mut buf = Lent::take();
+        let head = out.method == Method::HEAD;
+        match read_whole(&mut l.conn, buf.boxed(), MAX_HEAD, head, KEPT_BODY).await {
+            Ok((r, headers)) => {
+                if r.close {
+                    *link = None;
+                } else {
+                    l.conn.forget_readiness();
                 }
+                Ok(Reply {
+                    status: r.status,
+                    headers,
+                    body: r.error_body.unwrap_or_default(),
+                    size: r.body_len,
+                    wire: (r.bytes_in, written),
+                    stream: r
+                        .events
+                        .map(|e| Box::new(e.reply(sent, std::time::Instant::now()))),
+                })
+            }
+            Err(e) => {
+                *link = None;
+                let (class, got) = e.class_and_bytes();
+                let nothing = matches!(e, ReadError::ClosedBeforeResponse);
+                Err((
+                    Outcome::error(class, e.to_string()).with_bytes(got, written),
+                    nothing,
+                ))
             }
         }
-        let stream = events.map(|e| Box::new(e.reply(sent, std::time::Instant::now())));
-        Ok((status, parts.headers, kept, size, stream))
     }
-}
-
-/// The HTTP/1.1 handshake over `io`; the connection then runs as its own task.
-async fn handshake<T>(io: T, addr: SocketAddr) -> Result<SendRequest<Full<Bytes>>, Outcome>
-where
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
-{
-    let (send, connection) = http1::handshake(TokioIo::new(io))
-        .await
-        .map_err(|e| Outcome::error(Class::Connect, format!("HTTP handshake with {addr}: {e}")))?;
-    tokio::spawn(async move {
-        // Its errors reach the request in flight, which reports them.
-        let _ = connection.await;
-    });
-    Ok(send)
 }
