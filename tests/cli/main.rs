@@ -22,6 +22,7 @@ mod k8s_node;
 mod live;
 mod page;
 mod prometheus;
+mod script_batch;
 mod script_metrics;
 mod scripts;
 mod shell;

@@ -159,6 +159,11 @@ pub struct Outcome {
     /// A script's own metrics: the values its code added since the previous step. Allocated
     /// only by a step that added one.
     pub samples: Option<Box<crate::metric::Samples>>,
+    /// Requests sent together as one step (a script's `http.batch`), each with when its
+    /// answer ended: the engine records each as a request of its own, timed from the step's
+    /// start to that end. The step itself is then [`Outcome::nothing`]. Allocated only for a
+    /// batch.
+    pub parts: Option<Box<Vec<(Outcome, std::time::Instant)>>>,
 }
 
 /// What a streamed reply brought: how many messages, and the gaps between them (one fewer).
@@ -200,6 +205,7 @@ impl Outcome {
             checks: CheckBits::default(),
             stream: None,
             samples: None,
+            parts: None,
         }
     }
 
@@ -218,6 +224,7 @@ impl Outcome {
             checks: CheckBits::default(),
             stream: None,
             samples: None,
+            parts: None,
         }
     }
 
@@ -241,6 +248,7 @@ impl Outcome {
             checks: CheckBits::default(),
             stream: None,
             samples: None,
+            parts: None,
         }
     }
 

@@ -62,8 +62,17 @@ export function post(url, body, params) { return request("POST", url, body, para
 export function put(url, body, params) { return request("PUT", url, body, params); }
 export function patch(url, body, params) { return request("PATCH", url, body, params); }
 export function del(url, body, params) { return request("DELETE", url, body, params); }
-export function batch() {
-  throw new Error("http.batch is not supported yet: await each request in turn");
+// k6's forms: a URL (a GET), [method, url, body, params], or { method, url, body, params };
+// an array gives an array of responses, an object an object with the same keys.
+export function batch(requests) {
+  const keys = Array.isArray(requests) ? null : Object.keys(requests ?? {});
+  const list = keys ? keys.map((k) => requests[k]) : requests;
+  const asked = list.map((r) =>
+    typeof r === "string" ? ["GET", r, null, null]
+    : Array.isArray(r) ? [String(r[0]).toUpperCase(), String(r[1]), r[2] ?? null, r[3] ?? null]
+    : [String(r.method ?? "GET").toUpperCase(), String(r.url), r.body ?? null, r.params ?? null]);
+  const sent = pb.batch(asked);
+  return keys ? sent.then((rs) => Object.fromEntries(keys.map((k, i) => [k, rs[i]]))) : sent;
 }
 export default { request, get, head, options, post, put, patch, del, batch };
 "#;

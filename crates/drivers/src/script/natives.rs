@@ -4,7 +4,7 @@
 //! the request and the engine times it, so no script touches a clock or a histogram.
 
 use super::crypto;
-use super::vm::{Host, Pending};
+use super::vm::{Host, Pending, Request};
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use perfbase_core::redact;
@@ -25,6 +25,11 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
         Function::new(ctx.clone(), move |ctx, method, url, body, params| {
             request(ctx, &h, (method, url), body, params)
         })?,
+    )?;
+    let h = host.clone();
+    pb.set(
+        "batch",
+        Function::new(ctx.clone(), move |ctx, list| batch(ctx, &h, list))?,
     )?;
     let h = host.clone();
     pb.set(
@@ -205,6 +210,11 @@ pub(crate) fn bytes_of(v: &Value<'_>) -> Result<Option<Vec<u8>>> {
     Ok(None)
 }
 
+/// The most requests one `http.batch` sends (k6's own default is 20 at a time).
+const MAX_BATCH: usize = 1000;
+/// The most connections a batch opens to one origin at a time (k6's `batchPerHost`).
+pub(crate) const BATCH_PER_HOST: usize = 6;
+
 /// `http.request(method, url, body, params)`: checks and records the request in the VU's
 /// slot, and gives back the promise its response will settle.
 fn request<'js>(
@@ -214,17 +224,77 @@ fn request<'js>(
     body: Value<'js>,
     params: Value<'js>,
 ) -> Result<Promise<'js>> {
-    let fail = |why: String| Exception::throw_type(&ctx, &format!("{method} {url}: {why}"));
+    let r = made(&ctx, host, (method, url), &body, params)?;
+    ask(&ctx, host, vec![r], false)
+}
+
+/// `http.batch([[method, url, body, params], ...])` (the module makes every form this one):
+/// the requests sent together, the promise settled with their responses in order.
+fn batch<'js>(ctx: Ctx<'js>, host: &Host, list: rquickjs::Array<'js>) -> Result<Promise<'js>> {
+    if list.len() > MAX_BATCH {
+        return Err(Exception::throw_range(
+            &ctx,
+            &format!("http.batch of {} requests: at most {MAX_BATCH}", list.len()),
+        ));
+    }
+    let mut requests = Vec::with_capacity(list.len());
+    for item in list.iter::<rquickjs::Array>() {
+        let item = item?;
+        let (method, url): (String, String) = (item.get(0)?, item.get(1)?);
+        requests.push(made(
+            &ctx,
+            host,
+            (method, url),
+            &item.get(2)?,
+            item.get(3)?,
+        )?);
+    }
+    if requests.is_empty() {
+        let (promise, resolve, _) = ctx.promise()?;
+        resolve.call::<_, ()>((rquickjs::Array::new(ctx.clone())?,))?;
+        return Ok(promise);
+    }
+    ask(&ctx, host, requests, true)
+}
+
+/// Records `requests` in the slot as what the user waits for.
+fn ask<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    requests: Vec<Request>,
+    batch: bool,
+) -> Result<Promise<'js>> {
+    if host.slot.borrow().pending.is_some() {
+        return Err(Exception::throw_type(
+            ctx,
+            "a virtual user sends one request (or one http.batch) at a time: await each \
+             before the next (Promise.all of requests is not supported: use http.batch)",
+        ));
+    }
+    let (promise, resolve, reject) = ctx.promise()?;
+    host.slot.borrow_mut().pending = Some(Pending {
+        requests,
+        batch,
+        settle: (
+            rquickjs::Persistent::save(ctx, resolve),
+            rquickjs::Persistent::save(ctx, reject),
+        ),
+    });
+    Ok(promise)
+}
+
+/// One request from the code's arguments: its target, headers, body and endpoint name.
+fn made<'js>(
+    ctx: &Ctx<'js>,
+    host: &Host,
+    (method, url): (String, String),
+    body: &Value<'js>,
+    params: Value<'js>,
+) -> Result<Request> {
+    let fail = |why: String| Exception::throw_type(ctx, &format!("{method} {url}: {why}"));
     if host.init.get() {
         return Err(fail(
             "requests are made in an iteration, setup or teardown, not when the script loads"
-                .into(),
-        ));
-    }
-    if host.slot.borrow().pending.is_some() {
-        return Err(fail(
-            "a virtual user sends one request at a time: await each request before the next \
-             (Promise.all of requests and http.batch are not supported yet)"
                 .into(),
         ));
     }
@@ -242,9 +312,9 @@ fn request<'js>(
             }
         }
     }
-    let body = request_body(&body, &mut headers).map_err(fail)?;
+    let body = request_body(body, &mut headers).map_err(fail)?;
     let method = hyper::Method::from_bytes(method.as_bytes())
-        .map_err(|_| Exception::throw_type(&ctx, &format!("'{method}' is no HTTP method")))?;
+        .map_err(|_| Exception::throw_type(ctx, &format!("'{method}' is no HTTP method")))?;
     let path = target.path().to_string();
     let name = name.unwrap_or_else(|| super::names::template(method.as_str(), &path));
     let group = host.slot.borrow().groups.join(" / ");
@@ -261,8 +331,7 @@ fn request<'js>(
     for (n, v) in headers {
         map.append(n, v);
     }
-    let (promise, resolve, reject) = ctx.promise()?;
-    host.slot.borrow_mut().pending = Some(Pending {
+    Ok(Request {
         out: crate::http::journey::client::Outgoing {
             method,
             uri,
@@ -273,12 +342,7 @@ fn request<'js>(
         label,
         url: target.to_string(),
         path,
-        settle: (
-            rquickjs::Persistent::save(&ctx, resolve),
-            rquickjs::Persistent::save(&ctx, reject),
-        ),
-    });
-    Ok(promise)
+    })
 }
 
 /// Adds `params.headers` to `headers`.

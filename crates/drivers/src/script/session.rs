@@ -4,7 +4,8 @@
 //! `then` hands the response to the code, runs it to its next request or its end, and says
 //! which, with the think time its `sleep`s added up to.
 
-use super::vm::{outcome_of, Slot, Vm};
+use super::natives::BATCH_PER_HOST;
+use super::vm::{outcome_of, Request, Slot, Vm};
 use crate::http::journey::client::{Client, Link, Reply};
 use crate::http::journey::cookies::Jar;
 use hyper::header::COOKIE;
@@ -27,11 +28,20 @@ enum State {
     },
 }
 
-/// The request in flight: where its response goes.
+/// What is in flight: where its answer goes.
 struct Sent {
     settle: (Persistent<Function<'static>>, Persistent<Function<'static>>),
+    parts: Vec<Part>,
+    /// An `http.batch`: the promise takes an array of responses.
+    batch: bool,
+}
+
+/// One request in flight, and what came back.
+struct Part {
     url: String,
     answer: Option<Reply>,
+    /// Why it has no answer (a batch's part that failed; one request's failure is the step's).
+    error: Option<String>,
     took: Duration,
 }
 
@@ -160,47 +170,134 @@ impl ScriptSession {
         };
     }
 
-    /// Sends the request the code made, on this user's connection to its origin.
+    /// Sends what the code asked for: one request on this user's connection to its origin,
+    /// or a batch's together.
     async fn send(&mut self) -> Outcome {
         let Some(p) = self.slot.pending.take() else {
             return Outcome::nothing(None);
         };
-        let mut out = p.out;
-        if let Some(c) = self.jar.header(&p.path) {
-            out.headers.insert(COOKIE, c);
-        }
-        self.sent = Some(Sent {
-            settle: p.settle,
-            url: p.url,
+        let parts = p.requests.iter().map(|r| Part {
+            url: r.url.clone(),
             answer: None,
+            error: None,
             took: Duration::ZERO,
         });
-        let i = match self
-            .links
-            .iter()
-            .position(|(c, _)| Arc::ptr_eq(c, &p.client))
-        {
-            Some(i) => i,
-            None => {
-                self.links.push((p.client.clone(), None));
-                self.links.len() - 1
+        self.sent = Some(Sent {
+            settle: p.settle,
+            parts: parts.collect(),
+            batch: p.batch,
+        });
+        let mut requests = p.requests;
+        for r in &mut requests {
+            if let Some(c) = self.jar.header(&r.path) {
+                r.out.headers.insert(COOKIE, c);
             }
-        };
+        }
+        if p.batch {
+            return self.send_batch(requests).await;
+        }
+        let r = requests.pop().expect("one request");
+        let i = self.lane(&r.client, 0);
         let t0 = Instant::now();
-        let result = p.client.exchange(&mut self.links[i].1, &out).await;
+        let result = r.client.exchange(&mut self.links[i].1, &r.out).await;
         let took = t0.elapsed();
-        let sent = self.sent.as_mut().expect("set above");
-        sent.took = took;
+        let (o, _) = self.answer(0, &r, result, took);
+        o
+    }
+
+    /// The `nth` (from 0) of this user's connections to `client`'s origin, added if missing.
+    fn lane(&mut self, client: &Arc<Client>, nth: usize) -> usize {
+        let mut seen = 0;
+        for (i, (c, _)) in self.links.iter().enumerate() {
+            if Arc::ptr_eq(c, client) {
+                if seen == nth {
+                    return i;
+                }
+                seen += 1;
+            }
+        }
+        self.links.push((client.clone(), None));
+        self.links.len() - 1
+    }
+
+    /// Keeps part `i`'s answer for the code; the outcome the engine records for it.
+    fn answer(
+        &mut self,
+        i: usize,
+        r: &Request,
+        result: Result<Reply, Outcome>,
+        took: Duration,
+    ) -> (Outcome, bool) {
+        let part = &mut self.sent.as_mut().expect("set by send").parts[i];
+        part.took = took;
         match result {
             Ok(mut reply) => {
-                self.jar.store(&reply.headers, &p.path);
+                self.jar.store(&reply.headers, &r.path);
                 let mut o = Outcome::http(reply.status, reply.wire.0, reply.wire.1);
                 o.stream = reply.stream.take();
-                sent.answer = Some(reply);
-                o.with_label(p.label)
+                part.answer = Some(reply);
+                (o.with_label(r.label), true)
             }
-            Err(o) => o.with_label(p.label),
+            Err(o) => {
+                part.error = Some(o.detail.as_deref().unwrap_or(o.class.name()).to_string());
+                (o.with_label(r.label), false)
+            }
         }
+    }
+
+    /// Sends a batch's requests together, at most [`BATCH_PER_HOST`] at a time to one
+    /// origin, each on a connection of this user's; one step whose parts are the requests.
+    async fn send_batch(&mut self, requests: Vec<Request>) -> Outcome {
+        // Each request's lane: the connections to its origin in turn.
+        let mut lanes: Vec<(usize, Vec<usize>)> = Vec::new();
+        let mut per_origin: Vec<(Arc<Client>, usize)> = Vec::new();
+        for (k, r) in requests.iter().enumerate() {
+            let n = match per_origin
+                .iter_mut()
+                .find(|(c, _)| Arc::ptr_eq(c, &r.client))
+            {
+                Some((_, n)) => n,
+                None => {
+                    per_origin.push((r.client.clone(), 0));
+                    &mut per_origin.last_mut().expect("pushed").1
+                }
+            };
+            let link = self.lane(&r.client, *n % BATCH_PER_HOST);
+            *n += 1;
+            match lanes.iter_mut().find(|(l, _)| *l == link) {
+                Some((_, parts)) => parts.push(k),
+                None => lanes.push((link, vec![k])),
+            }
+        }
+        let requests = &requests;
+        let runs = lanes.into_iter().map(|(link, parts)| {
+            let mut conn = self.links[link].1.take();
+            async move {
+                let mut answers = Vec::with_capacity(parts.len());
+                for k in parts {
+                    let r = &requests[k];
+                    let t0 = Instant::now();
+                    let result = r.client.exchange(&mut conn, &r.out).await;
+                    answers.push((k, result, t0.elapsed(), Instant::now()));
+                }
+                (link, conn, answers)
+            }
+        });
+        let done = futures_util::future::join_all(runs).await;
+        let mut parts = Vec::with_capacity(requests.len());
+        for (link, conn, answers) in done {
+            self.links[link].1 = conn;
+            for (k, result, took, end) in answers {
+                let (o, _) = self.answer(k, &requests[k], result, took);
+                parts.push((k, o, end));
+            }
+        }
+        parts.sort_by_key(|(k, _, _)| *k);
+        let mut step = Outcome::nothing(None);
+        step.parts = Some(Box::new(
+            parts.into_iter().map(|(_, o, e)| (o, e)).collect(),
+        ));
+        step
     }
 
     /// Gives the code the response to its request (or what went wrong with it) and runs it
@@ -217,18 +314,33 @@ impl ScriptSession {
             }
         }
         let make = self.vm.make_response.clone();
-        let error = last
-            .class
-            .is_error()
-            .then(|| {
-                last.detail
-                    .as_deref()
-                    .unwrap_or(last.class.name())
-                    .to_string()
-            })
-            .filter(|_| sent.answer.is_none());
+        // What failed the step (a timeout the engine imposed included) is the error of each
+        // request that has no answer and no error of its own.
+        let step_error = last.class.is_error().then(|| {
+            last.detail
+                .as_deref()
+                .unwrap_or(last.class.name())
+                .to_string()
+        });
         let failed = self.as_user(|ctx| {
-            let response = response(ctx, &make, &sent, error.as_deref())?;
+            let mut responses = Vec::with_capacity(sent.parts.len());
+            for part in &sent.parts {
+                let error = match (&part.answer, &part.error) {
+                    (Some(_), _) => None,
+                    (None, Some(e)) => Some(e.as_str()),
+                    (None, None) => step_error.as_deref(),
+                };
+                responses.push(response(ctx, &make, part, error)?);
+            }
+            let value = if sent.batch {
+                let list = rquickjs::Array::new(ctx.clone()).map_err(|e| e.to_string())?;
+                for (i, r) in responses.into_iter().enumerate() {
+                    list.set(i, r).map_err(|e| e.to_string())?;
+                }
+                list.into_value()
+            } else {
+                responses.pop().ok_or("no response")?
+            };
             let resolve = sent
                 .settle
                 .0
@@ -236,7 +348,7 @@ impl ScriptSession {
                 .restore(ctx)
                 .map_err(|e| e.to_string())?;
             resolve
-                .call::<_, ()>((response,))
+                .call::<_, ()>((value,))
                 .catch(ctx)
                 .map_err(|e| super::vm::describe(&e, None))
         });
@@ -256,7 +368,7 @@ impl ScriptSession {
             State::Running(_) => match &self.slot.pending {
                 Some(p) => Then::Next {
                     think,
-                    label: p.label,
+                    label: p.requests.first().map_or(0, |r| r.label),
                 },
                 None => Then::Done,
             },
@@ -300,7 +412,7 @@ impl ScriptSession {
 fn response<'js>(
     ctx: &Ctx<'js>,
     make: &Persistent<Function<'static>>,
-    sent: &Sent,
+    sent: &Part,
     error: Option<&str>,
 ) -> Result<Value<'js>, String> {
     let make = make.clone().restore(ctx).map_err(|e| e.to_string())?;

@@ -30,8 +30,17 @@ pub(crate) const MEMORY: usize = 256 << 20;
 /// The deepest the script's stack may grow (a worker thread's stack is 2 MiB).
 const STACK: usize = 512 << 10;
 
-/// A request a user made and has not been sent yet, with the promise its response settles.
+/// What a user asked to send and has not been sent yet, with the promise its answer settles.
 pub(crate) struct Pending {
+    /// One request, or an `http.batch`'s (sent together).
+    pub(crate) requests: Vec<Request>,
+    /// Whether the promise settles with an array of responses (`http.batch`).
+    pub(crate) batch: bool,
+    pub(crate) settle: (Persistent<Function<'static>>, Persistent<Function<'static>>),
+}
+
+/// One request the code made.
+pub(crate) struct Request {
     pub(crate) out: Outgoing,
     pub(crate) client: Arc<Client>,
     pub(crate) label: u16,
@@ -39,7 +48,6 @@ pub(crate) struct Pending {
     pub(crate) url: String,
     /// The path, for the cookie jar.
     pub(crate) path: String,
-    pub(crate) settle: (Persistent<Function<'static>>, Persistent<Function<'static>>),
 }
 
 /// What the running user asked for since it last waited.
