@@ -59,10 +59,9 @@ fn script_metrics_reach_the_result_the_reports_and_thresholds() {
     std::fs::write(dir.path().join("m.js"), SCRIPT).unwrap();
     let url = format!("http://{}", server.addr);
     let json = dir.path().join("r.json");
-    let out = script(
-        dir.path(),
-        &url,
-        &[
+    // 400 iterations of one user, judged by `thresholds` (each a --threshold).
+    let judged = |thresholds: &[&str]| {
+        let mut args = vec![
             "-q",
             "-c",
             "1",
@@ -70,45 +69,25 @@ fn script_metrics_reach_the_result_the_reports_and_thresholds() {
             "400",
             "--json",
             json.to_str().unwrap(),
-            "--threshold",
-            "items count >= 400",
-            "--threshold",
-            "spread p(95) <= 9",
-            "--threshold",
-            "ok_share rate > 0.74",
-            "--threshold",
-            "depth value == 7",
-        ],
-    );
+        ];
+        for t in thresholds {
+            args.extend(["--threshold", t]);
+        }
+        script(dir.path(), &url, &args)
+    };
+    let shared = [
+        "items count >= 400",
+        "spread p(95) <= 9",
+        "ok_share rate > 0.74",
+    ];
+    let out = judged(&[&shared[..], &["depth value == 7"]].concat());
     // `==` is no operator: refused before any load, with the forms named.
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("unknown operator '=='"), "{stderr}");
     assert_eq!(server.stats.requests(), 0);
 
-    let out = script(
-        dir.path(),
-        &url,
-        &[
-            "-q",
-            "-c",
-            "1",
-            "-n",
-            "400",
-            "--json",
-            json.to_str().unwrap(),
-            "--threshold",
-            "items count >= 400",
-            "--threshold",
-            "spread p(95) <= 9",
-            "--threshold",
-            "ok_share rate > 0.74",
-            "--threshold",
-            "depth value <= 7",
-            "--threshold",
-            "waited:p(99) < 10s",
-        ],
-    );
+    let out = judged(&[&shared[..], &["depth value <= 7", "waited:p(99) < 10s"]].concat());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let j = read(&json);

@@ -3,22 +3,12 @@
 //! colon, `my_trend:p(95)<200`.
 
 use crate::threshold::{judged, Metric, Stat, Threshold, ThresholdError};
-use perfbase_core::metric::{MetricKind, MetricResult};
+use perfbase_core::metric::{reserved, MetricKind, MetricResult};
 use serde::{Deserialize, Serialize};
 
 /// Every statistic a script metric's threshold accepts, for error messages and docs.
 pub const STATS: &str = "count, rate, value, min, max, avg (mean), med (p50), and for trends \
      p(50), p(75), p(90), p(95), p(99), p(99.9)";
-
-/// Names that are perfbase's or k6's own, never a script metric's.
-const BUILT_IN: [&str; 6] = [
-    "avg",
-    "med",
-    "p",
-    "http_req_failed",
-    "http_reqs",
-    "http_req_duration",
-];
 
 /// Which figure of a script metric a threshold judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -99,7 +89,7 @@ pub(crate) fn parse(text: &str) -> Option<Result<Threshold, ThresholdError>> {
         .unwrap_or(text.len());
     let (name, rest) = text.split_at(end);
     let starts_well = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
-    if !starts_well || Metric::from_name(name).is_some() || BUILT_IN.contains(&name) {
+    if !starts_well || Metric::from_name(name).is_some() || reserved(name) {
         return None;
     }
     let rest = match rest.strip_prefix(':') {
@@ -181,6 +171,20 @@ mod tests {
         m.metrics.clear();
         let v = parse_threshold("waiting p(95) < 200").unwrap().check(&m);
         assert!(v.actual.is_nan() && !v.passed);
+    }
+
+    #[test]
+    fn every_name_a_threshold_reads_as_its_own_is_reserved() {
+        for stat in crate::threshold::Stat::ALL {
+            assert!(
+                perfbase_core::metric::reserved(stat.name()),
+                "{}",
+                stat.name()
+            );
+        }
+        for name in ["error_rate", "success_ratio", "rps", "checks", "avg", "med"] {
+            assert!(perfbase_core::metric::reserved(name), "{name}");
+        }
     }
 
     #[test]

@@ -15,6 +15,36 @@ use std::time::Duration;
 /// The most metrics a run keeps apart; a script that declares more is told so.
 pub const MAX_METRICS: usize = 64;
 
+/// Names that thresholds read as perfbase's or k6's own figures, never a script metric's.
+pub const RESERVED: [&str; 21] = [
+    "min",
+    "mean",
+    "p50",
+    "p75",
+    "p90",
+    "p95",
+    "p99",
+    "p999",
+    "max",
+    "error_rate",
+    "success_ratio",
+    "rps",
+    "checks",
+    "avg",
+    "med",
+    "p",
+    "http_req_failed",
+    "http_reqs",
+    "http_req_duration",
+    "iterations",
+    "iteration_duration",
+];
+
+/// Whether `name` is one of [`RESERVED`] (in any case).
+pub fn reserved(name: &str) -> bool {
+    RESERVED.contains(&name.to_ascii_lowercase().as_str())
+}
+
 /// What kind of figure a metric is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

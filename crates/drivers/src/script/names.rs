@@ -107,7 +107,7 @@ impl Names {
                  with a digit), so that a threshold can name it"
             ));
         }
-        if RESERVED.contains(&name.to_ascii_lowercase().as_str()) {
+        if perfbase_core::metric::reserved(name) {
             return Err(format!(
                 "metric name '{name}' is one of perfbase's own (thresholds read it as that); \
                  choose another"
@@ -133,31 +133,6 @@ impl Names {
         self.lists().metrics.clone()
     }
 }
-
-/// Names a threshold reads as perfbase's or k6's own figures, never a script metric.
-const RESERVED: [&str; 21] = [
-    "min",
-    "mean",
-    "p50",
-    "p75",
-    "p90",
-    "p95",
-    "p99",
-    "p999",
-    "max",
-    "error_rate",
-    "success_ratio",
-    "rps",
-    "checks",
-    "avg",
-    "med",
-    "p",
-    "http_req_failed",
-    "http_reqs",
-    "http_req_duration",
-    "iterations",
-    "iteration_duration",
-];
 
 /// One worker's view of [`Names`]: what it has seen, without the lock.
 #[derive(Default)]
