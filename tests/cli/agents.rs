@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Runs `args` as segments 0..n at the same time; their result files.
-fn agents(dir: &Path, n: u32, args: &[&str]) -> Vec<String> {
+pub(crate) fn agents(dir: &Path, n: u32, args: &[&str]) -> Vec<String> {
     let children: Vec<(std::process::Child, String)> = (0..n)
         .map(|i| {
             let json = dir

@@ -184,35 +184,19 @@ fn script_metrics_of_two_agents_merge_to_exactly_one_machines() {
     let dir = tmp();
     std::fs::write(dir.path().join("m.js"), SCRIPT).unwrap();
     let url = format!("http://{}", server.addr);
-    let children: Vec<(std::process::Child, std::path::PathBuf)> = (0..2)
-        .map(|i| {
-            let json = dir.path().join(format!("agent-{i}.json"));
-            let child = Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
-                .arg("script")
-                .arg(dir.path().join("m.js"))
-                .args(["--url", &url, "-c", "2", "-n", "600", "-q", "--no-store"])
-                .args(["--segment", &format!("{i}/2"), "--json"])
-                .arg(&json)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            (child, json)
-        })
-        .collect();
-    let mut parts = Vec::new();
-    let mut files = Vec::new();
-    for (child, json) in children {
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        parts.push(read(&json));
-        files.push(json.to_str().unwrap().to_string());
-    }
+    let script = dir.path().join("m.js");
+    let args = [
+        "script",
+        script.to_str().unwrap(),
+        "--url",
+        &url,
+        "-c",
+        "2",
+        "-n",
+        "600",
+    ];
+    let files = crate::agents::agents(dir.path(), 2, &args);
+    let parts: Vec<Value> = files.iter().map(|f| read(Path::new(f))).collect();
     let merged = dir.path().join("merged.json");
     let mut args = vec!["merge"];
     args.extend(files.iter().map(String::as_str));
