@@ -260,7 +260,8 @@ fn a_bad_metric_is_named_at_load_and_a_bad_value_fails_its_iteration() {
         dir.path().join("m.js"),
         "import http from \"k6/http\";\nimport { Trend } from \"k6/metrics\";\n\
          const t = new Trend(\"t\");\n\
-         export default async function () {\n  await http.get(\"/\");\n  t.add(__ITER % 2 ? \"many\" : 1);\n}\n",
+         export default async function () {\n  await http.get(\"/\");\n  t.add(__ITER % 2 ? \"many\" : 1);\n\
+           if (__ENV.FLOOD) for (;;) t.add(1);\n}\n",
     )
     .unwrap();
     let json = dir.path().join("r.json");
@@ -291,4 +292,37 @@ fn a_bad_metric_is_named_at_load_and_a_bad_value_fails_its_iteration() {
         sample.contains("add(many) is not a finite number"),
         "{sample}"
     );
+    // Values without end between two requests: stopped at 1,024, the iteration failed, the
+    // values it added counted.
+    let out = script(
+        dir.path(),
+        &url,
+        &[
+            "-q",
+            "-c",
+            "1",
+            "-n",
+            "20",
+            "-e",
+            "FLOOD=1",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j = read(&json);
+    assert_eq!(metric(&j, "t")["samples"], 10 * 1024);
+    assert_eq!(j["errors"]["script"], 20);
+    let flood = j["error_samples"].as_array().unwrap().iter().any(|s| {
+        s["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than 1024 metric values between two requests")
+    });
+    assert!(flood, "{}", j["error_samples"]);
 }

@@ -60,12 +60,27 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
     let h = host.clone();
     pb.set(
         "sample",
-        Function::new(ctx.clone(), move |metric: u16, value: f64| {
-            if h.measured {
-                let sample = perfbase_core::metric::Sample { metric, value };
-                h.slot.borrow_mut().samples.push(sample);
-            }
-        })?,
+        Function::new(
+            ctx.clone(),
+            move |ctx: Ctx<'js>, metric: u16, value: f64| {
+                if !h.measured {
+                    return Ok(());
+                }
+                let mut slot = h.slot.borrow_mut();
+                if slot.samples.len() >= MAX_SAMPLES {
+                    return Err(Exception::throw_range(
+                        &ctx,
+                        &format!(
+                        "more than {MAX_SAMPLES} metric values between two requests: add fewer, \
+                         or add their sum"
+                    ),
+                    ));
+                }
+                slot.samples
+                    .push(perfbase_core::metric::Sample { metric, value });
+                Ok(())
+            },
+        )?,
     )?;
     let h = host.clone();
     pb.set(
@@ -210,8 +225,12 @@ pub(crate) fn bytes_of(v: &Value<'_>) -> Result<Option<Vec<u8>>> {
     Ok(None)
 }
 
-/// The most requests one `http.batch` sends (k6's own default is 20 at a time).
-const MAX_BATCH: usize = 1000;
+/// The most requests one `http.batch` sends (k6's own default is 20 at a time): the answers
+/// are held together (each body up to 1 MiB) until the last one comes.
+const MAX_BATCH: usize = 100;
+/// The most metric values a user adds between two requests: they are held until its next
+/// step, outside the runtime's memory limit.
+const MAX_SAMPLES: usize = 1024;
 /// The most connections a batch opens to one origin at a time (k6's `batchPerHost`).
 pub(crate) const BATCH_PER_HOST: usize = 6;
 
