@@ -9,18 +9,21 @@ import http from "k6/http";
 import { check } from "k6";
 
 export default async function () {
+  const started = __ITER;
   const rs = await http.batch([
     ["GET", "/delay/60", null, { name: "slow" }],
     { method: "GET", url: "/delay/60", params: { name: "slow" } },
     "/",
-    ["GET", "/status/503", null, { tags: { name: "bad" } }],
+    ["GET", __ITER % 2 ? "/" : "/status/503", null, { tags: { name: "bad" } }],
   ]);
+  const odd = __ITER % 2 === 1;
   check(rs, {
-    "in order": (r) => r.length === 4 && r[0].status === 200 && r[2].status === 200 && r[3].status === 503,
+    "in order": (r) => r.length === 4 && r[0].status === 200 && r[2].status === 200 && r[3].status === (odd ? 200 : 503),
     "own timings": (r) => r[2].timings.duration < r[0].timings.duration,
   });
-  const named = await http.batch({ home: "/", gone: ["GET", "/status/404"] });
-  check(named, { "by key": (n) => n.home.status === 200 && n.gone.status === 404 });
+  const named = await http.batch({ home: "/", gone: ["GET", odd ? "/status/200" : "/status/404"] });
+  check(named, { "by key": (n) => n.home.status === 200 && n.gone.status === (odd ? 200 : 404) });
+  check(null, { "one __ITER": () => __ITER === started });
   if (__ENV.HUGE) await http.batch(Array.from({ length: 101 }, () => "/"));
 }
 "#;
@@ -36,7 +39,7 @@ fn a_batch_sends_together_and_times_each_request_on_its_own() {
     let dir = tmp();
     std::fs::write(dir.path().join("b.js"), SCRIPT).unwrap();
     let url = format!("http://{}", server.addr);
-    let run = |env: &[&str]| {
+    let run = |env: &[&str], code: i32| {
         let json = dir.path().join("r.json");
         let out = assert_cmd::Command::cargo_bin("perfbase")
             .unwrap()
@@ -59,17 +62,18 @@ fn a_batch_sends_together_and_times_each_request_on_its_own() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
         let j: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
         j
     };
-    let j = run(&[]);
+    let j = run(&[], 0);
     validate(&j);
     assert_eq!(endpoint(&j, "slow")["requests"], 40);
     assert_eq!(endpoint(&j, "GET /")["requests"], 40);
-    assert_eq!(endpoint(&j, "bad")["status"]["503"], 20);
-    assert_eq!(endpoint(&j, "GET /status/{id}")["status"]["404"], 20);
-    for c in ["in order", "own timings", "by key"] {
+    assert_eq!(endpoint(&j, "bad")["status"]["503"], 10);
+    assert_eq!(endpoint(&j, "GET /status/{id}")["status"]["404"], 10);
+    assert_eq!(j["iterations"]["failed"], 10);
+    for c in ["in order", "own timings", "by key", "one __ITER"] {
         let c = find(&j["checks"], "name", c);
         assert_eq!(
             (c["passed"].as_u64(), c["failed"].as_u64()),
@@ -99,7 +103,8 @@ fn a_batch_sends_together_and_times_each_request_on_its_own() {
 
     // A batch of more than 100 requests fails its iteration, saying so; nothing is sent.
     let before = server.stats.requests();
-    let j = run(&["-e", "HUGE=1"]);
+    // Not one iteration succeeded: exit 3.
+    let j = run(&["-e", "HUGE=1"], 3);
     assert_eq!(j["errors"]["script"], 20);
     let sample = j["error_samples"][0]["message"].as_str().unwrap();
     assert!(sample.contains("at most 100"), "{sample}");

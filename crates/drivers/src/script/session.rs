@@ -54,6 +54,7 @@ pub struct ScriptSession {
     links: Vec<(Arc<Client>, Option<Link>)>,
     jar: Jar,
     vu: u64,
+    /// The running iteration's number (`__ITER`, from 0); before the first, u64::MAX.
     iteration: u64,
     /// The function an iteration calls, when not the runtime's (set-up and tear-down).
     function: Option<Persistent<Function<'static>>>,
@@ -73,7 +74,7 @@ impl ScriptSession {
             links: Vec::new(),
             jar: Jar::default(),
             vu,
-            iteration: 0,
+            iteration: u64::MAX,
             function: None,
             result: None,
             thrown: None,
@@ -98,6 +99,9 @@ impl ScriptSession {
     fn start(&mut self) {
         self.jar.clear();
         self.slot = Slot::default();
+        // Numbered before its code runs: every part of it, before and after each await,
+        // reads the same __ITER.
+        self.iteration = self.iteration.wrapping_add(1);
         let function = self.function.clone().or_else(|| self.vm.function.clone());
         let data = self.vm.data.clone();
         let started = self.as_user(|ctx| -> Result<Persistent<Promise<'static>>, String> {
@@ -121,7 +125,6 @@ impl ScriptSession {
             };
             Ok(Persistent::save(ctx, promise))
         });
-        self.iteration += 1;
         self.state = match started {
             Ok(p) => State::Running(p),
             Err(failure) => State::Ended {
