@@ -7,8 +7,38 @@ use crate::runner::RunOptions;
 use crate::store::StoreOptions;
 use std::path::PathBuf;
 
-/// Runs one command.
+/// Runs one command. A command whose product is what it prints fails unless all of it
+/// reached standard output.
 pub fn run(cli: Cli) -> Result<Exit, AppError> {
+    let product = prints_its_product(&cli.command);
+    let exit = dispatch(cli)?;
+    if product {
+        crate::out::product_written()?;
+    }
+    Ok(exit)
+}
+
+/// Whether `command`'s product is its standard output (not a run's, whose result is saved).
+fn prints_its_product(command: &Command) -> bool {
+    #[cfg(feature = "k8s")]
+    if matches!(command, Command::K8s(_)) {
+        return true;
+    }
+    matches!(
+        command,
+        Command::History(_)
+            | Command::Show(_)
+            | Command::Baseline(_)
+            | Command::Compare(_)
+            | Command::Trend(_)
+            | Command::Report(_)
+            | Command::Import(_)
+            | Command::Completions(_)
+            | Command::Man
+    )
+}
+
+fn dispatch(cli: Cli) -> Result<Exit, AppError> {
     match cli.command {
         Command::Protocol(p) => p.run(),
         Command::Run(a) => {

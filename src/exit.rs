@@ -1,6 +1,7 @@
 //! Exit codes, in one place: 0 success; 1 a threshold or check failed; 2 bad input (flags,
-//! plan, files); 3 the target was unusable (nothing succeeded); 4 perfbase itself failed (a
-//! file it could not write, threads it could not start); 130 interrupted.
+//! plan, files); 3 the target was unusable (nothing succeeded: no request, or no iteration
+//! of a journey); 4 perfbase itself failed (a file it could not write, an output it could not
+//! finish, threads it could not start); 130 interrupted.
 
 use perfbase_core::result::RunResult;
 use thiserror::Error;
@@ -29,15 +30,22 @@ impl Exit {
     }
 
     /// The one rule for every run: interrupted wins (the result is partial), then a failed
-    /// threshold or check (`passed` false), then a target on which no request succeeded.
+    /// threshold or check (`passed` false), then a target on which no request succeeded, or
+    /// no iteration of a journey or script.
     pub fn of(result: &RunResult, passed: bool) -> Exit {
         let m = &result.measurement;
         let ok = m.requests.saturating_sub(m.errors.values().sum::<u64>());
+        // A journey or script none of whose iterations succeeded did not work, however many
+        // of its single requests did (issue 47: `on_failure = "continue"`).
+        let no_iteration = m
+            .iterations
+            .as_ref()
+            .is_some_and(|it| it.count > 0 && it.ok == 0);
         if result.interrupted {
             Exit::Interrupted
         } else if !passed {
             Exit::CheckFailed
-        } else if ok == 0 {
+        } else if ok == 0 || no_iteration {
             Exit::Unusable
         } else {
             Exit::Success

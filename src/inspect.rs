@@ -53,7 +53,7 @@ pub fn history(a: HistoryArgs, o: &StoreOptions) -> Result<Exit, AppError> {
     );
     for r in runs {
         let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        outln!(
+        let line = format!(
             "{:>5}  {:<20}  {:<5}  {:>10}  {:>11}  {:>7.2}%  {:>8.3}  {:>8.3}  {}{}{}",
             r.id,
             r.saved_at.chars().take(19).collect::<String>(),
@@ -71,6 +71,8 @@ pub fn history(a: HistoryArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             },
             if r.interrupted { "  (interrupted)" } else { "" }
         );
+        // Labels, targets and kinds come from whoever wrote to the (shared) store.
+        outln!("{}", perfbase_core::redact::printable(&line));
     }
     Ok(Exit::Success)
 }

@@ -132,6 +132,7 @@ pub fn merge(a: MergeArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         }
     };
     check_segments(&runs, &lost)?;
+    check_distinct(&runs)?;
     check_one_run(&runs)?;
     let mut merged = merge_runs(&runs, &lost)?;
     let study = match &a.plan {
@@ -334,6 +335,29 @@ fn plan_of(r: &RunResult) -> Option<&str> {
 /// load model (as a whole or phase by phase), or a start too far from the others' to be the
 /// same run (agents meet at a barrier or `--start-at`; a run of yesterday is not a segment
 /// of today's). Each refusal names both results and what differs.
+/// Refuses a result given twice (the same file, a copy of it, or the same run from the
+/// store): merged with itself, it would be counted twice. Two results are one when they began
+/// at the same moment on the same host, as the same segment, and measured the same histogram.
+fn check_distinct(runs: &[(String, RunResult)]) -> Result<(), AppError> {
+    let same = |a: &RunResult, b: &RunResult| {
+        a.started_at == b.started_at
+            && a.env.hostname == b.env.hostname
+            && a.segment == b.segment
+            && a.measurement.requests == b.measurement.requests
+            && a.measurement.histogram.response == b.measurement.histogram.response
+    };
+    for (i, (a_label, a)) in runs.iter().enumerate() {
+        if let Some((b_label, _)) = runs[i + 1..].iter().find(|(_, b)| same(a, b)) {
+            return Err(bad_input(format!(
+                "{a_label} and {b_label} are the same result (started {} on {}): merged with \
+                 itself it would be counted twice; give each agent's result once",
+                a.started_at, a.env.hostname
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn check_one_run(runs: &[(String, RunResult)]) -> Result<(), AppError> {
     let (first_label, first) = &runs[0];
     let differ = |label: &str, what: &str, a: &str, b: &str| {

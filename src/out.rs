@@ -16,6 +16,8 @@ static STDOUT_IS_DATA: AtomicBool = AtomicBool::new(false);
 /// An output the user asked for could not be written (a full disk under `--jsonl`): the run
 /// goes on and is saved, and exits 4 at its end.
 static OUTPUT_FAILED: AtomicBool = AtomicBool::new(false);
+/// A write to standard output failed (a full disk, a closed pipe).
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
 
 /// Notes that an asked-for output failed (said on stderr where it happened).
 pub fn output_failed() {
@@ -32,13 +34,28 @@ pub fn give_stdout_to_data() {
     STDOUT_IS_DATA.store(true, Ordering::Relaxed);
 }
 
-/// Writes text to stdout (or stderr once stdout carries data), ignoring a failing stream.
+/// Writes text to stdout (or stderr once stdout carries data). A failing stream does not
+/// stop the command (a run goes on to save what it measured); a failed stdout is noted for
+/// [`product_written`].
 pub fn print(args: std::fmt::Arguments<'_>) {
-    let _ = if STDOUT_IS_DATA.load(Ordering::Relaxed) {
-        std::io::stderr().lock().write_fmt(args)
-    } else {
-        std::io::stdout().lock().write_fmt(args)
-    };
+    if STDOUT_IS_DATA.load(Ordering::Relaxed) {
+        let _ = std::io::stderr().lock().write_fmt(args);
+    } else if std::io::stdout().lock().write_fmt(args).is_err() {
+        STDOUT_FAILED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// For a command whose product is what it prints (a report, an imported plan, a manifest, a
+/// history): flushes standard output and fails (exit 4) unless all of it was written.
+pub fn product_written() -> Result<(), crate::exit::AppError> {
+    let flushed = std::io::stdout().lock().flush();
+    if STDOUT_FAILED.load(Ordering::Relaxed) || flushed.is_err() {
+        let why = flushed.err().map_or_else(String::new, |e| format!(": {e}"));
+        return Err(crate::exit::AppError::Failed(anyhow::anyhow!(
+            "the output could not be written to standard output{why} (a full disk, a closed pipe?)"
+        )));
+    }
+    Ok(())
 }
 
 /// `print!` that ignores a closed or failing stdout.

@@ -30,6 +30,11 @@ pub fn trend(a: TrendArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             a.max_p
         )));
     }
+    if a.last == Some(0) {
+        return Err(bad_input(
+            "--last 0: nothing would be kept; give the number of newest runs to look at, e.g. --last 30",
+        ));
+    }
     let settings = Settings {
         max_p: a.max_p,
         min_change: a.min_change,
@@ -59,6 +64,18 @@ pub fn trend(a: TrendArgs, o: &StoreOptions) -> Result<Exit, AppError> {
             verdicts,
         }
     });
+    // A gate that judged nothing (an unknown plan, labels nothing has, an empty --series
+    // file) must not pass a CI job.
+    if check.as_ref().is_some_and(|c| c.verdicts.is_empty()) {
+        return Err(bad_input(format!(
+            "trend --check judged nothing: {} matched no run; check the plan name, --label, \
+             --scenario, --step and --metric (perfbase history lists what is stored)",
+            match &a.series {
+                Some(path) => format!("--series {}", path.display()),
+                None => "the selection".into(),
+            }
+        )));
+    }
     let trend = Trend {
         schema: TREND_SCHEMA.into(),
         max_p: a.max_p,

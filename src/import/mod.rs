@@ -86,10 +86,8 @@ pub fn import(a: ImportArgs) -> Result<Exit, AppError> {
         }
     };
     match &a.output {
-        None => {
-            // A closed pipe (`| head`) is no failure of the import.
-            let _ = std::io::stdout().lock().write_all(plan.as_bytes());
-        }
+        // Checked at the end, as every command's printed product is (app.rs).
+        None => out!("{plan}"),
         Some(path) => {
             let shown = path.display();
             // Created, not checked then written: nothing can slip in between.

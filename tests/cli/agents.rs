@@ -116,6 +116,39 @@ fn three_segments_of_a_counted_mix_merge_to_exactly_one_machines_counts() {
     let (code, _, stderr) = pb(dir.path(), &["merge", &files[0], &files[1], &files[1]]);
     assert_eq!(code, 2);
     assert!(stderr.contains("segment 1/3 is given twice"), "{stderr}");
+
+    // A run without segments merged with itself, or with a copy of itself (issue 47, item
+    // 16): refused, not counted twice.
+    let one = dir.path().join("one.json");
+    let copy = dir.path().join("copy.json");
+    let url = format!("http://{a}/");
+    let (code, _, stderr) = pb(
+        dir.path(),
+        &[
+            "http",
+            &url,
+            "-n",
+            "30",
+            "-q",
+            "--no-store",
+            "--json",
+            one.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    std::fs::copy(&one, &copy).unwrap();
+    for pair in [[&one, &one], [&one, &copy]] {
+        let (code, _, stderr) = pb(
+            dir.path(),
+            &[
+                "merge",
+                pair[0].to_str().unwrap(),
+                pair[1].to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains("are the same result"), "{stderr}");
+    }
 }
 
 #[test]

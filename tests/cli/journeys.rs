@@ -141,7 +141,8 @@ fn a_capture_that_finds_nothing_is_named_counted_and_the_run_goes_on() {
             "concurrency = 2\nrequests = 50",
         ),
     );
-    assert_eq!(r.code(), 0, "{}", r.stderr());
+    // Not one iteration succeeded: the journey did not work (exit 3, issue 47).
+    assert_eq!(r.code(), 3, "{}", r.stderr());
     assert_eq!(r.json()["errors"]["capture"], 50);
     let sample = &r.json()["error_samples"][0];
     assert_eq!(sample["class"], "capture");
@@ -173,6 +174,9 @@ fn a_capture_that_finds_nothing_is_named_counted_and_the_run_goes_on() {
     );
     assert_eq!(r.json()["errors"]["capture"], 30, "{}", r.json()["errors"]);
     assert_eq!(endpoint(&r, "session again"), 10);
+    // Most requests succeeded, but not one iteration: exit 3, as with "stop" (issue 47,
+    // item 14: it was 0).
+    assert_eq!(r.code(), 3, "{}", r.stderr());
     let samples = r.json()["error_samples"].to_string();
     assert!(samples.contains("'{{id}}' has no value"), "{samples}");
 }

@@ -14,6 +14,7 @@ mod exports;
 mod grpc;
 mod hostile;
 mod hostile2;
+mod hostile3;
 mod http;
 mod import;
 mod journeys;

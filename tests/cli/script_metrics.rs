@@ -309,9 +309,10 @@ fn a_bad_metric_is_named_at_load_and_a_bad_value_fails_its_iteration() {
             json.to_str().unwrap(),
         ],
     );
+    // Not one iteration succeeded: exit 3, the result kept.
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(3),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -117,4 +117,25 @@ fn trend_refuses_bad_input_clearly() {
     let (code, out, err) = pb(dir.path(), &["history", "prune", "--keep-last", "5"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("pruned 0 runs"), "{out}");
+    // A gate that judged nothing fails (issue 47, item 12): an unknown plan, an empty
+    // --series file, --last 0.
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let series = file.to_str().unwrap();
+    std::fs::write(&file, "{\"name\": \"a\", \"values\": [1, 2, 3]}\n").unwrap();
+    let cases: [&[&str]; 3] = [
+        &["trend", "--plan", "no-such-plan", "--check"],
+        &["trend", "--series", empty.to_str().unwrap(), "--check"],
+        &["trend", "--series", series, "--check", "--last", "0"],
+    ];
+    for args in cases {
+        let (code, _, err) = pb(dir.path(), args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("judged nothing") || err.contains("--last 0"),
+            "{args:?}: {err}"
+        );
+    }
+    let (code, _, err) = pb(dir.path(), &["trend", "--series", series, "--check"]);
+    assert_eq!(code, 0, "{err}");
 }

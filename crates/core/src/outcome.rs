@@ -228,12 +228,17 @@ impl Outcome {
         }
     }
 
-    /// An HTTP response with `status`, classed by its code.
+    /// An HTTP response with `status`, classed by its code. A status outside HTTP's 100–599
+    /// (a broken server's `999`) is class `protocol`, never a success.
     pub fn http(status: u16, bytes_in: u64, bytes_out: u64) -> Outcome {
         let class = match status {
+            100..=399 => Class::Ok,
             400..=499 => Class::Http4xx,
             500..=599 => Class::Http5xx,
-            _ => Class::Ok,
+            _ => {
+                let why = format!("status {status:03} is outside HTTP's 100–599");
+                return Outcome::error(Class::Malformed, why).with_bytes(bytes_in, bytes_out);
+            }
         };
         Outcome {
             class,
@@ -312,6 +317,11 @@ mod tests {
         assert_eq!(Outcome::http(302, 0, 0).class, Class::Ok);
         assert_eq!(Outcome::http(404, 0, 0).class, Class::Http4xx);
         assert_eq!(Outcome::http(503, 0, 0).class, Class::Http5xx);
+        // A broken server's status is no success (and keeps its bytes).
+        for status in [0, 99, 600, 999] {
+            let o = Outcome::http(status, 7, 3);
+            assert_eq!((o.class, o.bytes_in, o.bytes_out), (Class::Malformed, 7, 3));
+        }
     }
 
     #[test]

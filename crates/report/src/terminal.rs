@@ -190,11 +190,12 @@ pub fn render(r: &RunResult) -> String {
 
 /// The run's first line: what was loaded, how, and for how long.
 fn headline(r: &RunResult) -> String {
+    use perfbase_core::redact::printable;
     let c = &r.config;
     format!(
         "perfbase {} {} — {}, {} thread{}, {}{}",
-        r.protocol,
-        r.target,
+        printable(&r.protocol),
+        printable(&r.target),
         load_shape(r),
         c.threads,
         if c.threads == 1 { "" } else { "s" },
@@ -479,9 +480,9 @@ fn scenario_block(out: &mut String, r: &RunResult, s: &ScenarioStudy, study: &St
     let _ = writeln!(
         out,
         "\n{} — {} on {}{}",
-        s.name,
-        s.kind,
-        s.target,
+        perfbase_core::redact::printable(&s.name),
+        perfbase_core::redact::printable(&s.kind),
+        perfbase_core::redact::printable(&s.target),
         if s.repetitions > 1 {
             format!(", {} repetitions", s.repetitions)
         } else {

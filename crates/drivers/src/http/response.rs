@@ -463,6 +463,14 @@ fn parse_head(
                     *filled -= h;
                     continue;
                 }
+                // httparse takes any three digits; HTTP's statuses are 100–599, and a 999
+                // counted as a success would hide a broken server.
+                if !(200..600).contains(&code) {
+                    return Err(ReadError::Malformed {
+                        what: format!("status {code:03} is outside HTTP's 100–599"),
+                        got,
+                    });
+                }
                 let (framing, close, events) = framing(&resp, head_request, got)?;
                 return Ok(Some(Head {
                     status: code,
@@ -596,5 +604,22 @@ async fn read_until_close(
         }
         *body.got += n as u64;
         body.take(&buf[..n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_status_outside_http_s_range_is_malformed() {
+        for status in ["999 Weird", "000 Zero", "600 Over"] {
+            let answer = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\n\r\n");
+            let e = super::parse_response(answer.as_bytes(), false).unwrap_err();
+            assert!(e.contains("is outside HTTP's 100–599"), "{status}: {e}");
+        }
+        let ok = "HTTP/1.1 599 Last\r\ncontent-length: 0\r\n\r\n";
+        assert_eq!(
+            super::parse_response(ok.as_bytes(), false).map(|r| r.0),
+            Ok(599)
+        );
     }
 }

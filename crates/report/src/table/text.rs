@@ -115,8 +115,11 @@ impl Layout {
 }
 
 /// A cell's text as the terminal shows it: tags in parentheses after it, as in Markdown.
+/// A cell's text for a terminal: its control characters escaped, since a cell may hold text
+/// from outside (a label, a series' name, a server's words) and every terminal table is
+/// drawn here.
 fn cell_text(c: &Cell) -> String {
-    let mut text = c.text.clone();
+    let mut text = perfbase_core::redact::printable(&c.text).into_owned();
     for t in &c.tags {
         let _ = write!(text, " ({})", t.text);
     }

@@ -205,6 +205,7 @@ impl JourneySession {
         let fill = Fill {
             names: &shared.plan.values,
             values: &self.it.values,
+            secret: &shared.plan.secret,
             corpora: &shared.corpora,
             op,
         };
@@ -239,6 +240,7 @@ impl JourneySession {
         let fill = Fill {
             names: &shared.plan.values,
             values: &self.it.values,
+            secret: &shared.plan.secret,
             corpora: &shared.corpora,
             op,
         };

@@ -54,11 +54,13 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-/// The start of `s`, for a message.
+/// The start of `s`, for a message: the secrets perfbase sent hidden first, then cut (cut
+/// first, a secret's first characters would show).
 fn shown(s: &str) -> String {
+    let s = perfbase_core::redact::known(s);
     match s.char_indices().nth(SHOWN) {
         Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
+        None => s.into_owned(),
     }
 }
 
@@ -203,10 +205,13 @@ impl Test {
                     ));
                 }
                 let want = String::from_utf8_lossy(&want);
-                // A token or password found there is never shown, expected or not.
+                // A token or password found there, or a value the plan holds as a credential
+                // (captured in set-up or in this iteration), is never shown, expected or not.
                 let secret = perfbase_core::redact::is_secret_name(
                     pointer.rsplit('/').next().unwrap_or_default(),
-                );
+                ) || value
+                    .slots()
+                    .any(|i| fill.secret.get(i).copied().unwrap_or(false));
                 match answer.pointer(pointer) {
                     Ok(Some(v)) if text_of(v) == want => return Ok(()),
                     Ok(Some(_)) if secret => format!("{pointer} is not the expected value"),
@@ -294,6 +299,7 @@ mod tests {
         let fill = Fill {
             names: &ids,
             values: &values,
+            secret: &[false],
             corpora: &[],
             op: 0,
         };

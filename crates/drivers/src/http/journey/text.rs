@@ -55,6 +55,8 @@ pub(super) struct Fill<'a> {
     /// The slots' names, for messages.
     pub(super) names: &'a [String],
     pub(super) values: &'a [Option<String>],
+    /// Which slots hold a credential (the plan's secret flags): never shown in a message.
+    pub(super) secret: &'a [bool],
     pub(super) corpora: &'a [Arc<Corpus>],
     pub(super) op: u64,
 }
@@ -152,6 +154,7 @@ mod tests {
         let fill = Fill {
             names: &values,
             values: &filled,
+            secret: &[],
             corpora: std::slice::from_ref(&corpus),
             op: 0,
         };
