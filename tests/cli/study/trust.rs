@@ -198,9 +198,10 @@ fn a_precision_target_stops_a_steady_step_once_met_and_marks_a_drifting_one() {
     assert_eq!(drifting["repetitions"], 12, "{drifting}");
     let p = precision_of(&drifting["repetition_stats"][0]["mean_ms"]);
     // Its first run (300 ms) fell short of 50 lookups, so the later ones were lengthened,
-    // never past 4 × the step's duration.
+    // never past 4 × the step's duration (1.2 s, plus the last operations' drain: 1.2526 s
+    // was measured on a loaded fresh machine, so 100 ms of slack).
     let (first, last) = (durations[0], durations[durations.len() - 1]);
-    assert!(first < 0.4 && last > 0.4 && last <= 1.25, "{durations:?}");
+    assert!(first < 0.4 && last > 0.4 && last <= 1.3, "{durations:?}");
     assert!(p > 0.1, "±{:.1} %", p * 100.0);
     // Marked where it is read.
     assert!(report.contains("(target ±10 %: missed)"), "{report}");
