@@ -17,7 +17,9 @@
 #   kubelet:      cgroupfs driver without QoS cgroups or node-allocatable enforcement (the
 #                 sandbox's cgroups are shared), swap allowed, its API on 127.0.0.1 only (x509
 #                 clients of our CA), node name perfbase-node; it registers with a token of its
-#                 own from the API server's token file. Not --node-ip 127.0.0.1 ("nodeIP can't
+#                 own from the API server's token file. No eviction for disk ("0%" turns a
+#                 signal off): the node shares the machine's disk, and a disk 99 % full after a
+#                 fresh build would otherwise refuse every pod with only a taint to say why. Not --node-ip 127.0.0.1 ("nodeIP can't
 #                 be loopback address"): it takes the host's address.
 #   kube-controller-manager: the Job controller, the garbage collector (so the API server's
 #                 is on too), the TTL-after-finished controller and service accounts, signing
@@ -148,7 +150,7 @@ enforceNodeAllocatable: []
 failSwapOn: false
 failCgroupV1: false
 podLogsDir: "$KUBE_NODE/pod-logs"
-evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
+evictionHard: {memory.available: "100Mi", nodefs.available: "0%", imagefs.available: "0%", nodefs.inodesFree: "0%"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 resolvConf: /etc/resolv.conf

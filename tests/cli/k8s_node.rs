@@ -101,6 +101,40 @@ impl Space {
             .collect()
     }
 
+    /// Every pod of the namespace and the node's conditions and taints, for a failure's
+    /// message: a pod that never ran says why (pending, image, eviction, disk pressure).
+    fn describe(&self) -> String {
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.name);
+        let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(self.client.clone());
+        let (pods, nodes) = self.rt.block_on(async {
+            let lp = ListParams::default();
+            (pods.list(&lp).await, nodes.list(&lp).await)
+        });
+        let mut text = String::new();
+        for p in pods.map(|l| l.items).unwrap_or_default() {
+            let status = serde_json::to_string(&p.status).unwrap_or_default();
+            let name = p.metadata.name.unwrap_or_default();
+            text.push_str(&format!("pod {name}: {status}\n"));
+        }
+        for n in nodes.map(|l| l.items).unwrap_or_default() {
+            let taints = serde_json::to_string(&n.spec.and_then(|s| s.taints)).unwrap_or_default();
+            let conditions = n.status.and_then(|s| s.conditions).unwrap_or_default();
+            let shown: Vec<String> = conditions
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{}={} ({})",
+                        c.type_,
+                        c.status,
+                        c.message.as_deref().unwrap_or("")
+                    )
+                })
+                .collect();
+            text.push_str(&format!("node taints {taints}; {}\n", shown.join("; ")));
+        }
+        text
+    }
+
     /// Deletes pod `name` at once (grace 0): the agent in it dies mid-run.
     fn kill(&self, name: &str) {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), &self.name);
@@ -162,14 +196,16 @@ fn saved(store: &str, label: &str, id: &str) -> Vec<RunResult> {
         .collect()
 }
 
-/// Waits (up to 3 minutes) until all three agents of `run` beat in the store.
-fn all_beating(store: &str, run: &str) {
+/// Waits (up to 3 minutes) until all three agents of `run` beat in the store; if they do
+/// not, the panic names what the pods and the node say.
+fn all_beating(store: &str, run: &str, space: &Space) {
     let mut s = perfbase_store::Store::open(store).unwrap();
     let deadline = Instant::now() + Duration::from_secs(180);
     while s.heartbeats(run).unwrap().len() < 3 {
         assert!(
             Instant::now() < deadline,
-            "the 3 agents of {run} never beat"
+            "the 3 agents of {run} never beat:\n{}",
+            space.describe()
         );
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -218,7 +254,7 @@ fn three_agent_pods_on_a_real_node_merge_to_exact_counts() {
         .spawn()
         .unwrap();
     let (code, stdout, stderr) = output(child);
-    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert_eq!(code, 0, "{stdout}{stderr}{}", space.describe());
     eprintln!(
         "the run on the node took {:?}:\n{stderr}",
         started.elapsed()
@@ -315,7 +351,7 @@ impl MidRun {
         let child = k8s_follow(&kubeconfig, &store, &space, &plan, &run_id)
             .spawn()
             .unwrap();
-        all_beating(&store, &run_id);
+        all_beating(&store, &run_id, &space);
         std::thread::sleep(Duration::from_secs(4));
         Some(MidRun {
             _lock: lock,
