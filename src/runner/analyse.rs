@@ -93,7 +93,7 @@ pub(super) fn judge(plan: &Plan, s: &Scenario, steps: Vec<Option<StepRuns>>) -> 
             let stats = repetition_stats(&step.name, &refs);
             // A cold start left out of the statistics is left out of the step's row too.
             if let Some(cold) = stats.as_ref().map(|r| r.warmup_runs).filter(|&c| c > 0) {
-                runs.merged = perfbase_core::result::merge_measurements(&refs[cold..]);
+                runs.merged = perfbase_core::merge::merge_measurements(&refs[cold..]);
             }
             repetition.extend(stats);
         }
@@ -209,7 +209,7 @@ pub(super) fn ranking(
                     .rsplit_once(" #")
                     .map_or(p.name.clone(), |(n, _)| n.into()),
             };
-            entries.push((label, perfbase_core::result::merge_measurements(&parts)));
+            entries.push((label, perfbase_core::merge::merge_measurements(&parts)));
         }
     }
     let refs: Vec<(String, &Measurement)> = entries.iter().map(|(l, m)| (l.clone(), m)).collect();

@@ -6,7 +6,8 @@
 use super::analyse::{self, StepRuns};
 use crate::plan::Plan;
 use perfbase_analysis::study::{CheckVerdict, Study};
-use perfbase_core::result::{merge_measurements, Measurement, RunResult};
+use perfbase_core::merge::merge_measurements;
+use perfbase_core::result::{Measurement, RunResult};
 
 /// The study `plan` gives the phases of `r`, matched by scenario name and step.
 pub fn study_of(plan: &Plan, r: &RunResult) -> Study {

@@ -8,9 +8,8 @@ use crate::plan::{Plan, Scenario};
 use anyhow::Context as _;
 use perfbase_analysis::study::Study;
 use perfbase_analysis::sweep::Offered;
-use perfbase_core::result::{
-    merge_measurements, LoadConfig, Measurement, Model, PhaseResult, RunResult,
-};
+use perfbase_core::merge::merge_measurements;
+use perfbase_core::result::{LoadConfig, Measurement, Model, PhaseResult, RunResult};
 use perfbase_core::Recorder;
 use perfbase_engine::{Load, PhaseOutcome};
 use serde_json::Value;

@@ -165,7 +165,7 @@ impl<'p> ScenarioRun<'p> {
             }
             // A stream's consumers, over every run of the scenario (merged exactly).
             self.side.consumed = match (self.side.consumed.take(), ran.consumed) {
-                (Some(a), Some(b)) => Some(perfbase_core::result::merge_measurements(&[&a, &b])),
+                (Some(a), Some(b)) => Some(perfbase_core::merge::merge_measurements(&[&a, &b])),
                 (a, b) => a.or(b),
             };
         }

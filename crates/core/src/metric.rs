@@ -184,9 +184,46 @@ impl MetricStats {
     }
 }
 
+/// A recorder's script metrics, in the driver's order: what its steps set, merged by name.
+#[derive(Debug, Clone, Default)]
+pub struct MetricSet(Vec<MetricStats>);
+
+impl MetricSet {
+    /// Appends the definitions of `defs` past those it has (at most [`MAX_METRICS`]).
+    pub fn grow(&mut self, defs: &[(String, MetricKind)]) {
+        let known = self.0.len();
+        self.0.extend(
+            defs.iter()
+                .take(MAX_METRICS)
+                .skip(known)
+                .map(|(n, k)| MetricStats::new(n, *k)),
+        );
+    }
+
+    /// Adds a step's values, set at `at` on the run's clock; a value of a metric it does not
+    /// know is dropped.
+    pub fn add(&mut self, samples: &Samples, at: Duration) {
+        for s in &samples.0 {
+            if let Some(m) = self.0.get_mut(s.metric as usize) {
+                m.add(s.value, at);
+            }
+        }
+    }
+
+    /// Adds `other`'s figures by name.
+    pub fn merge(&mut self, other: &MetricSet) {
+        merge_all(&mut self.0, &other.0);
+    }
+
+    /// Each metric's figures.
+    pub fn stats(&self) -> &[MetricStats] {
+        &self.0
+    }
+}
+
 /// Adds every stats of `other` into `into` by name (a name not there yet is appended, up to
 /// [`MAX_METRICS`]).
-pub fn merge_all(into: &mut Vec<MetricStats>, other: &[MetricStats]) {
+fn merge_all(into: &mut Vec<MetricStats>, other: &[MetricStats]) {
     for m in other {
         match into
             .iter()

@@ -3,7 +3,7 @@
 //! merging recorders gives the same percentiles as recording everything in one place.
 
 pub use crate::histogram::{new_histogram, HIGHEST_US, SIGFIG, UNIT_PER_S};
-use crate::metric::{MetricKind, MetricStats, Samples};
+use crate::metric::{MetricKind, MetricSet, MetricStats, Samples};
 use crate::outcome::{CheckBits, Class, Outcome, MAX_CHECKS};
 pub use crate::tally::{CheckCount, GroupStats, IterationStats, LabelStats};
 use crate::timeline::Timeline;
@@ -69,7 +69,7 @@ pub struct Recorder {
     /// Journeys: each group's durations, in the driver's order.
     groups: Vec<GroupStats>,
     /// Scripts: each of their own metrics, in the driver's order.
-    metrics: Vec<crate::metric::MetricStats>,
+    metrics: MetricSet,
 }
 
 impl Recorder {
@@ -120,42 +120,26 @@ impl Recorder {
             iterations: None,
             checks: Vec::new(),
             groups: Vec::new(),
-            metrics: Vec::new(),
+            metrics: MetricSet::default(),
         }
     }
 
     /// Also keeps the script metrics of `defs` (the driver's
     /// [`metrics`](crate::Driver::metrics); at most [`MAX_METRICS`](crate::metric::MAX_METRICS)).
     pub fn with_metrics(mut self, defs: &[(String, MetricKind)]) -> Recorder {
-        self.metrics.clear();
-        self.grow_metrics(defs);
+        self.metrics = MetricSet::default();
+        self.metrics.grow(defs);
         self
-    }
-
-    /// Appends the definitions of `defs` past those it has.
-    fn grow_metrics(&mut self, defs: &[(String, MetricKind)]) {
-        let known = self.metrics.len();
-        self.metrics.extend(
-            defs.iter()
-                .take(crate::metric::MAX_METRICS)
-                .skip(known)
-                .map(|(n, k)| MetricStats::new(n, *k)),
-        );
     }
 
     /// Each script metric's figures, in the driver's order (empty without).
     pub fn metrics(&self) -> &[MetricStats] {
-        &self.metrics
+        self.metrics.stats()
     }
 
-    /// Adds a step's metric values, set at `at` on the run's clock; a value of a metric it
-    /// does not know is dropped.
+    /// Adds a step's metric values, set at `at` on the run's clock.
     pub fn add_samples(&mut self, samples: &Samples, at: Duration) {
-        for s in &samples.0 {
-            if let Some(m) = self.metrics.get_mut(s.metric as usize) {
-                m.add(s.value, at);
-            }
-        }
+        self.metrics.add(samples, at);
     }
 
     /// Also keeps the durations of the groups named `names` (the driver's
@@ -256,7 +240,7 @@ impl Recorder {
         groups: &[String],
         metrics: &[(String, MetricKind)],
     ) {
-        self.grow_metrics(metrics);
+        self.metrics.grow(metrics);
         for n in labels.iter().take(MAX_LABELS).skip(self.by_label.len()) {
             self.by_label.push(LabelStats::new(n.clone()));
         }
@@ -507,7 +491,7 @@ impl Recorder {
                 None => {}
             }
         }
-        crate::metric::merge_all(&mut self.metrics, &other.metrics);
+        self.metrics.merge(&other.metrics);
         self.timeline.merge(&other.timeline);
         // By name, not by position: a plan's total merges phases of different drivers.
         for l in &other.by_label {

@@ -3,17 +3,14 @@
 //! `docs/result.schema.json` in tests. Fields are only ever added, never renamed, within v1.
 
 pub use crate::endpoint::Endpoint;
-use crate::endpoint::{error_map, finish_endpoints, merge_endpoint, ratio, status_map};
+use crate::endpoint::{error_map, ratio, status_map};
 pub use crate::histogram::{decode_histogram, encode_histogram};
 pub use crate::iteration::{CheckResult, GroupResult, Iterations};
 pub use crate::latency::LatencyMs;
 use crate::metric::MetricResult;
 pub use crate::omission::CoEstimate;
-use crate::recorder::{new_histogram, Recorder, SIGFIG};
-use crate::stream::StreamFigures;
+use crate::recorder::Recorder;
 use crate::timeline::TimelinePoint;
-use crate::timing::HttpTiming;
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -224,123 +221,6 @@ impl Measurement {
                 .collect(),
         }
     }
-}
-
-/// Merges measurements taken one after another (suite operations, phases of a plan) into one,
-/// exactly: HDR histograms are decoded and added, counts summed, durations added. Timelines
-/// are not carried over (their seconds would overlap); error samples are kept up to the bound.
-pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
-    let mut response = new_histogram(SIGFIG);
-    let mut service: Option<Histogram<u64>> = None;
-    let mut status: BTreeMap<String, u64> = BTreeMap::new();
-    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    let mut samples: Vec<ErrorSampleOut> = Vec::new();
-    let (mut requests, mut ok, mut bytes_read, mut bytes_written, mut aborted, mut duration_s) =
-        (0u64, 0.0f64, 0, 0, 0, 0.0);
-    let mut endpoints = Vec::new();
-    for m in parts {
-        for e in &m.endpoints {
-            merge_endpoint(&mut endpoints, e);
-        }
-        if let Ok(h) = decode_histogram(&m.histogram.response) {
-            let _ = response.add(&h);
-        }
-        if let Some(Ok(h)) = m.histogram.service.as_deref().map(decode_histogram) {
-            let _ = service.get_or_insert_with(|| new_histogram(SIGFIG)).add(&h);
-        }
-        for (k, v) in &m.status {
-            *status.entry(k.clone()).or_default() += v;
-        }
-        for (k, v) in &m.errors {
-            *errors.entry(k.clone()).or_default() += v;
-        }
-        for e in &m.error_samples {
-            if samples.len() < crate::recorder::MAX_ERROR_SAMPLES {
-                samples.push(e.clone());
-            }
-        }
-        requests += m.requests;
-        ok += m.success_ratio * m.requests as f64;
-        bytes_read += m.bytes_read;
-        bytes_written += m.bytes_written;
-        aborted += m.aborted_in_flight;
-        duration_s += m.duration_s;
-    }
-    let (iterations, checks, groups) = journey_parts(parts, duration_s);
-    Measurement {
-        requests,
-        duration_s,
-        rps: if duration_s > 0.0 {
-            requests as f64 / duration_s
-        } else {
-            0.0
-        },
-        success_ratio: if requests == 0 {
-            0.0
-        } else {
-            (ok / requests as f64).clamp(0.0, 1.0)
-        },
-        status,
-        errors,
-        bytes_read,
-        bytes_written,
-        latency_ms: LatencyMs::from_histogram(&response),
-        service_time_ms: service.as_ref().map(LatencyMs::from_histogram),
-        open_model: sequential_open_model(parts),
-        coordinated_omission: None,
-        aborted_in_flight: aborted,
-        histogram: Histograms {
-            unit: "us".into(),
-            encoding: HISTOGRAM_ENCODING.into(),
-            response: encode_histogram(&response),
-            service: service.as_ref().map(encode_histogram),
-        },
-        timeline: Vec::new(),
-        error_samples: samples,
-        endpoints: finish_endpoints(endpoints),
-        http_timing: HttpTiming::merge(parts.iter().filter_map(|m| m.http_timing.as_ref())),
-        stream: StreamFigures::merge(parts.iter().filter_map(|m| m.stream.as_ref()), duration_s),
-        iterations,
-        checks,
-        groups,
-        metrics: MetricResult::merge(parts.iter().flat_map(|m| &m.metrics), duration_s),
-    }
-}
-
-/// A journey's figures of measurements taken one after another, added up exactly.
-fn journey_parts(
-    parts: &[&Measurement],
-    duration_s: f64,
-) -> (Option<Iterations>, Vec<CheckResult>, Vec<GroupResult>) {
-    let iterations: Vec<&Iterations> = parts.iter().filter_map(|m| m.iterations.as_ref()).collect();
-    (
-        Iterations::merge(&iterations, duration_s),
-        CheckResult::merge(parts.iter().flat_map(|m| &m.checks)),
-        GroupResult::merge(parts.iter().flat_map(|m| &m.groups)),
-    )
-}
-
-/// The open-model figures of measurements taken one after another at the same rate (the
-/// repetitions of a step): rates weighted by each part's duration, counts summed. None unless
-/// every part was open-model.
-fn sequential_open_model(parts: &[&Measurement]) -> Option<OpenModelStats> {
-    let open: Vec<(&OpenModelStats, f64)> = parts
-        .iter()
-        .map(|m| m.open_model.as_ref().map(|o| (o, m.duration_s)))
-        .collect::<Option<_>>()?;
-    let total: f64 = open.iter().map(|(_, d)| d).sum();
-    if open.is_empty() || total <= 0.0 {
-        return None;
-    }
-    let weighted =
-        |f: fn(&OpenModelStats) -> f64| open.iter().map(|(o, d)| f(o) * d).sum::<f64>() / total;
-    Some(OpenModelStats {
-        requested_rate: weighted(|o| o.requested_rate),
-        achieved_rate: weighted(|o| o.achieved_rate),
-        late: open.iter().map(|(o, _)| o.late).sum(),
-        unsent: open.iter().map(|(o, _)| o.unsent).sum(),
-        max_inflight: open.iter().map(|(o, _)| o.max_inflight).max().unwrap_or(0),
-    })
 }
 
 /// The tool that wrote a result.
@@ -608,62 +488,6 @@ mod tests {
             r.response.value_at_quantile(0.5)
         );
         assert_eq!(back.max(), r.response.max());
-    }
-
-    #[test]
-    fn merged_measurements_equal_one_recording() {
-        let names = ["GET /a".to_string(), "GET /b".to_string()];
-        let mut a = Recorder::new(false).with_labels(&names);
-        // b names its endpoints in the other order: merging goes by name.
-        let mut b = Recorder::new(false).with_labels(&[names[1].clone(), names[0].clone()]);
-        let mut both = Recorder::new(false).with_labels(&names);
-        for i in 0..200u64 {
-            let (r, st) = if i % 3 == 0 {
-                (&mut a, 200)
-            } else {
-                (&mut b, if i % 7 == 0 { 500 } else { 200 })
-            };
-            // Endpoint "GET /a" when i is even: label 1 in a and both, label 2 in b.
-            let label = |first_is_a: bool| match (i % 2 == 0, first_is_a) {
-                (true, true) | (false, false) => 1,
-                _ => 2,
-            };
-            let in_a = i % 3 == 0;
-            let o = Outcome::http(st, 10, 5).with_label(label(in_a));
-            let o_both = Outcome::http(st, 10, 5).with_label(label(true));
-            r.record(
-                &o,
-                Duration::from_micros(100 + i * 37),
-                Duration::ZERO,
-                Duration::ZERO,
-            );
-            both.record(
-                &o_both,
-                Duration::from_micros(100 + i * 37),
-                Duration::ZERO,
-                Duration::ZERO,
-            );
-        }
-        let ma = Measurement::from_recorder(&a, Duration::from_secs(1), None);
-        let mb = Measurement::from_recorder(&b, Duration::from_secs(3), None);
-        let m = merge_measurements(&[&ma, &mb]);
-        let want = Measurement::from_recorder(&both, Duration::from_secs(4), None);
-        assert_eq!(m.requests, want.requests);
-        assert_eq!(m.status, want.status);
-        assert_eq!(m.errors, want.errors);
-        assert_eq!(m.latency_ms, want.latency_ms);
-        assert_eq!(m.rps, want.rps);
-        assert!((m.success_ratio - want.success_ratio).abs() < 1e-12);
-        assert_eq!(m.endpoints.len(), 2);
-        for (got, want) in m.endpoints.iter().zip(&want.endpoints) {
-            assert_eq!(got.name, want.name);
-            assert_eq!(got.requests, want.requests);
-            assert_eq!(got.status, want.status);
-            assert_eq!(got.errors, want.errors);
-            assert_eq!(got.latency_ms, want.latency_ms);
-            assert!((got.success_ratio - want.success_ratio).abs() < 1e-12);
-        }
-        assert_eq!(m.endpoints[0].requests, 100);
     }
 
     #[test]

@@ -5,10 +5,9 @@
 use crate::study_text::ms;
 use crate::table::{Cell, Table};
 use crate::{figure, thousands, thousands_f};
+use perfbase_core::merge::merge_measurements;
 use perfbase_core::metric::{MetricKind, MetricResult};
-use perfbase_core::result::{
-    merge_measurements, CheckResult, GroupResult, Iterations, Measurement, RunResult,
-};
+use perfbase_core::result::{CheckResult, GroupResult, Iterations, Measurement, RunResult};
 
 /// A step's journey figures: its name, iterations, checks and groups.
 pub struct JourneyRow {

@@ -87,7 +87,7 @@ pub fn scenario_endpoints(
             let endpoints = if parts.len() == 1 {
                 parts[0].endpoints.clone()
             } else {
-                perfbase_core::result::merge_measurements(&parts).endpoints
+                perfbase_core::merge::merge_measurements(&parts).endpoints
             };
             let name = s
                 .steps

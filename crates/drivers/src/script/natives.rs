@@ -35,18 +35,7 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
     pb.set(
         "check",
         Function::new(ctx.clone(), move |name: String, passed: bool| {
-            let run = &h.run;
-            if !h.measured {
-                return;
-            }
-            if let Some(bit) = h.seen.check(&run.names, &name) {
-                let mut slot = h.slot.borrow_mut();
-                if passed {
-                    slot.checks.passed |= 1 << bit;
-                } else {
-                    slot.checks.failed |= 1 << bit;
-                }
-            }
+            check(&h, &name, passed)
         })?,
     )?;
     let h = host.clone();
@@ -62,24 +51,7 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
         "sample",
         Function::new(
             ctx.clone(),
-            move |ctx: Ctx<'js>, metric: u16, value: f64| {
-                if !h.measured {
-                    return Ok(());
-                }
-                let mut slot = h.slot.borrow_mut();
-                if slot.samples.len() >= MAX_SAMPLES {
-                    return Err(Exception::throw_range(
-                        &ctx,
-                        &format!(
-                        "more than {MAX_SAMPLES} metric values between two requests: add fewer, \
-                         or add their sum"
-                    ),
-                    ));
-                }
-                slot.samples
-                    .push(perfbase_core::metric::Sample { metric, value });
-                Ok(())
-            },
+            move |ctx: Ctx<'js>, metric: u16, value: f64| sample(&ctx, &h, metric, value),
         )?,
     )?;
     let h = host.clone();
@@ -115,6 +87,11 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
         "Object.defineProperty(globalThis, '__VU', { get: () => __perfbase.vu() });\n\
          Object.defineProperty(globalThis, '__ITER', { get: () => __perfbase.iteration() });",
     )?;
+    globals(ctx, host)
+}
+
+/// `open`, `console` and `__ENV`: the globals k6's scripts expect beside their modules.
+fn globals<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
     let h = host.clone();
     ctx.globals().set(
         "open",
@@ -132,6 +109,41 @@ pub(crate) fn install<'js>(ctx: &Ctx<'js>, host: &Rc<Host>) -> Result<()> {
         env.set(k.as_str(), v.as_str())?;
     }
     ctx.globals().set("__ENV", env)?;
+    Ok(())
+}
+
+/// `check(name, passed)`: counts into the iteration's bits of the named check.
+fn check(h: &Host, name: &str, passed: bool) {
+    if !h.measured {
+        return;
+    }
+    if let Some(bit) = h.seen.check(&h.run.names, name) {
+        let mut slot = h.slot.borrow_mut();
+        if passed {
+            slot.checks.passed |= 1 << bit;
+        } else {
+            slot.checks.failed |= 1 << bit;
+        }
+    }
+}
+
+/// A custom metric's value, held with the user's next request (at most [`MAX_SAMPLES`]).
+fn sample(ctx: &Ctx<'_>, h: &Host, metric: u16, value: f64) -> Result<()> {
+    if !h.measured {
+        return Ok(());
+    }
+    let mut slot = h.slot.borrow_mut();
+    if slot.samples.len() >= MAX_SAMPLES {
+        return Err(Exception::throw_range(
+            ctx,
+            &format!(
+                "more than {MAX_SAMPLES} metric values between two requests: add fewer, or add \
+                 their sum"
+            ),
+        ));
+    }
+    slot.samples
+        .push(perfbase_core::metric::Sample { metric, value });
     Ok(())
 }
 
