@@ -166,17 +166,7 @@ pub struct Outcome {
     pub parts: Option<Box<Vec<(Outcome, std::time::Instant)>>>,
 }
 
-/// What a streamed reply brought: how many messages, and the gaps between them (one fewer).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct StreamReply {
-    pub messages: u64,
-    pub gaps_us: Vec<u32>,
-    /// µs from the request's sending to the first message (its time to first token); 0 when
-    /// no message came.
-    pub first_us: u32,
-    /// µs from the request's sending to the stream's end.
-    pub total_us: u32,
-}
+pub use crate::stream::StreamReply;
 
 /// The checks one response was put to, as bits over the driver's check names (at most
 /// [`MAX_CHECKS`]): counted per name without a string or an allocation per response.

@@ -6,9 +6,102 @@
 
 use crate::histogram::{decode_histogram, encode_histogram, new_histogram};
 use crate::latency::LatencyMs;
-use crate::outcome::StreamReply;
 use crate::timing::TIMING_SIGFIG;
 use hdrhistogram::Histogram;
+
+/// What a streamed reply brought: how many messages, and the gaps between them (one fewer).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StreamReply {
+    pub messages: u64,
+    pub gaps: Gaps,
+    /// µs from the request's sending to the first message (its time to first token); 0 when
+    /// no message came.
+    pub first_us: u32,
+    /// µs from the request's sending to the stream's end.
+    pub total_us: u32,
+}
+
+/// How many gaps a stream lists one by one before it keeps the rest in a histogram.
+pub const GAPS_LISTED: usize = 256;
+
+/// One stream's gaps between messages (µs): the first [`GAPS_LISTED`] in a list, the rest in
+/// a histogram of the phase's own bounds, so that a stream of any length, from a server as
+/// fast as it likes, holds at most about 30 KB; recorded into the phase exactly as if each
+/// gap had been recorded there directly.
+#[derive(Debug, Clone, Default)]
+pub struct Gaps {
+    listed: Vec<u32>,
+    rest: Option<Box<Histogram<u64>>>,
+    count: u64,
+    sum: u64,
+}
+
+impl Gaps {
+    /// Adds `n` gaps of `us` each (messages one read completed together have gaps of 0).
+    pub fn push_n(&mut self, us: u32, n: u64) {
+        self.count += n;
+        self.sum = self.sum.saturating_add(u64::from(us).saturating_mul(n));
+        let room = GAPS_LISTED.saturating_sub(self.listed.len()) as u64;
+        let here = n.min(room);
+        self.listed.extend(std::iter::repeat_n(us, here as usize));
+        if n > here {
+            self.rest
+                .get_or_insert_with(|| Box::new(new_histogram(TIMING_SIGFIG)))
+                .saturating_record_n(u64::from(us), n - here);
+        }
+    }
+
+    /// How many gaps.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Their sum, µs.
+    pub fn sum(&self) -> u64 {
+        self.sum
+    }
+
+    /// The listed gaps, in order (the first [`GAPS_LISTED`]).
+    pub fn listed(&self) -> &[u32] {
+        &self.listed
+    }
+
+    /// Records every gap into `into` (a histogram of [`TIMING_SIGFIG`] and the common bounds).
+    fn record_into(&self, into: &mut Histogram<u64>) {
+        for g in &self.listed {
+            into.saturating_record(u64::from(*g));
+        }
+        if let Some(rest) = &self.rest {
+            // Same bounds by construction: adding cannot fail.
+            let _ = into.add(rest.as_ref());
+        }
+    }
+}
+
+impl From<Vec<u32>> for Gaps {
+    fn from(gaps: Vec<u32>) -> Gaps {
+        let mut g = Gaps::default();
+        for us in gaps {
+            g.push_n(us, 1);
+        }
+        g
+    }
+}
+
+impl PartialEq for Gaps {
+    fn eq(&self, other: &Gaps) -> bool {
+        self.listed == other.listed
+            && self.count == other.count
+            && self.sum == other.sum
+            && self.rest.as_deref() == other.rest.as_deref()
+    }
+}
+
+impl Eq for Gaps {}
 
 /// One phase's streams.
 #[derive(Debug, Clone)]
@@ -46,17 +139,14 @@ impl StreamStats {
     pub fn record(&mut self, reply: &StreamReply) {
         self.streams += 1;
         self.messages += reply.messages;
-        for g in &reply.gaps_us {
-            self.gaps.saturating_record(u64::from(*g));
-        }
+        reply.gaps.record_into(&mut self.gaps);
         if reply.messages > 0 {
             self.first.saturating_record(u64::from(reply.first_us));
         }
         self.total.saturating_record(u64::from(reply.total_us));
-        if !reply.gaps_us.is_empty() {
-            let sum: u64 = reply.gaps_us.iter().map(|g| u64::from(*g)).sum();
+        if !reply.gaps.is_empty() {
             self.mean_gap
-                .saturating_record(sum / reply.gaps_us.len() as u64);
+                .saturating_record(reply.gaps.sum() / reply.gaps.len());
         }
     }
 
@@ -167,6 +257,31 @@ impl StreamFigures {
 mod tests {
     use super::*;
 
+    /// A million gaps hold a list of 256 and one histogram, and record into the phase exactly
+    /// as a million direct recordings would.
+    #[test]
+    fn a_long_stream_holds_bounded_memory_and_records_exactly() {
+        let mut gaps = Gaps::default();
+        let mut direct = new_histogram(TIMING_SIGFIG);
+        for i in 0..1_000_000u32 {
+            let (us, n) = (i % 977 * 13, u64::from(i % 3));
+            gaps.push_n(us, n);
+            direct.saturating_record_n(u64::from(us), n);
+        }
+        assert_eq!(gaps.listed().len(), GAPS_LISTED);
+        assert!(gaps.listed.capacity() <= 2 * GAPS_LISTED);
+        assert_eq!(gaps.len(), direct.len());
+        let mut stats = StreamStats::default();
+        stats.record(&StreamReply {
+            messages: gaps.len() + 1,
+            gaps,
+            first_us: 1,
+            total_us: 2,
+        });
+        assert_eq!(stats.gaps, direct);
+        assert_eq!(stats.mean_gap.len(), 1);
+    }
+
     #[test]
     fn streams_merge_exactly_and_a_stall_shows_in_the_gaps() {
         let (mut a, mut b, mut all) = Default::default();
@@ -176,7 +291,7 @@ mod tests {
         for (i, gaps) in streams.iter().enumerate() {
             let reply = StreamReply {
                 messages: gaps.len() as u64 + 1,
-                gaps_us: gaps.to_vec(),
+                gaps: gaps.to_vec().into(),
                 first_us: 40_000 * (i as u32 + 1),
                 total_us: 300_000,
             };

@@ -66,7 +66,7 @@ pub(crate) struct Clock {
     pub(crate) count: u64,
     pub(crate) first: Option<Instant>,
     last: Option<Instant>,
-    gaps: Vec<u32>,
+    gaps: perfbase_core::stream::Gaps,
 }
 
 impl Clock {
@@ -79,17 +79,17 @@ impl Clock {
         self.count += done;
         self.first.get_or_insert(now);
         if let Some(l) = self.last.replace(now) {
-            self.gaps.push(super::conn::micros(now - l));
+            self.gaps.push_n(super::conn::micros(now - l), 1);
         }
         // Messages one read completed came together: gaps of 0 after the first of them.
-        self.gaps.extend(std::iter::repeat_n(0, done as usize - 1));
+        self.gaps.push_n(0, done - 1);
     }
 
     /// The stream's figures, timed from `sent` to `end`.
     pub(crate) fn reply(self, sent: Instant, end: Instant) -> StreamReply {
         StreamReply {
             messages: self.count,
-            gaps_us: self.gaps,
+            gaps: self.gaps,
             first_us: self.first.map_or(0, |f| {
                 super::conn::micros(f.saturating_duration_since(sent))
             }),
@@ -326,10 +326,26 @@ mod tests {
         e.feed(b"4\n");
         let r = e.reply(sent, Instant::now());
         assert_eq!(r.messages, 4);
-        assert_eq!(r.gaps_us.len(), 3);
-        assert_eq!(&r.gaps_us[..2], &[0, 0]);
-        assert!(r.gaps_us[2] >= 20_000, "{:?}", r.gaps_us);
-        assert!(r.total_us >= r.gaps_us[2] && r.first_us < 20_000, "{r:?}");
+        let gaps = r.gaps.listed();
+        assert_eq!(gaps.len(), 3);
+        assert_eq!(&gaps[..2], &[0, 0]);
+        assert!(gaps[2] >= 20_000, "{gaps:?}");
+        assert!(r.total_us >= gaps[2] && r.first_us < 20_000, "{r:?}");
+    }
+
+    /// A server streaming as fast as it can does not grow the stream's memory: two million
+    /// events, one read each, keep a list of [`GAPS_LISTED`] gaps and a histogram.
+    #[test]
+    fn an_endless_stream_keeps_bounded_gaps() {
+        use perfbase_core::stream::GAPS_LISTED;
+        let mut e = Events::new(Format::Sse);
+        for _ in 0..2_000_000 {
+            e.feed(b"data: a\n\n");
+        }
+        let r = e.reply(Instant::now(), Instant::now());
+        assert_eq!(r.messages, 2_000_000);
+        assert_eq!(r.gaps.len(), 1_999_999);
+        assert_eq!(r.gaps.listed().len(), GAPS_LISTED);
     }
 
     #[test]
