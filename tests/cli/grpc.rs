@@ -623,6 +623,63 @@ requests = 8
     validate(run.json());
 }
 
+/// A stream the deadline cuts still counts what it brought: the same calls under an 800 ms
+/// deadline get "a"'s reply at once and are cut before "delay"'s, each a DEADLINE_EXCEEDED
+/// that says so, their first messages counted (they used to count 0 streams and 0 messages).
+#[test]
+fn a_stream_cut_by_its_deadline_still_counts_what_it_brought() {
+    let Some((url, proto)) = server(
+        "PERFBASE_GRPC_DEADLINE_URL",
+        "features/proto/echo/echo.proto",
+    ) else {
+        return;
+    };
+    let dir = tmp();
+    let plan = format!(
+        r#"[plan]
+timeout = "800ms"
+
+[corpora.words]
+values = ["a", "delay"]
+pick = "sequential"
+
+[targets.echo]
+url = "{url}"
+
+[workloads.chat]
+target = "echo"
+call = "grpc.examples.echo.Echo/BidirectionalStreamingEcho"
+protos = ["{proto}"]
+data = '{{"message": "{{{{words}}}}"}}'
+messages = 2
+
+[[scenarios]]
+name = "chat"
+workload = "chat"
+concurrency = 4
+requests = 8
+"#
+    );
+    let run = run_plan_with(dir.path(), &plan, |_| {});
+    assert_eq!(run.code(), 3, "{}{}", run.stdout(), run.stderr());
+    let phase = &run.json()["phases"][0];
+    assert_eq!(phase["status"]["4"], 8, "{}", phase["status"]);
+    let sample = phase["error_samples"][0]["message"].as_str().unwrap();
+    assert!(
+        sample.starts_with("DEADLINE_EXCEEDED: the stream was cut at the deadline")
+            && sample.ends_with("after 1 message"),
+        "{sample}"
+    );
+    let st = &phase["stream"];
+    assert_eq!(
+        (st["streams"].as_u64(), st["messages"].as_u64()),
+        (Some(8), Some(8)),
+        "{st}"
+    );
+    assert!(phase["bytes_read"].as_u64().unwrap() > 0, "{phase}");
+    validate(run.json());
+}
+
 /// `perfbase ARGS` is exit 2, before any load, with `wanted` in what it prints.
 fn refused(args: &[&str], wanted: &str) {
     let (code, text, _) = pb(args);

@@ -293,9 +293,30 @@ impl Session for GrpcSession {
         *req.uri_mut() = d.uri.clone();
         *req.headers_mut() = d.headers.clone();
         let streamed = matches!(d.method.kind, CallKind::ServerStreaming | CallKind::Bidi);
-        let result = within(until, call(lease, req, streamed))
-            .await
-            .and_then(|r| r);
+        let mut arrivals = Arrivals::default();
+        let result = match within(until, call(lease, req, streamed, &mut arrivals)).await {
+            Ok(r) => r,
+            // Cut by the deadline: a stream still brought what it brought.
+            Err(mut o) => {
+                if let (true, Some(sent)) = (streamed, arrivals.sent) {
+                    let stream = arrivals.clock.reply(sent, Instant::now());
+                    if stream.messages > 0 {
+                        let length = until.map(|(_, l)| l).unwrap_or_default();
+                        o = status_outcome(
+                            wire::DEADLINE_EXCEEDED,
+                            &format!(
+                                "the stream was cut at the deadline ({length:?}) after {} \
+                                 message{}",
+                                stream.messages,
+                                if stream.messages == 1 { "" } else { "s" }
+                            ),
+                        );
+                    }
+                    o.stream = Some(Box::new(stream));
+                }
+                Err(o)
+            }
+        };
         let (read, written) = lease.take_bytes();
         let opened = lease.take_opened();
         d.sent.fetch_add(d.sent_per_call, Ordering::Relaxed);
@@ -355,10 +376,14 @@ fn status_outcome(code: u16, message: &str) -> Outcome {
     o
 }
 
-/// A reply's messages as their bytes arrive, and when each came.
+/// A reply's messages as their bytes arrive, and when each came. Held by the session, not
+/// the call, so that a stream the deadline cuts still tells what it brought.
+#[derive(Default)]
 struct Arrivals {
     messages: wire::Messages,
     clock: Clock,
+    /// When the request went out.
+    sent: Option<Instant>,
 }
 
 impl Arrivals {
@@ -381,10 +406,11 @@ async fn call(
     lease: &mut Lease,
     req: Request<Full<Bytes>>,
     streamed: bool,
+    arrivals: &mut Arrivals,
 ) -> Result<Reply, Outcome> {
     let send = lease.sender();
     send.ready().await.map_err(|e| h2::failure(&e))?;
-    let sent = Instant::now();
+    let sent = *arrivals.sent.insert(Instant::now());
     let resp = send.send_request(req).await.map_err(|e| h2::failure(&e))?;
     let http = resp.status().as_u16();
     if http != 200 {
@@ -400,10 +426,6 @@ async fn call(
         }
     }
     let mut body = resp.into_body();
-    let mut arrivals = Arrivals {
-        messages: wire::Messages::default(),
-        clock: Clock::default(),
-    };
     let mut status = None;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| h2::failure(&e))?;
@@ -425,7 +447,7 @@ async fn call(
         ..Timing::default()
     };
     let partial = arrivals.messages.partial();
-    let stream = arrivals.clock.reply(sent, end);
+    let stream = std::mem::take(&mut arrivals.clock).reply(sent, end);
     match status {
         Some((0, _)) if partial => Err(status_outcome(
             wire::INTERNAL,
