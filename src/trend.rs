@@ -152,7 +152,7 @@ fn read_series_file(path: &Path) -> Result<Vec<(SeriesKey, Vec<RunValues>)>, App
         name: String,
         values: Vec<f64>,
     }
-    let text = std::fs::read_to_string(path)
+    let text = perfbase_drivers::input::read_text(path)
         .map_err(|e| bad_input(format!("--series {}: cannot read: {e}", path.display())))?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

@@ -53,7 +53,7 @@ impl TokenSource {
                     format!("no Vault token: {name} is not set (or give the token in a file)")
                 }),
             TokenSource::File(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| {
+                let text = perfbase_drivers::input::read_text(path).map_err(|e| {
                     format!("cannot read the Vault token file {}: {e}", path.display())
                 })?;
                 Token::new(&text)

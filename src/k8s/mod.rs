@@ -32,7 +32,7 @@ fn dns_name(text: &str) -> String {
 }
 
 pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
-    let text = std::fs::read_to_string(&a.plan)
+    let text = perfbase_drivers::input::read_text(&a.plan)
         .map_err(|e| bad_input(format!("{}: cannot read the plan: {e}", a.plan.display())))?;
     // Broken TOML fails here, not in N pods. The plan is not loaded whole: its ${VARS} are
     // the pods' to set, not this machine's.

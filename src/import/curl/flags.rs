@@ -259,7 +259,7 @@ fn at_file(flag: &str, v: &str, drop_breaks: bool) -> Result<String, String> {
              save it to a file and give {flag} @FILE"
         ));
     }
-    let text = std::fs::read_to_string(file)
+    let text = perfbase_drivers::input::read_text(std::path::Path::new(file))
         .map_err(|e| format!("{flag} @{file}: cannot read it as text: {e}"))?;
     Ok(if drop_breaks {
         text.replace(['\r', '\n'], "")
