@@ -4,7 +4,7 @@
 //! committed, pasted into tickets, shown on screens).
 
 use super::{json, Request};
-use perfbase_core::redact::is_secret_name;
+use perfbase_core::redact::is_written_secret;
 
 /// `s` as a TOML string (quoted and escaped by the toml crate).
 pub(super) fn q(s: &str) -> String {
@@ -102,9 +102,10 @@ impl Secrets {
 
     /// A header's value with its credential a variable when the header's name says it is
     /// secret; an `Authorization` keeps its scheme (`Bearer ${…}`), so the variable holds
-    /// just the token. A value that already holds a capture stays.
+    /// just the token. A value that is only captures stays (`Bearer {{token}}`); one with
+    /// text besides a capture (`SUPERSECRET{{x}}`) is a secret as a whole.
     pub(super) fn header(&mut self, name: &str, value: &str) -> String {
-        if !is_secret_name(name) || value.contains("{{") || value.trim().is_empty() {
+        if !is_written_secret(name, value) {
             return value.to_string();
         }
         let lower = name.to_ascii_lowercase();
@@ -129,7 +130,7 @@ impl Secrets {
         let parts: Vec<String> = raw
             .split('&')
             .map(|kv| match kv.split_once('=') {
-                Some((k, v)) if !v.is_empty() && !v.contains("{{") && is_secret_name(k) => {
+                Some((k, v)) if is_written_secret(k, v) => {
                     format!("{k}={}", self.var(k, v, &format!("{what} {k}")))
                 }
                 _ => kv.to_string(),
@@ -147,8 +148,7 @@ impl Secrets {
                 let mut edits = Vec::new();
                 for t in tokens {
                     let Some(k) = t.key.as_deref() else { continue };
-                    if t.string && !t.text.is_empty() && !t.text.contains("{{") && is_secret_name(k)
-                    {
+                    if t.string && is_written_secret(k, &t.text) {
                         let var = self.var(k, &t.text, &format!("{whose} JSON member {k}"));
                         edits.push((t.range, format!("\"{var}\"")));
                     }

@@ -11,6 +11,7 @@
 mod follow;
 mod names;
 mod pods;
+mod secrets;
 
 use crate::cli::K8sArgs;
 use crate::exit::{bad_input, AppError, Exit};
@@ -47,10 +48,15 @@ pub fn k8s(a: K8sArgs) -> Result<Exit, AppError> {
         .to_string();
     // A ConfigMap is readable by anyone who can read the namespace: a password written in
     // the plan would leak through it. Secrets go in ${VARS} the pods get from Secrets.
-    if perfbase_core::redact::text(&text) != text {
+    let written = secrets::written(&doc).or_else(|| {
+        (perfbase_core::redact::text(&text) != text)
+            .then(|| "a URL's password or a password value".to_string())
+    });
+    if let Some(at) = written {
         return Err(bad_input(format!(
-            "{}: the plan holds a password or token (in a URL or a password= value); write \
-             ${{VAR}} in its place and give the pods VAR from a Kubernetes Secret",
+            "{}: {at} holds a credential written out, which the ConfigMap would show to \
+             anyone who can read the namespace; write ${{VAR}} in its place and give the pods \
+             VAR from a Kubernetes Secret",
             a.plan.display()
         )));
     }

@@ -40,3 +40,38 @@ fn a_captured_token_never_reaches_a_failure_message() {
     // The reference service's tokens all start so.
     assert!(!everything.contains("tok-"), "a token leaked: {everything}");
 }
+
+/// A credential beside a `{{…}}` is still a credential: the importers write it as a variable
+/// (they used to keep any value holding `{{`, taking it for their own capture), and
+/// `perfbase k8s` refuses a plan that writes one out, by the same rule (issue 47, items 3, 4).
+#[test]
+fn credentials_beside_a_template_are_neither_imported_nor_put_in_a_config_map() {
+    let dir = tmp();
+    let curl = "curl http://127.0.0.1:9/x?token=T0KEN9{{z}} \
+                -H 'Authorization: Bearer SUPERSECRET{{x}}' -H 'X-Api-Key: APIK3Y{{y}}' \
+                -H 'Content-Type: application/json' --data '{\"password\": \"PASSW0RD{{q}}\"}'";
+    let (code, plan, err) = pb(dir.path(), &["import", "curl", curl]);
+    assert_eq!(code, 0, "{err}");
+    for secret in ["T0KEN9", "SUPERSECRET", "APIK3Y", "PASSW0RD"] {
+        assert!(!plan.contains(secret), "{secret} imported:\n{plan}");
+    }
+    assert!(plan.contains("Bearer ${PERFBASE_IMPORT_AUTHORIZATION}"), "{plan}");
+
+    let written = [
+        ("[workloads.w.headers]\nAuthorization = \"Bearer abc\"", "headers.Authorization"),
+        ("[workloads.w.headers]\nX-Api-Key = \"k1\"", "headers.X-Api-Key"),
+        (
+            "[workloads.w]\nbody = '{\"user\": \"u\", \"password\": \"hunter2\"}'",
+            "JSON member \"password\"",
+        ),
+    ];
+    for (part, at) in written {
+        let file = dir.path().join("k.toml");
+        std::fs::write(&file, format!("[plan]\nname = \"k\"\n{part}\n")).unwrap();
+        let args = ["k8s", file.to_str().unwrap(), "--agents", "2", "--image", "i"];
+        let (code, out, err) = pb(dir.path(), &[&args[..], &["--store-secret", "s"]].concat());
+        assert_eq!(code, 2, "{part}: {out}{err}");
+        assert!(err.contains(at) && err.contains("credential written out"), "{err}");
+        assert!(!out.contains("hunter2") && !err.contains("hunter2") && !err.contains("abc"));
+    }
+}

@@ -70,6 +70,45 @@ pub fn is_secret_name(name: &str) -> bool {
             .any(|word| SECRET_WORDS.contains(&word))
 }
 
+/// Whether `value`, under `name`, is a credential written out: the name is secret
+/// ([`is_secret_name`]) and the value holds text besides `${VAR}` references, `{{…}}`
+/// templates and captures, and an `Authorization` header's scheme word (`Bearer {{token}}`
+/// is not one; `Bearer SUPERSECRET{{x}}` is). The one rule for the importers, which turn such
+/// a value into a variable, and `perfbase k8s`, which refuses a plan that holds one.
+pub fn is_written_secret(name: &str, value: &str) -> bool {
+    if !is_secret_name(name) {
+        return false;
+    }
+    let lower = name.trim().to_ascii_lowercase();
+    let mut text = match value.trim().split_once(' ') {
+        Some((_, credentials)) if lower.ends_with("authorization") => credentials,
+        _ => value,
+    };
+    let mut rest = String::with_capacity(text.len());
+    while let Some(i) = text.find(['$', '{']) {
+        let (close, open) = match &text[i..] {
+            t if t.starts_with("${") => ("}", 2),
+            t if t.starts_with("{{") => ("}}", 2),
+            _ => {
+                rest.push_str(&text[..=i]);
+                text = &text[i + 1..];
+                continue;
+            }
+        };
+        rest.push_str(&text[..i]);
+        match text[i + open..].find(close) {
+            Some(end) => text = &text[i + open + end + close.len()..],
+            // Unclosed: the rest is literal.
+            None => {
+                rest.push_str(&text[i..]);
+                text = "";
+            }
+        }
+    }
+    rest.push_str(text);
+    !rest.trim().is_empty()
+}
+
 /// `Name: value` with the value redacted when the name is secret.
 pub fn header_line(name: &str, value: &str) -> String {
     if is_secret_name(name) {
@@ -231,6 +270,30 @@ fn query(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_written_secret_is_text_besides_placeholders() {
+        for (name, value) in [
+            ("Authorization", "Bearer SUPERSECRET{{x}}"),
+            ("Authorization", "Bearer abc"),
+            ("X-Api-Key", "k-{{n}}"),
+            ("token", "abc${X"),
+            ("password", "hunter2"),
+            ("Proxy-Authorization", "Basic ${A}x"),
+        ] {
+            assert!(is_written_secret(name, value), "{name}: {value}");
+        }
+        for (name, value) in [
+            ("Authorization", "Bearer {{token}}"),
+            ("Authorization", "Bearer ${TOKEN}"),
+            ("X-Api-Key", "${KEY}"),
+            ("password", "{{p}}${Q}"),
+            ("password", ""),
+            ("Accept", "text/plain"),
+        ] {
+            assert!(!is_written_secret(name, value), "{name}: {value}");
+        }
+    }
+
     #[test]
     fn control_characters_print_as_escapes() {
         assert_eq!(printable("plain text"), "plain text");
