@@ -18,7 +18,7 @@ use std::path::PathBuf;
   perfbase grpc grpc://127.0.0.1:50051 --proto route_guide.proto \\
       --call routeguide.RouteGuide/GetFeature --data '{\"latitude\": 409146138}' -c 1 --streams 50 -n 100000
   perfbase grpc grpcs://127.0.0.1:50052 --cacert ca.pem --proto helloworld.proto \\
-      --call helloworld.Greeter/SayHello --data '{\"name\": \"user-{{n}}\"}' -r 2k -d 30s
+      --call helloworld.Greeter/SayHello --data '{\"name\": \"user-{{ n }}\"}' -r 2k -d 30s
 
 -c N --streams M runs N HTTP/2 connections carrying M calls each (ghz's -c 50 on its one
 connection is -c 1 --streams 50). --timeout is each call's deadline: sent as grpc-timeout, and a
@@ -40,7 +40,7 @@ pub struct GrpcArgs {
     #[arg(short = 'I', long = "import-path", value_name = "DIR")]
     pub import_paths: Vec<PathBuf>,
 
-    /// The request message as JSON ({{n}} is the call's number), e.g. '{"name": "u{{n}}"}'
+    /// The request message as JSON ({{ n }} is the call's number), e.g. '{"name": "u{{ n }}"}'
     #[arg(long, value_name = "JSON", conflicts_with = "data_file")]
     pub data: Option<String>,
 

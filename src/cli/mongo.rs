@@ -40,8 +40,8 @@ pub struct MongoArgs {
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=16_000_000))]
     pub doc_size: u64,
 
-    /// insert-one: the document to insert, as JSON; a string "{{n}}" becomes the op number and
-    /// "{{key}}" a key of the keyspace, e.g. '{"user": "{{key}}", "seq": "{{n}}"}'
+    /// insert-one: the document to insert, as JSON; a string "{{ n }}" becomes the op number and
+    /// "{{ key }}" a key of the keyspace, e.g. '{"user": "{{ key }}", "seq": "{{ n }}"}'
     #[arg(long, value_name = "JSON")]
     pub document: Option<String>,
 

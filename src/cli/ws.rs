@@ -16,8 +16,8 @@ use std::time::Duration;
 
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
-  perfbase ws ws://127.0.0.1:8080/echo --message '{\"id\": {{n}}, \"op\": \"ping\"}' -c 50 -d 30s
-  perfbase ws wss://api.local/feed --match id --message '{\"id\": {{n}}}' -H 'Authorization: Bearer …'
+  perfbase ws ws://127.0.0.1:8080/echo --message '{\"id\": {{ n }}, \"op\": \"ping\"}' -c 50 -d 30s
+  perfbase ws wss://api.local/feed --match id --message '{\"id\": {{ n }}}' -H 'Authorization: Bearer …'
   perfbase ws ws://127.0.0.1:8080/echo -c 10000 --interval 10s -d 5m    # hold 10,000 connections
 
 Each op sends one message and waits for its reply: the next message the server sends, or with
@@ -27,7 +27,7 @@ pub struct WsArgs {
     /// ws://host:port/path or wss://host:port/path
     pub url: String,
 
-    /// The message each op sends ({{n}} is the op's number)
+    /// The message each op sends ({{ n }} is the op's number)
     #[arg(long, value_name = "TEXT", conflicts_with = "message_file")]
     pub message: Option<String>,
 

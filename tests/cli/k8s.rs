@@ -156,7 +156,10 @@ fn the_manifests_run_n_agents_of_the_plan_and_hold_no_secret() {
         ],
     );
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("holds a credential written out"), "{stderr}");
+    assert!(
+        stderr.contains("holds a credential written out"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("hunter2") && !out.contains("hunter2"));
 }
 

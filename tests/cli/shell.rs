@@ -1,5 +1,6 @@
 //! What the shell gets from the one clap definition: completion scripts and the man page.
 
+use crate::common::*;
 use std::process::Command;
 
 fn sh(script: &str) -> (bool, String) {
@@ -51,5 +52,42 @@ fn the_man_page_renders() {
         "Load-test services",
     ] {
         assert!(text.contains(part), "{part} missing in:\n{text}");
+    }
+}
+
+/// clap reads `{n}` in help text as a line break, so a `{{n}}` placeholder used to show as
+/// `{`, a new line and `}` (issue 47, item 17): no command's help breaks a brace so, and the
+/// placeholders show whole.
+#[test]
+fn no_help_breaks_a_placeholder_across_lines() {
+    let dir = tmp();
+    let (_, top, _) = pb(dir.path(), &["--help"]);
+    let commands: Vec<String> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(commands.len() > 20, "{top}");
+    for c in &commands {
+        let (_, help, _) = pb(dir.path(), &[c, "--help"]);
+        let lines: Vec<&str> = help.lines().collect();
+        for w in lines.windows(2) {
+            assert!(
+                !(w[0].ends_with('{') && w[1].trim_start().starts_with('}')),
+                "perfbase {c} --help breaks a placeholder:\n{}\n{}",
+                w[0],
+                w[1]
+            );
+        }
+    }
+    for (c, placeholder) in [
+        ("grpc", "{{ n }}"),
+        ("ws", "{{ n }}"),
+        ("mongo", "{{ key }}"),
+    ] {
+        let (_, help, _) = pb(dir.path(), &[c, "--help"]);
+        assert!(help.contains(placeholder), "{c}: {help}");
     }
 }

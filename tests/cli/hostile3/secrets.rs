@@ -55,11 +55,20 @@ fn credentials_beside_a_template_are_neither_imported_nor_put_in_a_config_map() 
     for secret in ["T0KEN9", "SUPERSECRET", "APIK3Y", "PASSW0RD"] {
         assert!(!plan.contains(secret), "{secret} imported:\n{plan}");
     }
-    assert!(plan.contains("Bearer ${PERFBASE_IMPORT_AUTHORIZATION}"), "{plan}");
+    assert!(
+        plan.contains("Bearer ${PERFBASE_IMPORT_AUTHORIZATION}"),
+        "{plan}"
+    );
 
     let written = [
-        ("[workloads.w.headers]\nAuthorization = \"Bearer abc\"", "headers.Authorization"),
-        ("[workloads.w.headers]\nX-Api-Key = \"k1\"", "headers.X-Api-Key"),
+        (
+            "[workloads.w.headers]\nAuthorization = \"Bearer abc\"",
+            "headers.Authorization",
+        ),
+        (
+            "[workloads.w.headers]\nX-Api-Key = \"k1\"",
+            "headers.X-Api-Key",
+        ),
         (
             "[workloads.w]\nbody = '{\"user\": \"u\", \"password\": \"hunter2\"}'",
             "JSON member \"password\"",
@@ -68,10 +77,20 @@ fn credentials_beside_a_template_are_neither_imported_nor_put_in_a_config_map() 
     for (part, at) in written {
         let file = dir.path().join("k.toml");
         std::fs::write(&file, format!("[plan]\nname = \"k\"\n{part}\n")).unwrap();
-        let args = ["k8s", file.to_str().unwrap(), "--agents", "2", "--image", "i"];
+        let args = [
+            "k8s",
+            file.to_str().unwrap(),
+            "--agents",
+            "2",
+            "--image",
+            "i",
+        ];
         let (code, out, err) = pb(dir.path(), &[&args[..], &["--store-secret", "s"]].concat());
         assert_eq!(code, 2, "{part}: {out}{err}");
-        assert!(err.contains(at) && err.contains("credential written out"), "{err}");
+        assert!(
+            err.contains(at) && err.contains("credential written out"),
+            "{err}"
+        );
         assert!(!out.contains("hunter2") && !err.contains("hunter2") && !err.contains("abc"));
     }
 }

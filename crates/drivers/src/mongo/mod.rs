@@ -83,10 +83,14 @@ impl DocumentTemplate {
 
     /// The document of op `n` with key `key`.
     fn render(&self, n: u64, key: &str) -> Document {
+        // `{{ n }}` as well as `{{n}}`, as every other template reads it.
+        fn name(s: &str) -> Option<&str> {
+            Some(s.strip_prefix("{{")?.strip_suffix("}}")?.trim())
+        }
         fn fill(b: &mut Bson, n: u64, key: &str) {
             match b {
-                Bson::String(s) if s == "{{n}}" => *b = Bson::Int64(n as i64),
-                Bson::String(s) if s == "{{key}}" => *b = Bson::String(key.to_string()),
+                Bson::String(s) if name(s) == Some("n") => *b = Bson::Int64(n as i64),
+                Bson::String(s) if name(s) == Some("key") => *b = Bson::String(key.to_string()),
                 Bson::Document(d) => d.iter_mut().for_each(|(_, v)| fill(v, n, key)),
                 Bson::Array(a) => a.iter_mut().for_each(|v| fill(v, n, key)),
                 _ => {}
@@ -395,7 +399,7 @@ mod tests {
     #[test]
     fn a_document_template_fills_n_and_key_anywhere() {
         let t = DocumentTemplate::parse(
-            r#"{"user": "{{key}}", "seq": "{{n}}", "tags": ["a", "{{n}}"], "at": {"n": "{{n}}"}, "v": 1.5}"#,
+            r#"{"user": "{{key}}", "seq": "{{ n }}", "tags": ["a", "{{n}}"], "at": {"n": "{{n}}"}, "v": 1.5}"#,
         )
         .unwrap();
         let d = t.render(7, "k000000000003");
