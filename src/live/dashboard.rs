@@ -65,7 +65,7 @@ impl Dashboard {
         let s = shared.clone();
         let accept = std::thread::Builder::new()
             .name("perfbase-dashboard".into())
-            .spawn(move || accept_loop(listener, s, page))?;
+            .spawn(move || accept_loop(listener, addr, s, page))?;
         Ok(Dashboard {
             shared,
             addr,
@@ -115,7 +115,7 @@ impl Dashboard {
     }
 }
 
-fn accept_loop(listener: TcpListener, shared: Arc<Shared>, page: Arc<String>) {
+fn accept_loop(listener: TcpListener, addr: SocketAddr, shared: Arc<Shared>, page: Arc<String>) {
     loop {
         if shared.lock().closing {
             return;
@@ -125,7 +125,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, page: Arc<String>) {
                 let (s, p) = (shared.clone(), page.clone());
                 let _ = std::thread::Builder::new()
                     .name("perfbase-dashboard-page".into())
-                    .spawn(move || serve(stream, &s, &p));
+                    .spawn(move || serve(stream, addr, &s, &p));
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 std::thread::sleep(Duration::from_millis(50));
@@ -135,8 +135,9 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>, page: Arc<String>) {
     }
 }
 
-/// One browser connection: reads the request line and answers it.
-fn serve(stream: TcpStream, shared: &Shared, page: &str) {
+/// One browser connection: reads the request line and answers it, if it is addressed to
+/// this server ([`perfbase_core::host::answers`]: not through a rebound name).
+fn serve(stream: TcpStream, addr: SocketAddr, shared: &Shared, page: &str) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
@@ -147,12 +148,22 @@ fn serve(stream: TcpStream, shared: &Shared, page: &str) {
     }
     // The rest of the head is not needed; read it so the browser sees a clean answer.
     let mut header = String::new();
+    let mut host = None;
     while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+        if let Some((name, value)) = header.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("host") {
+                host = Some(value.trim().to_string());
+            }
+        }
         header.clear();
     }
     let path = line.split_whitespace().nth(1).unwrap_or("/");
     let path = path.split('?').next().unwrap_or("/");
     let mut out = &stream;
+    if !perfbase_core::host::answers(host.as_deref(), addr) {
+        let _ = reply(&mut out, "403 Forbidden", "text/plain", HOST_REFUSED);
+        return;
+    }
     match path {
         "/" | "/index.html" => {
             let _ = reply(&mut out, "200 OK", "text/html; charset=utf-8", page);
@@ -188,6 +199,11 @@ fn serve(stream: TcpStream, shared: &Shared, page: &str) {
         }
     }
 }
+
+/// Why a request through a name was refused, and what to use instead.
+pub(crate) const HOST_REFUSED: &str = "this dashboard listens on a loopback address and answers \
+     requests to localhost or an IP address only (a name pointing here could be a web page's \
+     DNS rebinding); open it as http://127.0.0.1:PORT/\n";
 
 fn reply(out: &mut impl Write, status: &str, kind: &str, body: &str) -> std::io::Result<()> {
     write!(

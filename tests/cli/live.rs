@@ -327,7 +327,7 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 }
 
 /// The dashboard's port, from the first line `child` writes on stderr (the rest is drained).
-fn dashboard_port(child: &mut std::process::Child) -> u16 {
+pub(crate) fn dashboard_port(child: &mut std::process::Child) -> u16 {
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     err.read_line(&mut line).unwrap();

@@ -16,6 +16,7 @@ pub mod conditions;
 pub mod driver;
 mod endpoint;
 mod histogram;
+pub mod host;
 pub mod iteration;
 pub mod latency;
 pub mod merge;

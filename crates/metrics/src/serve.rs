@@ -7,7 +7,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -20,6 +20,7 @@ pub struct Server {
 /// Serves `board` on `listener` until stopped.
 pub fn serve(listener: TcpListener, board: Board) -> std::io::Result<Server> {
     listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
     let (stop, thread) = crate::spawn_stoppable("perfbase-metrics", move |stopped| async move {
         let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
             return;
@@ -34,7 +35,7 @@ pub fn serve(listener: TcpListener, board: Board) -> std::io::Result<Server> {
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |req| {
                     let board = board.clone();
-                    async move { Ok::<_, std::convert::Infallible>(answer(&board, &req)) }
+                    async move { Ok::<_, std::convert::Infallible>(answer(&board, addr, &req)) }
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(TokioIo::new(stream), service)
@@ -49,7 +50,21 @@ pub fn serve(listener: TcpListener, board: Board) -> std::io::Result<Server> {
 }
 
 /// Protobuf for a scraper that asks for it (native histograms), OpenMetrics text otherwise.
-fn answer(board: &Board, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+/// A request through a name to a loopback listener (DNS rebinding) is refused.
+fn answer(board: &Board, addr: SocketAddr, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    let host = req
+        .headers()
+        .get(hyper::header::HOST)
+        .map(|v| v.to_str().unwrap_or("?"));
+    if !perfbase_core::host::answers(host, addr) {
+        return Response::builder()
+            .status(hyper::StatusCode::FORBIDDEN)
+            .body(Full::new(Bytes::from_static(
+                b"perfbase's metrics on a loopback address answer requests to localhost or an \
+                  IP address only\n",
+            )))
+            .unwrap_or_default();
+    }
     let accept = req
         .headers()
         .get(hyper::header::ACCEPT)

@@ -5,5 +5,6 @@
 
 mod files;
 mod outputs;
+mod rebinding;
 mod secrets;
 mod terminal;
