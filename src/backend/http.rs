@@ -41,11 +41,20 @@ pub enum HttpRequests {
 }
 
 impl HttpTarget {
-    fn driver(&self) -> Result<HttpDriver, perfbase_drivers::http::HttpError> {
+    /// The driver; with the run's `timeout`, an event stream near it is cut by the driver,
+    /// which keeps what the stream brought.
+    fn driver(
+        &self,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<HttpDriver, perfbase_drivers::http::HttpError> {
+        let options = HttpOptions {
+            stream_timeout: timeout,
+            ..self.options.clone()
+        };
         match &self.requests {
-            HttpRequests::Targets(t) => HttpDriver::new(t, &self.options),
+            HttpRequests::Targets(t) => HttpDriver::new(t, &options),
             HttpRequests::Mix { specs, corpora } => {
-                HttpDriver::from_specs(specs, corpora.clone(), &self.options)
+                HttpDriver::from_specs(specs, corpora.clone(), &options)
             }
             HttpRequests::Journeys { .. } | HttpRequests::Script(_) => {
                 unreachable!("journeys and scripts have drivers of their own")
@@ -111,7 +120,7 @@ impl Target for HttpTarget {
                 Self::journey_driver(spec, corpora, &self.options).map(drop)
             }
             HttpRequests::Script(spec) => return Self::script_driver(spec, &self.options).map(drop),
-            _ => self.driver().map(drop),
+            _ => self.driver(None).map(drop),
         }
         .map_err(|e| e.to_string())
     }
@@ -122,7 +131,10 @@ impl Target for HttpTarget {
                 args.drive(Self::journey_driver(spec, corpora, &self.options))
             }
             HttpRequests::Script(spec) => args.drive(Self::script_driver(spec, &self.options)),
-            _ => args.drive(self.driver()),
+            _ => {
+                let timeout = args.cfg.timeout;
+                args.drive(self.driver(Some(timeout)))
+            }
         }
     }
 

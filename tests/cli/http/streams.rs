@@ -144,3 +144,33 @@ fn journey_stream(v: &Value) -> &Value {
     v.pointer("/phases/0/stream")
         .unwrap_or_else(|| panic!("no stream section in {v}"))
 }
+
+/// An event stream still going at the timeout is cut by the driver just before it, and
+/// counts what it brought: 100 events 20 ms apart under a 500 ms timeout give about 24 per
+/// stream, each stream a timeout that says so, over HTTP/1.1 and HTTP/2 (issue 47, item 9:
+/// the engine's own cut dropped them, and the result said 0 messages and 0 bytes).
+#[test]
+fn a_stream_cut_by_the_timeout_still_counts_what_it_brought() {
+    let _g = serial();
+    let dir = tmp();
+    let server = perfbase_reference::spawn(0).unwrap();
+    let url = format!("http://{}/stream?events=100&gap_ms=20", server.addr);
+    for extra in [&[][..], &["--http2"][..]] {
+        let mut args = vec![url.as_str(), "-n", "4", "-c", "2", "--timeout", "500ms"];
+        args.extend_from_slice(extra);
+        let r = perfbase(&args, dir.path());
+        assert_eq!(r.code(), 3, "{extra:?}: {}", r.stderr());
+        let v = r.json();
+        validate(v);
+        let (streams, messages) = counted(&v["stream"]);
+        assert_eq!(streams, 4, "{extra:?}: {}", v["stream"]);
+        assert!((60..=110).contains(&messages), "{extra:?}: {}", v["stream"]);
+        assert_eq!(v["errors"]["timeout"], 4, "{extra:?}: {}", v["errors"]);
+        assert!(v["bytes_read"].as_u64().unwrap() > 1000, "{extra:?}: {v}");
+        let sample = v["error_samples"][0]["message"].as_str().unwrap();
+        assert!(
+            sample.starts_with("the stream was cut at the deadline (500ms) after"),
+            "{extra:?}: {sample}"
+        );
+    }
+}

@@ -174,14 +174,6 @@ fn headers(options: &GrpcOptions) -> Result<HeaderMap, GrpcError> {
     Ok(h)
 }
 
-/// The deadline a call is held to for a run `timeout`: 2 % (at least 5 ms, at most 100 ms)
-/// before the engine abandons the op, so the call's own end (DEADLINE_EXCEEDED) comes
-/// first, as a gRPC client would report it.
-fn call_deadline(timeout: Duration) -> Duration {
-    let margin = (timeout / 50).clamp(Duration::from_millis(5), Duration::from_millis(100));
-    timeout.saturating_sub(margin).max(timeout / 2)
-}
-
 impl GrpcDriver {
     /// Resolves the method and builds the first call's request: a bad URL, schema, method,
     /// message or header is an error here, before any load.
@@ -215,7 +207,7 @@ impl GrpcDriver {
             .map_err(|e| GrpcError::Call(format!("'{}': {e}", method.path)))?;
         let shared = Shared {
             headers: headers(&options)?,
-            deadline: options.deadline.map(call_deadline),
+            deadline: options.deadline.map(crate::http::events::stream_deadline),
             pool: Pool::new(addr, tls, options.streams),
             sent_per_call: u64::from(messages),
             method,
@@ -304,12 +296,7 @@ impl Session for GrpcSession {
                         let length = until.map(|(_, l)| l).unwrap_or_default();
                         o = status_outcome(
                             wire::DEADLINE_EXCEEDED,
-                            &format!(
-                                "the stream was cut at the deadline ({length:?}) after {} \
-                                 message{}",
-                                stream.messages,
-                                if stream.messages == 1 { "" } else { "s" }
-                            ),
+                            &crate::http::events::cut(length, stream.messages),
                         );
                     }
                     o.stream = Some(Box::new(stream));

@@ -60,6 +60,25 @@ impl Format {
     }
 }
 
+/// The deadline a stream is cut at for a run `timeout`: 2 % (at least 5 ms, at most 100 ms)
+/// before the engine abandons the op, so the driver ends the stream itself and keeps what it
+/// brought (a gRPC call's DEADLINE_EXCEEDED comes first, as a gRPC client would report it).
+pub(crate) fn stream_deadline(timeout: std::time::Duration) -> std::time::Duration {
+    let margin = (timeout / 50).clamp(
+        std::time::Duration::from_millis(5),
+        std::time::Duration::from_millis(100),
+    );
+    timeout.saturating_sub(margin).max(timeout / 2)
+}
+
+/// The outcome of a stream cut at the deadline `length` after `messages` came.
+pub(crate) fn cut(length: std::time::Duration, messages: u64) -> String {
+    format!(
+        "the stream was cut at the deadline ({length:?}) after {messages} message{}",
+        if messages == 1 { "" } else { "s" }
+    )
+}
+
 /// When each message of a stream arrived: the first, and the gaps between consecutive ones.
 #[derive(Debug, Default)]
 pub(crate) struct Clock {

@@ -362,8 +362,14 @@ where
 /// Sends `req` on the lease's connection and reads the whole response: its status and the
 /// bytes (read, written) its connection moved since the last op took them, or the error's
 /// outcome with those bytes.
-pub(crate) async fn send(lease: &mut Lease, req: &H2Request) -> Result<Outcome, Outcome> {
-    let result = exchange(lease, req).await;
+/// An event stream is cut at `until` (its instant, and the timeout it stands for), keeping
+/// what it brought.
+pub(crate) async fn send(
+    lease: &mut Lease,
+    req: &H2Request,
+    until: Option<(std::time::Instant, std::time::Duration)>,
+) -> Result<Outcome, Outcome> {
+    let result = exchange(lease, req, until).await;
     let (read, written) = lease.bytes.take();
     match result {
         Ok((status, mut timing, stream)) => {
@@ -387,6 +393,7 @@ pub(crate) async fn send(lease: &mut Lease, req: &H2Request) -> Result<Outcome, 
 async fn exchange(
     lease: &mut Lease,
     req: &H2Request,
+    until: Option<(std::time::Instant, std::time::Duration)>,
 ) -> Result<(u16, Timing, Option<Box<StreamReply>>), Outcome> {
     lease.send.ready().await.map_err(|e| failure(&e))?;
     let sent = std::time::Instant::now();
@@ -403,15 +410,32 @@ async fn exchange(
         .and_then(|v| Format::of(v.as_bytes()))
         .map(|f| Box::new(Events::new(f)));
     let mut body = resp.into_body();
-    while let Some(frame) = body.frame().await {
-        match frame {
-            Err(e) => return Err(failure(&e)),
-            Ok(f) => {
-                if let (Some(e), Some(data)) = (events.as_deref_mut(), f.data_ref()) {
-                    e.feed(data);
+    let until = until.filter(|_| events.is_some());
+    let frames = async {
+        while let Some(frame) = body.frame().await {
+            match frame {
+                Err(e) => return Err(failure(&e)),
+                Ok(f) => {
+                    if let (Some(e), Some(data)) = (events.as_deref_mut(), f.data_ref()) {
+                        e.feed(data);
+                    }
                 }
             }
         }
+        Ok(())
+    };
+    match until {
+        Some((at, timeout)) => {
+            if tokio::time::timeout_at(at.into(), frames).await.is_err() {
+                // Cut at its deadline (the stream is reset when `body` drops): what came counts.
+                let messages = events.as_ref().map_or(0, |e| e.clock.count);
+                let mut o = Outcome::error(Class::Timeout, super::events::cut(timeout, messages));
+                o.status = status;
+                o.stream = events.map(|e| Box::new(e.reply(sent, std::time::Instant::now())));
+                return Err(o);
+            }
+        }
+        None => frames.await?,
     }
     let end = std::time::Instant::now();
     Ok((

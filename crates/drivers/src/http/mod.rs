@@ -152,6 +152,8 @@ struct Shared {
     h2: Option<Http2>,
     ok_status: StatusSet,
     describe_error: Option<fn(u16, &[u8]) -> String>,
+    /// How long after an op's start an event stream is cut, and the timeout it stands for.
+    stream_deadline: Option<(std::time::Duration, std::time::Duration)>,
 }
 
 /// A set of HTTP status codes (0–639) as bits: one test per response, no allocation.
@@ -341,6 +343,9 @@ impl HttpDriver {
                 h2,
                 ok_status: StatusSet::of(&options.ok_status),
                 describe_error: options.describe_error,
+                stream_deadline: options
+                    .stream_timeout
+                    .map(|t| (events::stream_deadline(t), t)),
             }),
         })
     }
@@ -366,6 +371,7 @@ impl Driver for HttpDriver {
                 lease: Some(h2.pool.lease(worker).await?),
                 written_by_op: 0,
                 opened: None,
+                until: None,
             });
         }
         let mut s = HttpSession {
@@ -377,6 +383,7 @@ impl Driver for HttpDriver {
             lease: None,
             written_by_op: 0,
             opened: None,
+            until: None,
         };
         // Keep-alive sessions connect now, so the connect is not in the first latency (as
         // wrk does); fresh-connection sessions connect inside every request instead.
@@ -416,6 +423,9 @@ pub struct HttpSession {
     /// The connect and TLS times (µs) of a connection opened before its first request (a
     /// keep-alive session's first), told with that request.
     opened: Option<(u32, u32)>,
+    /// When the current op's event stream is cut (its start plus the stream deadline), and
+    /// the run's timeout.
+    until: Option<(std::time::Instant, std::time::Duration)>,
 }
 
 impl HttpSession {
@@ -454,15 +464,29 @@ impl HttpSession {
         // The read buffer is taken only once the response has begun to arrive (see buffers).
         stream.readable().await;
         let mut buf = Lent::take();
+        let until = self.until.map(|(at, _)| at);
         match read_response(
             stream,
             buf.boxed(),
             shared.max_head,
             req.head,
             keep_error_body,
+            until,
         )
         .await
         {
+            Ok(resp) if resp.cut => {
+                let end = std::time::Instant::now();
+                self.stream = None;
+                let messages = resp.events.as_ref().map_or(0, |e| e.clock.count);
+                let length = self.until.map(|(_, t)| t).unwrap_or_default();
+                let mut o = Outcome::error(Class::Timeout, events::cut(length, messages))
+                    .with_bytes(resp.bytes_in, out)
+                    .with_timing(timing);
+                o.status = resp.status;
+                o.stream = resp.events.map(|e| Box::new(e.reply(sent, end)));
+                Ok(o)
+            }
             Ok(resp) => {
                 let end = std::time::Instant::now();
                 timing.waiting_us = conn::micros(resp.first_byte.saturating_duration_since(sent));
@@ -560,7 +584,7 @@ impl HttpSession {
                 }
             }
         };
-        match h2::send(lease, req).await {
+        match h2::send(lease, req, self.until).await {
             Ok(o) | Err(o) => o,
         }
     }
@@ -569,6 +593,10 @@ impl HttpSession {
 impl Session for HttpSession {
     async fn execute(&mut self, op: u64) -> Outcome {
         self.written_by_op = 0;
+        self.until = self
+            .shared
+            .stream_deadline
+            .map(|(d, t)| (std::time::Instant::now() + d, t));
         let o = self.execute_op(op).await;
         self.shared.ok_status.apply(o)
     }

@@ -97,6 +97,10 @@ pub struct HttpOptions {
     /// error sample keeps (an API's own error text, as Vault's driver reads it); none keeps
     /// no body. HTTP/1.1 with a Content-Length body only.
     pub describe_error: Option<fn(u16, &[u8]) -> String>,
+    /// The run's timeout: an event stream still arriving close to it is ended by the driver
+    /// (see `events::stream_deadline`), which then reports what it brought, where the
+    /// engine's own cut would lose it. None leaves every response to the engine.
+    pub stream_timeout: Option<std::time::Duration>,
 }
 
 /// The HTTP version sessions speak.
@@ -120,6 +124,7 @@ impl Default for HttpOptions {
             version: HttpVersion::Http1,
             ok_status: Vec::new(),
             describe_error: None,
+            stream_timeout: None,
         }
     }
 }

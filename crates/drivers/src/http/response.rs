@@ -30,6 +30,8 @@ pub(crate) struct Response {
     pub(crate) body_len: u64,
     /// A streamed body's events (`text/event-stream`, JSON lines), counted as they came.
     pub(crate) events: Option<Box<Events>>,
+    /// The stream was cut at its deadline, before its end: `events` holds what came.
+    pub(crate) cut: bool,
 }
 
 /// How much of an error response's body is kept for its message.
@@ -154,7 +156,14 @@ impl Source for &[u8] {
 pub fn parse_response(bytes: &[u8], head_request: bool) -> Result<(u16, u64), String> {
     let mut source = bytes;
     let mut buf = super::buffers::Lent::take();
-    let future = read_response(&mut source, buf.boxed(), 64 * 1024, head_request, false);
+    let future = read_response(
+        &mut source,
+        buf.boxed(),
+        64 * 1024,
+        head_request,
+        false,
+        None,
+    );
     let mut future = std::pin::pin!(future);
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     // Bytes in memory are always ready, so the first poll completes.
@@ -271,9 +280,10 @@ pub(crate) async fn read_response(
     max_head: usize,
     head_request: bool,
     keep_error_body: bool,
+    until: Option<std::time::Instant>,
 ) -> Result<Response, ReadError> {
     let keep = Keep::Errors(keep_error_body);
-    read_parts(stream, buf, max_head, head_request, keep)
+    read_parts(stream, buf, max_head, head_request, keep, until)
         .await
         .map(|(r, _)| r)
 }
@@ -288,7 +298,7 @@ pub(crate) async fn read_whole(
     limit: usize,
 ) -> Result<(Response, hyper::HeaderMap), ReadError> {
     let keep = Keep::All(limit);
-    let (r, headers) = read_parts(stream, buf, max_head, head_request, keep).await?;
+    let (r, headers) = read_parts(stream, buf, max_head, head_request, keep, None).await?;
     Ok((r, headers.unwrap_or_default()))
 }
 
@@ -298,6 +308,7 @@ async fn read_parts(
     max_head: usize,
     head_request: bool,
     keep: Keep,
+    until: Option<std::time::Instant>,
 ) -> Result<(Response, Option<hyper::HeaderMap>), ReadError> {
     let mut got = 0u64;
     let mut first_byte = None;
@@ -322,25 +333,32 @@ async fn read_parts(
     };
     let mut events = head.events.map(|f| Box::new(Events::new(f)));
     let mut body_len = 0;
-    let mut body = Body {
+    let body = Body {
         got: &mut got,
         error_body: &mut kept,
         events: events.as_deref_mut(),
         limit,
         len: &mut body_len,
     };
-    match head.framing {
-        Framing::None => close |= head.filled > head.len,
-        Framing::Length(len) => close |= read_length_body(stream, buf, &head, len, body).await?,
-        Framing::Chunked => {
-            // An error's body is kept only when its length was given (the hot path's rule).
-            if matches!(keep, Keep::Errors(_)) {
-                *body.error_body = None;
+    let framed = read_body(stream, buf, &head, keep, body);
+    // An event stream is cut at its deadline, keeping what it brought; any other body is
+    // the engine's to time out.
+    let cut = match until.filter(|_| head.events.is_some()) {
+        Some(at) => match tokio::time::timeout_at(at.into(), framed).await {
+            Ok(closes) => {
+                close |= closes?;
+                false
             }
-            close |= read_chunked_body(stream, buf, &head, body).await?;
+            Err(_) => {
+                close = true;
+                true
+            }
+        },
+        None => {
+            close |= framed.await?;
+            false
         }
-        Framing::UntilClose => read_until_close(stream, buf, &head, &mut body).await?,
-    }
+    };
     let response = Response {
         status: head.status,
         bytes_in: got,
@@ -350,8 +368,34 @@ async fn read_parts(
         error_body: kept,
         body_len,
         events,
+        cut,
     };
     Ok((response, headers))
+}
+
+/// Reads the body as its framing says; whether the connection must close after it.
+async fn read_body(
+    stream: &mut impl Source,
+    buf: &mut Box<[u8]>,
+    head: &Head,
+    keep: Keep,
+    mut body: Body<'_>,
+) -> Result<bool, ReadError> {
+    Ok(match head.framing {
+        Framing::None => head.filled > head.len,
+        Framing::Length(len) => read_length_body(stream, buf, head, len, body).await?,
+        Framing::Chunked => {
+            // An error's body is kept only when its length was given (the hot path's rule).
+            if matches!(keep, Keep::Errors(_)) {
+                *body.error_body = None;
+            }
+            read_chunked_body(stream, buf, head, body).await?
+        }
+        Framing::UntilClose => {
+            read_until_close(stream, buf, head, &mut body).await?;
+            false
+        }
+    })
 }
 
 /// The headers of a complete head (`head`: its bytes, interim responses already dropped);
