@@ -65,7 +65,14 @@ pub fn summary(m: &Measurement) -> Table {
 
 /// Latency percentiles in ms: response time, service time (open model) and the HTTP phases.
 pub fn latency(m: &Measurement) -> Table {
-    let mut rows = vec![latency_row("response time", &m.latency_ms)];
+    // Every operation failed (a refused port, a dead service): its times are how fast it
+    // failed, never the service's response time, and say so.
+    let name = if m.requests > 0 && m.success_ratio == 0.0 {
+        "time to failure (every operation failed)"
+    } else {
+        "response time"
+    };
+    let mut rows = vec![latency_row(name, &m.latency_ms)];
     if let Some(s) = &m.service_time_ms {
         rows.push(latency_row("service time", s));
     }

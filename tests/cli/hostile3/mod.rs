@@ -3,6 +3,7 @@
 //! merged with itself; trend.rs: a gate that judged nothing; the HTTP reader's and
 //! `Outcome::http`'s unit tests: a status outside 100–599).
 
+mod failures;
 mod files;
 mod outputs;
 mod rebinding;

@@ -225,10 +225,11 @@ pub fn compare_entry(
     if let Some(e) = not_comparable(name, a, b) {
         return e;
     }
-    let metrics: Vec<MetricComparison> = METRICS
+    let mut metrics: Vec<MetricComparison> = METRICS
         .iter()
         .map(|&(metric, direction)| compare_metric(metric, direction, (a, b), tolerance, alpha))
         .collect();
+    discount_failures(&mut metrics);
     let key = |m: &&MetricComparison| key_metric(m);
     let better = metrics.iter().filter(key).any(|m| m.better);
     let worse = metrics.iter().filter(key).any(|m| m.worse);
@@ -252,6 +253,30 @@ pub fn compare_entry(
         metrics,
         verdict,
         regression,
+    }
+}
+
+/// A side with more errors is not faster for it: failures (a refused connection, an
+/// immediate 503) answer sooner than work, so a latency move in that side's favour is not
+/// counted, and its verdict says why.
+fn discount_failures(metrics: &mut [MetricComparison]) {
+    let errors = metrics.iter().find(|m| m.metric == "error_rate");
+    let Some((b_more, a_more)) = errors.map(|e| (e.worse, e.better)) else {
+        return;
+    };
+    for m in metrics.iter_mut().filter(|m| m.metric.ends_with("_ms")) {
+        let (side, favoured) = if b_more && m.better {
+            ("B", &mut m.better)
+        } else if a_more && m.worse {
+            ("A", &mut m.worse)
+        } else {
+            continue;
+        };
+        *favoured = false;
+        m.verdict = format!(
+            "not counted: {side} has more errors, and failures answer sooner ({})",
+            move_text(m.delta, m.delta_pct)
+        );
     }
 }
 
@@ -295,8 +320,15 @@ fn unresolved(metrics: &[MetricComparison], na: usize, nb: usize) -> String {
 /// is a regression, so a baseline gate fails on it; an empty baseline (A) cannot judge.
 fn not_comparable(name: &str, a: &[&Measurement], b: &[&Measurement]) -> Option<EntryComparison> {
     let empty = |side: &[&Measurement]| side.is_empty() || side.iter().any(|m| m.requests == 0);
+    // Every operation failed: its latencies are times to failure, not the service's.
+    let failed = |side: &[&Measurement]| side.iter().any(|m| m.success_ratio == 0.0);
     let verdict = match (empty(a), empty(b)) {
-        (false, false) => return None,
+        (false, false) => match (failed(a), failed(b)) {
+            (false, false) => return None,
+            (true, true) => "cannot be compared: every operation of A and of B failed",
+            (true, false) => "cannot be compared: every operation of A failed",
+            (false, true) => "cannot be compared: every operation of B failed",
+        },
         (true, true) => "cannot be compared: neither A nor B completed any operation",
         (true, false) => "cannot be compared: A completed no operation",
         (false, true) => "cannot be compared: B completed no operation",
@@ -307,7 +339,7 @@ fn not_comparable(name: &str, a: &[&Measurement], b: &[&Measurement]) -> Option<
         runs_b: b.len(),
         metrics: Vec::new(),
         verdict: verdict.into(),
-        regression: empty(b),
+        regression: empty(b) || failed(b),
     })
 }
 
@@ -546,6 +578,35 @@ mod tests {
         }
         r.finish();
         Measurement::from_recorder(&r, Duration::from_secs(1), None)
+    }
+
+    /// A side that fails is not faster for it (issue 47, item 13): a run whose every request
+    /// failed cannot be compared and is a regression; one with more errors and quicker
+    /// latencies gets no "faster" verdict.
+    #[test]
+    fn failures_never_make_a_side_faster() {
+        let (a, dead) = (run(10.0, 100, 0), run(0.1, 100, 100));
+        let e = compare_entry("s", &[&a], &[&dead], 0.05, 0.05);
+        assert_eq!(e.verdict, "cannot be compared: every operation of B failed");
+        assert!(e.regression && e.metrics.is_empty());
+        let half = run(2.0, 100, 50);
+        let e = compare_entry("s", &[&a], &[&half], 0.05, 0.05);
+        let p99 = e.metrics.iter().find(|m| m.metric == "p99_ms").unwrap();
+        assert!(!p99.better, "{p99:?}");
+        assert!(
+            p99.verdict.starts_with("not counted: B has more errors"),
+            "{}",
+            p99.verdict
+        );
+        assert_ne!(e.verdict, "B is faster");
+        assert!(e.regression, "more errors is a regression: {e:?}");
+        // The other way round: A failing more does not make B slower.
+        let e = compare_entry("s", &[&half], &[&a], 0.05, 0.05);
+        let p99 = e.metrics.iter().find(|m| m.metric == "p99_ms").unwrap();
+        assert!(
+            !p99.worse && p99.verdict.starts_with("not counted: A has more"),
+            "{p99:?}"
+        );
     }
 
     /// 900 fast requests to "GET /" and 100 to "POST /buy" taking `buy_ms` each.
