@@ -90,23 +90,27 @@ pub fn import(a: ImportArgs) -> Result<Exit, AppError> {
         None => out!("{plan}"),
         Some(path) => {
             let shown = path.display();
-            // Created, not checked then written: nothing can slip in between.
-            let file = if a.force {
-                std::fs::File::create(path)
+            let cannot = |e: std::io::Error| bad_input(format!("-o {shown}: cannot write it: {e}"));
+            if a.force {
+                // The one output writer: a file replaced atomically, a FIFO given up on after
+                // 5 s without a reader (it used to hang for ever), `-` standard output.
+                perfbase_report::json::write_text_atomic(path, &plan).map_err(cannot)?;
             } else {
-                std::fs::OpenOptions::new()
+                // Created, not checked then written: nothing can slip in between (and a FIFO
+                // or any other existing path is refused).
+                let mut file = std::fs::OpenOptions::new()
                     .write(true)
                     .create_new(true)
                     .open(path)
-            };
-            let mut file = file.map_err(|e| match e.kind() {
-                std::io::ErrorKind::AlreadyExists => bad_input(format!(
-                    "-o {shown}: the file exists; give another -o FILE, or --force to replace it"
-                )),
-                _ => bad_input(format!("-o {shown}: cannot create it: {e}")),
-            })?;
-            file.write_all(plan.as_bytes())
-                .map_err(|e| bad_input(format!("-o {shown}: cannot write it: {e}")))?;
+                    .map_err(|e| match e.kind() {
+                        std::io::ErrorKind::AlreadyExists => bad_input(format!(
+                            "-o {shown}: the file exists; give another -o FILE, or --force to \
+                             replace it"
+                        )),
+                        _ => bad_input(format!("-o {shown}: cannot create it: {e}")),
+                    })?;
+                file.write_all(plan.as_bytes()).map_err(cannot)?;
+            }
             errln!("perfbase: wrote {shown}: review it, then: perfbase run {shown}");
         }
     }

@@ -80,3 +80,48 @@ fn a_product_that_cannot_reach_standard_output_is_exit_4() {
     let (code, _, err) = pb(dir.path(), &["history"]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `import … -o FIFO --force` goes through the one output writer: a FIFO nobody reads is
+/// given up on after 5 s, naming it (it used to hang for ever; issue 47, item 6).
+#[test]
+fn an_import_into_a_fifo_without_a_reader_gives_up() {
+    let dir = tmp();
+    let fifo = dir.path().join("plan.fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("perfbase"))
+        .args([
+            "import",
+            "curl",
+            "curl http://127.0.0.1:9/",
+            "--force",
+            "-o",
+        ])
+        .arg(&fifo)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    use std::io::Read as _;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = status.expect("import into a FIFO without a reader hung");
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("no reader"), "{err}");
+}
