@@ -439,10 +439,18 @@ fn feed(cx: &Ctx<'_>, f: &file::FeedDef, field: &str) -> Result<Feed, PlanError>
             )));
         }
     }
-    let mut rows = Vec::new();
-    for (i, r) in reader.records().enumerate() {
-        let r = r.map_err(|e| bad(format!("row {}: {e}", i + 2)))?;
-        rows.push(r.iter().map(String::from).collect());
+    // One record reused and the rows kept compactly: a row costs its text, not an
+    // allocation per cell.
+    let mut rows = perfbase_drivers::http::journey::Rows::new(columns.len());
+    let mut record = csv::StringRecord::new();
+    for i in 0.. {
+        match reader.read_record(&mut record) {
+            Ok(true) => rows
+                .push(record.iter())
+                .map_err(|e| bad(format!("row {}: {e}", i + 2)))?,
+            Ok(false) => break,
+            Err(e) => return Err(bad(format!("row {}: {e}", i + 2))),
+        }
     }
     if rows.is_empty() {
         return Err(bad("has a header row and no data rows".into()));
@@ -450,7 +458,7 @@ fn feed(cx: &Ctx<'_>, f: &file::FeedDef, field: &str) -> Result<Feed, PlanError>
     Ok(Feed {
         name: f.file.get_ref().clone(),
         columns,
-        rows,
+        rows: std::sync::Arc::new(rows),
         strategy,
     })
 }

@@ -193,7 +193,7 @@ impl JourneySession {
         }
         if let Some((feeder, slots)) = &plan.feed {
             for (slot, v) in slots.iter().zip(feeder.row(op)) {
-                it.values[*slot] = Some(v.clone());
+                it.values[*slot] = Some(v.to_string());
             }
         }
         it.jar.clear();
