@@ -299,6 +299,46 @@ pub const HARNESSES: &[Harness] = &[
             "s3cr3t",
         ],
     },
+    Harness {
+        name: "journey",
+        run: journey,
+        dictionary: &[
+            "{{user}}",
+            "{{ token }}",
+            "{{nobody}}",
+            "{{",
+            "}}",
+            "/items/",
+            "?q=",
+            "\n",
+            "/access_token",
+            "/items/0/id",
+            "~1",
+            "~0",
+            "(\\d+)",
+            "(.*)",
+            "[a-z]+",
+            "(?i)",
+            "{\"access_token\": \"t\", \"items\": [{\"id\": 7}]}",
+            "\"",
+            "1e400",
+        ],
+    },
+    Harness {
+        name: "stream_growth",
+        run: stream_growth,
+        dictionary: &[
+            "data: a\n\n",
+            "data: ",
+            "event: x\n",
+            ": comment\n",
+            "\r\n",
+            "\n\n",
+            "{\"choices\":[{\"delta\":{\"content\":\"t\"}}]}\n",
+            "[DONE]",
+            "{\"a\":1}\n",
+        ],
+    },
 ];
 
 /// The longest input the request and scrub harnesses take: a request's fields and a server's
@@ -645,4 +685,54 @@ fn scrub(input: &[u8]) -> bool {
     let shown = perfbase_core::redact::printable(&kept);
     assert!(!shown.chars().any(char::is_control), "{shown:?}");
     !secrets.is_empty()
+}
+
+/// A journey's template or capture (the first byte's low bits say which), over text and a
+/// body from outside: a template renders hostile values without ending its request target; a
+/// regex capture from the body is a part of the body.
+fn journey(input: &[u8]) -> bool {
+    use perfbase_drivers::http::journey::fuzz;
+    let Some((&mode, rest)) = input.split_first() else {
+        return false;
+    };
+    let rest = &rest[..rest.len().min(SHORT)];
+    let text = String::from_utf8_lossy(rest);
+    let (first, body) = text.split_once('\n').unwrap_or((&text, ""));
+    match mode & 3 {
+        0 => fuzz::template(&text, true),
+        1 => fuzz::template(&text, false),
+        2 => fuzz::capture(Some(first), None, body.as_bytes()),
+        _ => fuzz::capture(None, Some(first), body.as_bytes()),
+    }
+}
+
+/// An event stream that never ends, as a body repeated (the second byte says how often, up to
+/// 256 times) and fed in pieces (the first byte: format and piece size): what the stream holds
+/// stays bounded however many events came, and the count does not depend on the pieces.
+fn stream_growth(input: &[u8]) -> bool {
+    use perfbase_core::stream::GAPS_LISTED;
+    use perfbase_drivers::http::{count_events, stream_held, HELD_AT_MOST};
+    let [flags, times, body @ ..] = input else {
+        return false;
+    };
+    let body = &body[..body.len().min(64)];
+    let kind: &[u8] = if flags & 1 == 1 {
+        b"application/x-ndjson"
+    } else {
+        b"text/event-stream"
+    };
+    let times = usize::from(*times) + 1;
+    let Some((events, listed, held)) = stream_held(kind, body, usize::from(flags >> 1), times)
+    else {
+        return false;
+    };
+    assert!(listed <= GAPS_LISTED, "{listed} gaps listed");
+    assert!(held <= HELD_AT_MOST, "{held} bytes held");
+    let whole = body.repeat(times);
+    assert_eq!(
+        count_events(kind, &whole, whole.len()),
+        Some(events),
+        "split-dependent"
+    );
+    events > 0
 }

@@ -247,6 +247,32 @@ pub fn count_events(content_type: &[u8], body: &[u8], step: usize) -> Option<u64
     Some(e.clock.count)
 }
 
+/// For fuzzing the stream readers' memory: `body` fed `times` times over in pieces of `step`
+/// bytes, as a stream that never ends would be. The events counted, the gap values the
+/// stream holds one by one (at most [`GAPS_LISTED`](perfbase_core::stream::GAPS_LISTED)) and
+/// the bytes its line and event buffers hold (at most about twice [`KEPT_DATA`] each),
+/// however long the stream; `None` for a type that is not a stream.
+pub fn stream_held(
+    content_type: &[u8],
+    body: &[u8],
+    step: usize,
+    times: usize,
+) -> Option<(u64, usize, usize)> {
+    let mut e = Events::new(Format::of(content_type)?);
+    for _ in 0..times {
+        for piece in body.chunks(step.max(1)) {
+            e.feed(piece);
+        }
+    }
+    let held = e.line.capacity() + e.data.capacity();
+    let sent = std::time::Instant::now();
+    let reply = e.reply(sent, sent);
+    Some((reply.messages, reply.gaps.listed().len(), held))
+}
+
+/// The most a stream's line and event buffers hold together, for [`stream_held`]'s callers.
+pub const HELD_AT_MOST: usize = 4 * KEPT_DATA;
+
 /// Whether an event's data is content: not OpenAI's `[DONE]`, and for an OpenAI chunk, one
 /// whose choices carry text or a tool call.
 fn is_content(data: &[u8]) -> bool {

@@ -20,7 +20,7 @@ mod response;
 pub mod targets;
 
 pub use conn::TlsOptions;
-pub use events::count_events;
+pub use events::{count_events, stream_held, HELD_AT_MOST};
 pub use request::{
     is_token, unsafe_in_header, BodySpec, HttpOptions, HttpVersion, RequestSpec, Target,
 };

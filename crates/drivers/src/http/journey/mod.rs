@@ -9,6 +9,7 @@ pub(crate) mod client;
 mod compile;
 pub(crate) mod cookies;
 mod feed;
+pub mod fuzz;
 mod rules;
 pub mod spec;
 mod text;
