@@ -434,7 +434,10 @@ steps = [ { name = "get", path = "/u/{{user}}" } ]"#,
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
     assert_eq!(pid, child.id() as i32);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{status}");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{status}"
+    );
     let peak_mb = usage.ru_maxrss / 1024;
     assert!(peak_mb < 150, "2 million feeder rows took {peak_mb} MB");
 }

@@ -192,7 +192,7 @@ impl ScriptSession {
         });
         let mut requests = p.requests;
         for r in &mut requests {
-            if let Some(c) = self.jar.header(&r.path) {
+            if let Some(c) = self.jar.header(r.client.site(), &r.path) {
                 r.out.headers.insert(COOKIE, c);
             }
         }
@@ -235,7 +235,7 @@ impl ScriptSession {
         part.took = took;
         match result {
             Ok(mut reply) => {
-                self.jar.store(&reply.headers, &r.path);
+                self.jar.store(&reply.headers, r.client.site(), &r.path);
                 let mut o = Outcome::http(reply.status, reply.wire.0, reply.wire.1);
                 o.stream = reply.stream.take();
                 part.answer = Some(reply);

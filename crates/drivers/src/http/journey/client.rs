@@ -105,6 +105,20 @@ pub(crate) struct Client {
 }
 
 impl Client {
+    /// Its host (lower case, without the port) and whether it speaks TLS: the site a cookie
+    /// jar judges domains and `Secure` by.
+    pub(crate) fn site(&self) -> super::cookies::Site<'_> {
+        let authority = self.host.to_str().unwrap_or("");
+        let host = match authority.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or(""),
+            None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+        };
+        super::cookies::Site {
+            host,
+            secure: self.tls.is_some(),
+        }
+    }
+
     /// Where requests to `url`'s origin go: its address, its Host header and, for https://,
     /// its TLS settings.
     pub(crate) fn for_url(

@@ -213,7 +213,7 @@ impl JourneySession {
         let out = match step.render(&fill, &shared.plan.prefix, &mut self.scratch) {
             Ok(mut out) => {
                 if shared.plan.cookies {
-                    if let Some(c) = self.it.jar.header(out.uri.path()) {
+                    if let Some(c) = self.it.jar.header(shared.client.site(), out.uri.path()) {
                         out.headers.insert(COOKIE, c);
                     }
                 }
@@ -226,7 +226,9 @@ impl JourneySession {
             Err(o) => return o,
         };
         if shared.plan.cookies {
-            self.it.jar.store(&reply.headers, out.uri.path());
+            self.it
+                .jar
+                .store(&reply.headers, shared.client.site(), out.uri.path());
         }
         let mut o = Outcome::http(reply.status, reply.wire.0, reply.wire.1);
         o.stream = reply.stream.take();
