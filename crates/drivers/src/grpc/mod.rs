@@ -138,6 +138,19 @@ fn target(url: &str, tls: &TlsOptions) -> Result<(SocketAddr, Option<Tls>, Strin
     Ok((addr, tls, origin))
 }
 
+/// Headers metadata may not set: perfbase's own for every call, and HTTP/2's forbidden
+/// connection-specific ones.
+const OWN_HEADERS: [&str; 8] = [
+    "content-type",
+    "te",
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
 /// The headers every call carries: gRPC's own, then the metadata.
 fn headers(options: &GrpcOptions) -> Result<HeaderMap, GrpcError> {
     let mut h = HeaderMap::new();
@@ -167,9 +180,39 @@ fn headers(options: &GrpcOptions) -> Result<HeaderMap, GrpcError> {
                 "'{name}' is gRPC's own header; choose another name"
             )));
         }
-        let v = HeaderValue::from_str(value.trim())
+        // Sent by perfbase already (content-type, te) or forbidden in HTTP/2 (RFC 9113
+        // §8.2.2): a second copy breaks the call.
+        if OWN_HEADERS.contains(&n.as_str()) {
+            return Err(GrpcError::Metadata(format!(
+                "'{name}' is set by perfbase or not allowed in HTTP/2 ({}); leave it out",
+                OWN_HEADERS.join(", ")
+            )));
+        }
+        let value = value.trim();
+        // Binary metadata travels base64-encoded: its value is given so, checked, and sent
+        // unpadded as gRPC asks.
+        let value = if n.as_str().ends_with("-bin") {
+            use base64::Engine as _;
+            let unpadded = value.trim_end_matches('=');
+            base64::engine::general_purpose::STANDARD_NO_PAD
+                .decode(unpadded)
+                .map_err(|e| {
+                    GrpcError::Metadata(format!(
+                        "'{name}': a -bin value is given base64-encoded ({e})"
+                    ))
+                })?;
+            unpadded
+        } else {
+            value
+        };
+        let v = HeaderValue::from_str(value)
             .map_err(|e| GrpcError::Metadata(format!("'{name}': {e}")))?;
-        h.append(n, v);
+        if n == hyper::header::USER_AGENT {
+            // Replaces perfbase's own, as a client's user agent.
+            h.insert(n, v);
+        } else {
+            h.append(n, v);
+        }
     }
     Ok(h)
 }
@@ -453,5 +496,50 @@ async fn call(
             Class::Malformed,
             "the reply ended without grpc-status (is this a gRPC server?)",
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(metadata: &[(&str, &str)]) -> Result<HeaderMap, GrpcError> {
+        headers(&GrpcOptions {
+            metadata: metadata
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            ..GrpcOptions::default()
+        })
+    }
+
+    /// Metadata cannot send a header twice that HTTP/2 or gRPC reads once (issue 47's
+    /// judgement call), and binary metadata goes base64-encoded, checked.
+    #[test]
+    fn metadata_neither_repeats_a_calls_own_header_nor_sends_raw_binary() {
+        for name in [
+            "content-type",
+            "TE",
+            "host",
+            "connection",
+            "grpc-timeout",
+            ":path",
+        ] {
+            assert!(with(&[(name, "x")]).is_err(), "{name}");
+        }
+        let h = with(&[
+            ("trace-bin", "AAEC"),
+            ("user-agent", "mine/1"),
+            ("x-a", "1"),
+        ])
+        .unwrap();
+        assert_eq!(h["trace-bin"], "AAEC");
+        assert_eq!(h.get_all("user-agent").iter().count(), 1);
+        assert_eq!(h["user-agent"], "mine/1");
+        assert_eq!(h.get_all("content-type").iter().count(), 1);
+        // Padded is accepted and sent unpadded; not base64 is refused, naming the rule.
+        assert_eq!(with(&[("k-bin", "AA==")]).unwrap()["k-bin"], "AA");
+        let e = with(&[("k-bin", "not base64!")]).unwrap_err().to_string();
+        assert!(e.contains("base64"), "{e}");
     }
 }
