@@ -118,6 +118,38 @@ fn is_quantity(s: &str, suffixes: &[&str]) -> bool {
         && number.parse::<f64>().is_ok_and(|v| v > 0.0)
 }
 
+/// A quantity's value in its unit (cores, bytes): the number times its suffix.
+fn quantity_value(s: &str) -> f64 {
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, suffix) = s.split_at(end);
+    let scale = match suffix {
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024f64,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        _ => 1.0,
+    };
+    number.parse::<f64>().unwrap_or(0.0) * scale
+}
+
+/// The bounds an agent's resources are held to: a typo (`--cpu 1000000`, `--memory 1Ei`)
+/// would leave the pods Pending for ever, and below these an agent cannot run a load.
+const CPU_CORES: (f64, f64) = (0.05, 512.0);
+const MEMORY_BYTES: (f64, f64) = (64.0 * 1024.0 * 1024.0, 16.0 * 1_099_511_627_776.0);
+/// The shortest --deadline: the pods must start, meet at the barrier and load.
+const MIN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What bounds each pod: --cpu and --memory quantities, and a --deadline to run in.
 fn check_resources(a: &K8sArgs) -> Result<(), AppError> {
     let refuse = |flag: &str, value: &str, rule: &str| {
@@ -142,11 +174,33 @@ fn check_resources(a: &K8sArgs) -> Result<(), AppError> {
              2G (Ki, Mi, Gi, Ti, k, M, G, T; m would be thousandths of a byte), e.g. --memory 1Gi",
         );
     }
-    if a.deadline.is_some_and(|d| d.is_zero()) {
+    let cores = quantity_value(&a.cpu);
+    if !(CPU_CORES.0..=CPU_CORES.1).contains(&cores) {
+        return refuse(
+            "--cpu",
+            &a.cpu,
+            "an agent takes from 50m to 512 cores; no node has more, and less cannot run a load",
+        );
+    }
+    let bytes = quantity_value(&a.memory);
+    if !(MEMORY_BYTES.0..=MEMORY_BYTES.1).contains(&bytes) {
+        return refuse(
+            "--memory",
+            &a.memory,
+            "an agent takes from 64Mi to 16Ti; no node has more, and less cannot hold its \
+             histograms",
+        );
+    }
+    if let Some(d) = a.deadline.filter(|d| *d < MIN_DEADLINE) {
         return refuse(
             "--deadline",
-            "0s",
-            "a Job with no time to run stops at once; give e.g. --deadline 2h",
+            &if d.is_zero() {
+                "0s".to_string()
+            } else {
+                format!("{d:?}")
+            },
+            "the agents need at least 1 min to start, meet at the barrier and load; give e.g. \
+             --deadline 2h",
         );
     }
     Ok(())

@@ -505,6 +505,31 @@ fn bad_quantities_are_refused_naming_the_flag() {
         assert!(stderr.contains("Kubernetes quantity"), "{stderr}");
         assert!(out.is_empty());
     }
+    // Well formed but out of any node's reach, or too short to meet at the barrier (issue 47).
+    for (flag, bad, says) in [
+        ("--cpu", "1000000", "from 50m to 512 cores"),
+        ("--cpu", "10m", "from 50m to 512 cores"),
+        ("--memory", "1Ei", "from 64Mi to 16Ti"),
+        ("--memory", "1Mi", "from 64Mi to 16Ti"),
+        ("--deadline", "1ms", "at least 1 min"),
+    ] {
+        let args = [
+            "k8s",
+            plan.to_str().unwrap(),
+            "--agents",
+            "2",
+            "--image",
+            "i",
+        ];
+        let flag_arg = format!("{flag}={bad}");
+        let (code, out, stderr) = pb(
+            dir.path(),
+            &[&args[..], &["--store-secret", "s", &flag_arg]].concat(),
+        );
+        assert_eq!(code, 2, "{flag} {bad}: {stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(out.is_empty());
+    }
 }
 
 /// `--apply` against a real Kubernetes API server (scripts/services.sh's `kubernetes`:
