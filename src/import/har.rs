@@ -24,6 +24,16 @@ pub(super) fn plan(
     let har: Har = serde_json::from_str(raw)
         .map_err(|e| format!("not an HTTP Archive (JSON with log.entries): {e}"))?;
     let (recorded, dropped) = keep(har.log.entries, include_static)?;
+    // Each step is a row of every report, and a journey has at most this many: a plan that
+    // could never run is not written.
+    let most = perfbase_core::recorder::MAX_LABELS;
+    if recorded.len() > most {
+        return Err(format!(
+            "{} requests to import (static assets left out), and a journey has at most {most} \
+             steps: record fewer pages, or cut the recording into parts of at most {most}",
+            recorded.len()
+        ));
+    }
     let mut correlator = Correlator::default();
     let mut secrets = Secrets::default();
     let mut steps = Vec::new();

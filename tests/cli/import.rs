@@ -232,3 +232,27 @@ fn what_cannot_be_imported_is_refused_by_name() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("-d @nowhere.json: cannot read it"), "{err}");
 }
+
+/// A recording of more requests than a journey has steps is refused at import, naming the
+/// limit, instead of a plan that cannot run (issue 47's judgement call: a HAR over 64).
+#[test]
+fn a_recording_longer_than_a_journey_is_refused_at_import() {
+    let dir = tmp();
+    let none = json!([]);
+    let entries: Vec<Value> = (0..65)
+        .map(|i| {
+            let url = format!("http://127.0.0.1:9/page/{i}");
+            entry("GET", &url, none.clone(), None, (200, none.clone(), "ok"))
+        })
+        .collect();
+    let har = json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+                             "entries": entries}});
+    std::fs::write(dir.path().join("long.har"), har.to_string()).unwrap();
+    let (code, out, err) = import(&["har", "long.har"], dir.path());
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("65 requests") && err.contains("at most 64 steps"),
+        "{err}"
+    );
+    assert!(out.is_empty());
+}
