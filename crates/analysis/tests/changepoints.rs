@@ -173,3 +173,26 @@ fn a_certain_but_tiny_step_is_kept_only_when_asked() {
         assert!(got[0].p < 0.001, "{got:?}");
     }
 }
+
+/// A series near f64's end (values about 1e300) finds its 170× jump as a series of ordinary
+/// values does, and gives its levels in its own unit; a tiny one too (issue 47's judgement
+/// call: its squares overflowed and the jump passed).
+#[test]
+fn a_jump_is_found_at_any_scale() {
+    let mut rng = Rng(47);
+    let base = series(&mut rng, 40, 1, 20, 170.0, 0.02, 0.0);
+    for scale in [1e298, 1e-300, 1.0] {
+        let runs: Vec<Vec<f64>> = base
+            .iter()
+            .map(|r| r.iter().map(|v| v * scale / 100.0).collect())
+            .collect();
+        let found = change_points(&runs, &Settings::default());
+        assert_eq!(
+            found.iter().map(|c| c.at).collect::<Vec<_>>(),
+            [20],
+            "{scale}"
+        );
+        let ratio = found[0].after / found[0].before;
+        assert!((150.0..190.0).contains(&ratio), "{scale}: {ratio}");
+    }
+}

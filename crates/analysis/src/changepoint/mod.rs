@@ -87,6 +87,29 @@ impl Change {
 /// The change points of a series of runs, each run given as its values (one per repetition;
 /// a run with no value must be left out by the caller). Ordered by run.
 pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<Change> {
+    // The statistics do not depend on the scale, but squares of values near f64's end
+    // (1e300) overflow and hid a 170× jump: such a series is found on its values over their
+    // largest, and its levels given back in its own unit. Others are left as they are.
+    let scale = runs.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+    if scale.is_finite() && !(1e-100..=1e100).contains(&scale) && scale > 0.0 {
+        let scaled: Vec<Vec<f64>> = runs
+            .iter()
+            .map(|r| r.iter().map(|v| v / scale).collect())
+            .collect();
+        return unscaled(&scaled, settings)
+            .into_iter()
+            .map(|c| Change {
+                before: c.before * scale,
+                after: c.after * scale,
+                ..c
+            })
+            .collect();
+    }
+    unscaled(runs, settings)
+}
+
+/// [`change_points`] of a series of a tame scale.
+fn unscaled(runs: &[Vec<f64>], settings: &Settings) -> Vec<Change> {
     let min_runs = settings.min_runs.max(2);
     if runs.len() < 2 * min_runs {
         return Vec::new();
