@@ -561,22 +561,12 @@ fn pb(args: &[&str]) -> (i32, String, Value) {
     pb_env(args, &[])
 }
 
-/// A stall inside a stream shows in the gaps: the deadline server's bidirectional echo answers
-/// "delay" 1.5 s late, so calls of two messages ("a", then "delay", from a plan's corpus)
-/// get their two replies 1.5 s apart. (That example server ends every bidirectional call
-/// with INVALID_ARGUMENT once the client has sent all: the calls fail, their streams count.)
-#[test]
-fn a_stall_inside_a_stream_shows_in_the_gaps() {
-    let Some((url, proto)) = server(
-        "PERFBASE_GRPC_DEADLINE_URL",
-        "features/proto/echo/echo.proto",
-    ) else {
-        return;
-    };
-    let dir = tmp();
-    let plan = format!(
+/// A plan of 8 bidirectional calls to the deadline server's echo, 4 at once, each sending
+/// "a" then "delay" (answered 1.5 s late), under `timeout`.
+fn chat(url: &str, proto: &str, timeout: &str) -> String {
+    format!(
         r#"[plan]
-timeout = "5s"
+timeout = "{timeout}"
 
 [corpora.words]
 values = ["a", "delay"]
@@ -598,8 +588,23 @@ workload = "chat"
 concurrency = 4
 requests = 8
 "#
-    );
-    let run = run_plan_with(dir.path(), &plan, |_| {});
+    )
+}
+
+/// A stall inside a stream shows in the gaps: the deadline server's bidirectional echo answers
+/// "delay" 1.5 s late, so calls of two messages ("a", then "delay", from a plan's corpus)
+/// get their two replies 1.5 s apart. (That example server ends every bidirectional call
+/// with INVALID_ARGUMENT once the client has sent all: the calls fail, their streams count.)
+#[test]
+fn a_stall_inside_a_stream_shows_in_the_gaps() {
+    let Some((url, proto)) = server(
+        "PERFBASE_GRPC_DEADLINE_URL",
+        "features/proto/echo/echo.proto",
+    ) else {
+        return;
+    };
+    let dir = tmp();
+    let run = run_plan_with(dir.path(), &chat(&url, &proto, "5s"), |_| {});
     assert_eq!(run.code(), 3, "{}{}", run.stdout(), run.stderr());
     let phase = &run.json()["phases"][0];
     let sample = &phase["error_samples"][0];
@@ -635,32 +640,7 @@ fn a_stream_cut_by_its_deadline_still_counts_what_it_brought() {
         return;
     };
     let dir = tmp();
-    let plan = format!(
-        r#"[plan]
-timeout = "800ms"
-
-[corpora.words]
-values = ["a", "delay"]
-pick = "sequential"
-
-[targets.echo]
-url = "{url}"
-
-[workloads.chat]
-target = "echo"
-call = "grpc.examples.echo.Echo/BidirectionalStreamingEcho"
-protos = ["{proto}"]
-data = '{{"message": "{{{{words}}}}"}}'
-messages = 2
-
-[[scenarios]]
-name = "chat"
-workload = "chat"
-concurrency = 4
-requests = 8
-"#
-    );
-    let run = run_plan_with(dir.path(), &plan, |_| {});
+    let run = run_plan_with(dir.path(), &chat(&url, &proto, "800ms"), |_| {});
     assert_eq!(run.code(), 3, "{}{}", run.stdout(), run.stderr());
     let phase = &run.json()["phases"][0];
     assert_eq!(phase["status"]["4"], 8, "{}", phase["status"]);

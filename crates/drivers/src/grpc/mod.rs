@@ -138,19 +138,6 @@ fn target(url: &str, tls: &TlsOptions) -> Result<(SocketAddr, Option<Tls>, Strin
     Ok((addr, tls, origin))
 }
 
-/// Headers metadata may not set: perfbase's own for every call, and HTTP/2's forbidden
-/// connection-specific ones.
-const OWN_HEADERS: [&str; 8] = [
-    "content-type",
-    "te",
-    "host",
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "transfer-encoding",
-    "upgrade",
-];
-
 /// The headers every call carries: gRPC's own, then the metadata.
 fn headers(options: &GrpcOptions) -> Result<HeaderMap, GrpcError> {
     let mut h = HeaderMap::new();
@@ -182,10 +169,11 @@ fn headers(options: &GrpcOptions) -> Result<HeaderMap, GrpcError> {
         }
         // Sent by perfbase already (content-type, te) or forbidden in HTTP/2 (RFC 9113
         // §8.2.2): a second copy breaks the call.
-        if OWN_HEADERS.contains(&n.as_str()) {
+        if n == hyper::header::CONTENT_TYPE || crate::http::h2::DROPPED.contains(&n.as_str()) {
             return Err(GrpcError::Metadata(format!(
-                "'{name}' is set by perfbase or not allowed in HTTP/2 ({}); leave it out",
-                OWN_HEADERS.join(", ")
+                "'{name}' is set by perfbase or not allowed in HTTP/2 (content-type, {}); \
+                 leave it out",
+                crate::http::h2::DROPPED.join(", ")
             )));
         }
         let value = value.trim();

@@ -49,7 +49,7 @@ pub(crate) struct H2Request {
 /// Headers that name connection-level behaviour of HTTP/1.1, which HTTP/2 forbids
 /// (RFC 9113 §8.2.2), and `Host`, which becomes `:authority`. `Content-Length` is set by
 /// hyper from the body.
-const DROPPED: &[&str] = &[
+pub(crate) const DROPPED: &[&str] = &[
     "host",
     "connection",
     "keep-alive",
