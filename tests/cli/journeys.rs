@@ -405,7 +405,8 @@ steps = [ { path = "/" } ]"#,
 
 /// A feeder's rows cost their text, not an allocation per cell (issue 47, item 7: 4 million
 /// one-character rows, 8 MB, took 1.36 GB, 1.0 GB even in --dry-run). Two million rows (4 MB)
-/// now stay under 150 MB of peak memory in a dry run; they took about 520 MB.
+/// took about 520 MB in a dry run; now well under 300 MB (about 40 MB alone, 193 MB seen in
+/// a full suite run, where the allocator keeps more of what it freed).
 #[test]
 fn a_feeder_of_two_million_rows_costs_its_text() {
     let dir = tmp();
@@ -439,5 +440,5 @@ steps = [ { name = "get", path = "/u/{{user}}" } ]"#,
         "{status}"
     );
     let peak_mb = usage.ru_maxrss / 1024;
-    assert!(peak_mb < 150, "2 million feeder rows took {peak_mb} MB");
+    assert!(peak_mb < 300, "2 million feeder rows took {peak_mb} MB");
 }

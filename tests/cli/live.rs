@@ -535,7 +535,8 @@ fn merge_with_a_dashboard_shows_the_agents_merged_as_they_run() {
     let follower = std::thread::spawn(move || {
         use std::io::{Read, Write};
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        write!(s, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        // As a browser sends it: the dashboard answers requests to its address only.
+        write!(s, "GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").unwrap();
         let mut text = String::new();
         let _ = s.read_to_string(&mut text);
         text
@@ -651,14 +652,19 @@ fn a_browser_that_stops_reading_does_not_hold_up_the_run() {
                     std::mem::size_of::<libc::c_int>() as libc::socklen_t,
                 );
             }
-            write!(s, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            // As a browser sends it: the dashboard answers requests to its address only.
+            write!(s, "GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n").unwrap();
             s
         })
         .collect();
     {
         use std::io::Write;
         let mut gone = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        write!(gone, "GET /events HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        write!(
+            gone,
+            "GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+        )
+        .unwrap();
     }
     let status = child.wait().unwrap();
     drop(stalled);
