@@ -4,6 +4,7 @@
 //! panic is a finding; so is an abort or a hang, which `main` reports.
 
 use crate::engine::Harness;
+use crate::journeys::{journey, stream_growth};
 use std::path::Path;
 
 /// Every harness, by name.
@@ -343,7 +344,7 @@ pub const HARNESSES: &[Harness] = &[
 
 /// The longest input the request and scrub harnesses take: a request's fields and a server's
 /// error sample are short, and longer inputs would only slow the runs down.
-const SHORT: usize = 4096;
+pub(crate) const SHORT: usize = 4096;
 
 /// Where plans and targets files resolve relative files: nowhere, so no input reads one.
 const NOWHERE: &str = "/nonexistent-perfbase-fuzz";
@@ -685,54 +686,4 @@ fn scrub(input: &[u8]) -> bool {
     let shown = perfbase_core::redact::printable(&kept);
     assert!(!shown.chars().any(char::is_control), "{shown:?}");
     !secrets.is_empty()
-}
-
-/// A journey's template or capture (the first byte's low bits say which), over text and a
-/// body from outside: a template renders hostile values without ending its request target; a
-/// regex capture from the body is a part of the body.
-fn journey(input: &[u8]) -> bool {
-    use perfbase_drivers::http::journey::fuzz;
-    let Some((&mode, rest)) = input.split_first() else {
-        return false;
-    };
-    let rest = &rest[..rest.len().min(SHORT)];
-    let text = String::from_utf8_lossy(rest);
-    let (first, body) = text.split_once('\n').unwrap_or((&text, ""));
-    match mode & 3 {
-        0 => fuzz::template(&text, true),
-        1 => fuzz::template(&text, false),
-        2 => fuzz::capture(Some(first), None, body.as_bytes()),
-        _ => fuzz::capture(None, Some(first), body.as_bytes()),
-    }
-}
-
-/// An event stream that never ends, as a body repeated (the second byte says how often, up to
-/// 256 times) and fed in pieces (the first byte: format and piece size): what the stream holds
-/// stays bounded however many events came, and the count does not depend on the pieces.
-fn stream_growth(input: &[u8]) -> bool {
-    use perfbase_core::stream::GAPS_LISTED;
-    use perfbase_drivers::http::{count_events, stream_held, HELD_AT_MOST};
-    let [flags, times, body @ ..] = input else {
-        return false;
-    };
-    let body = &body[..body.len().min(64)];
-    let kind: &[u8] = if flags & 1 == 1 {
-        b"application/x-ndjson"
-    } else {
-        b"text/event-stream"
-    };
-    let times = usize::from(*times) + 1;
-    let Some((events, listed, held)) = stream_held(kind, body, usize::from(flags >> 1), times)
-    else {
-        return false;
-    };
-    assert!(listed <= GAPS_LISTED, "{listed} gaps listed");
-    assert!(held <= HELD_AT_MOST, "{held} bytes held");
-    let whole = body.repeat(times);
-    assert_eq!(
-        count_events(kind, &whole, whole.len()),
-        Some(events),
-        "split-dependent"
-    );
-    events > 0
 }

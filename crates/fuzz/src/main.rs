@@ -6,6 +6,7 @@
 
 mod engine;
 mod harnesses;
+mod journeys;
 
 use engine::{Current, Harness};
 use harnesses::HARNESSES;
