@@ -591,21 +591,28 @@ requests = 8
     )
 }
 
+/// [`chat`] against the deadline server under `timeout`, which every call fails (exit 3);
+/// None without the server. The folder is kept with the run.
+fn chat_run(timeout: &str) -> Option<(tempfile::TempDir, Run)> {
+    let (url, proto) = server(
+        "PERFBASE_GRPC_DEADLINE_URL",
+        "features/proto/echo/echo.proto",
+    )?;
+    let dir = tmp();
+    let run = run_plan_with(dir.path(), &chat(&url, &proto, timeout), |_| {});
+    assert_eq!(run.code(), 3, "{}{}", run.stdout(), run.stderr());
+    Some((dir, run))
+}
+
 /// A stall inside a stream shows in the gaps: the deadline server's bidirectional echo answers
 /// "delay" 1.5 s late, so calls of two messages ("a", then "delay", from a plan's corpus)
 /// get their two replies 1.5 s apart. (That example server ends every bidirectional call
 /// with INVALID_ARGUMENT once the client has sent all: the calls fail, their streams count.)
 #[test]
 fn a_stall_inside_a_stream_shows_in_the_gaps() {
-    let Some((url, proto)) = server(
-        "PERFBASE_GRPC_DEADLINE_URL",
-        "features/proto/echo/echo.proto",
-    ) else {
+    let Some((_dir, run)) = chat_run("5s") else {
         return;
     };
-    let dir = tmp();
-    let run = run_plan_with(dir.path(), &chat(&url, &proto, "5s"), |_| {});
-    assert_eq!(run.code(), 3, "{}{}", run.stdout(), run.stderr());
     let phase = &run.json()["phases"][0];
     let sample = &phase["error_samples"][0];
     assert_eq!(sample["count"], 8, "{sample}");
@@ -633,15 +640,9 @@ fn a_stall_inside_a_stream_shows_in_the_gaps() {
 /// that says so, their first messages counted (they used to count 0 streams and 0 messages).
 #[test]
 fn a_stream_cut_by_its_deadline_still_counts_what_it_brought() {
-    let Some((url, proto)) = server(
-        "PERFBASE_GRPC_DEADLINE_URL",
-        "features/proto/echo/echo.proto",
-    ) else {
+    let Some((_dir, run)) = chat_run("800ms") else {
         return;
     };
-    let dir = tmp();
-    let run = run_plan_with(dir.path(), &chat(&url, &proto, "800ms"), |_| {});
-    assert_eq!(run.code(), 3, "{}{}", run.stdout(), run.stderr());
     let phase = &run.json()["phases"][0];
     assert_eq!(phase["status"]["4"], 8, "{}", phase["status"]);
     let sample = phase["error_samples"][0]["message"].as_str().unwrap();
