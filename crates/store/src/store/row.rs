@@ -40,6 +40,14 @@ pub(super) fn text(row: &Row, i: usize, what: &str) -> Result<String, StoreError
     }
 }
 
+/// [`text`], moved out of the row rather than copied: for reads of many rows, each read once.
+pub(super) fn take_text(row: &mut Row, i: usize, what: &str) -> Result<String, StoreError> {
+    match row.get_mut(i) {
+        Some(Val::Text(s)) => Ok(std::mem::take(s)),
+        _ => text(row, i, what),
+    }
+}
+
 pub(super) fn boolean(row: &Row, i: usize, what: &str) -> Result<bool, StoreError> {
     match column(row, i, what)? {
         Val::Bool(b) => Ok(*b),

@@ -1,7 +1,7 @@
 //! Trends: writing a run's figures and environment (schema v4), reading a selection of them
 //! back for `perfbase trend`, and pruning old runs.
 
-use super::row::{int, real, text};
+use super::row::{int, real, take_text, text};
 use super::Store;
 use crate::database::{Tx, Val};
 use crate::error::StoreError;
@@ -101,17 +101,18 @@ impl Store {
                 ),
                 &params,
             )?;
+            // 10,000 runs of 20 figures are 200,000 rows: their texts are moved, not copied.
             let points = rows
-                .iter()
-                .map(|r| {
+                .into_iter()
+                .map(|mut r| {
                     Ok(TrendPoint {
-                        run: int(r, 0, "run_points.run_id")?,
-                        plan: text(r, 1, "run_points.plan")?,
-                        scenario: text(r, 2, "run_points.scenario")?,
-                        step: text(r, 3, "run_points.step")?,
-                        metric: text(r, 4, "run_points.metric")?,
-                        repetition: int(r, 5, "run_points.repetition")?,
-                        value: real(r, 6, "run_points.value")?,
+                        run: int(&r, 0, "run_points.run_id")?,
+                        plan: take_text(&mut r, 1, "run_points.plan")?,
+                        scenario: take_text(&mut r, 2, "run_points.scenario")?,
+                        step: take_text(&mut r, 3, "run_points.step")?,
+                        metric: take_text(&mut r, 4, "run_points.metric")?,
+                        repetition: int(&r, 5, "run_points.repetition")?,
+                        value: real(&r, 6, "run_points.value")?,
                     })
                 })
                 .collect::<Result<Vec<_>, StoreError>>()?;
