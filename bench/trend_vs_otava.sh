@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # Change-point detection, side by side: `perfbase trend` beside Apache Otava (apache-otava 0.8.0,
 # compute_change_points) and MongoDB's signal-processing-algorithms (2.1.6, e_divisive), each with
-# its defaults, on the same labelled series made by otava-test-data 0.1.9's generators.
+# its defaults, on the same labelled series.
 #
-# Series: 7 shapes (step, drift, outliers, variance, multistep, regfix, none) x noise sigma 2, 5
-# and 10 x PER series each (200-500 points, fixed seeds) -> bench/out/trend/series.jsonl.
+# Series: 7 shapes made by otava-test-data 0.1.9's generators (step, drift, outliers, variance,
+# multistep, regfix, none) and 6 of our own (late, late2, bursts, burst-step, ar1, ar1-step; see
+# bench/trend/gen_series.py), x noise sigma 2, 5 and 10 x PER series each (200-500 points, fixed
+# seeds) -> bench/out/trend/series.jsonl.
 # Measures, per shape and pooled: precision and recall of the detected change points (a hit is
-# within +-5 points of a true one) and the mean in-process time of one series' detection call.
+# within +-5 points of a true one), false detections per 100 points, and the mean in-process
+# time of one series' detection call.
 # The last line compares perfbase with Otava over all shapes.
 #
-# Takes about 1 min with PER=20 on 2 cores (E-Divisive's permutation test is 50 s of it), plus
+# Takes about 2 min with PER=20 on 2 cores (E-Divisive's permutation test is 50 s of it), plus
 # under 1 min the first time, to install the two Python venvs under bench/out/. No network but
 # pip's (and apt-get's, only if python3 -m venv lacks ensurepip).
 #
-#   bench/trend_vs_otava.sh                      # PER=20: 420 series
-#   PER=5 bench/trend_vs_otava.sh                # quick look: 105 series
+#   bench/trend_vs_otava.sh                      # PER=20: 780 series
+#   PER=5 bench/trend_vs_otava.sh                # quick look: 195 series
 #   SPA_EVERY=3 bench/trend_vs_otava.sh          # e_divisive on every 3rd series only
 #   PERFBASE=/path/to/perfbase bench/trend_vs_otava.sh
 set -euo pipefail

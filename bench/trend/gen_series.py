@@ -1,13 +1,14 @@
-"""Make the labelled series for bench/trend_vs_otava.sh with otava-test-data's generators.
+"""Make the labelled series for bench/trend_vs_otava.sh.
 
-Runs in bench/out/venv-otava (otava-test-data==0.1.9 lives there). Writes one JSON object per
-line: {"name", "shape", "noise", "values", "truth"}, where truth holds the 0-based index of the
-first point of every new segment (empty when nothing changes).
+Runs in bench/out/venv-otava (otava-test-data==0.1.9 and numpy live there). Writes one JSON
+object per line: {"name", "shape", "noise", "values", "truth"}, where truth holds the 0-based
+index of the first point of every new segment (empty when nothing changes).
 
-Every series is a noise-free shape from otava-test-data plus otava-test-data's noise_normal
-(mean 0, sigma = the noise level, clipped at 4 sigma by the generator), joined with its
-combine(). Positions, directions and seeds come from one seeded numpy Generator per series, so
-the file is the same on every run and machine (numpy 2.2's PCG64).
+The first seven shapes are a noise-free shape from otava-test-data plus otava-test-data's
+noise_normal (mean 0, sigma = the noise level, clipped at 4 sigma by the generator), joined with
+its combine(). The last six are this project's own (see OWN_SHAPES): what a CI trend meets and
+otava-test-data does not make. Positions, directions and seeds come from one seeded numpy
+Generator per series, so the file is the same on every run and machine (numpy 2.2's PCG64).
 
   python gen_series.py OUT.jsonl [PER]     # PER series per shape x noise level (default 10)
 """
@@ -33,6 +34,15 @@ MASTER_SEED = 20261126
 LENGTHS = (200, 300, 400, 500)  # cycled through, so every combination has each length
 NOISES = (2, 5, 10)  # sigma of the added noise; otava-test-data's own variants use 2, 5, 10
 SHAPES = ("step", "drift", "outliers", "variance", "multistep", "regfix", "none")
+# This project's own shapes, made with numpy alone, noise sigma = the noise level:
+# - late: a step of 3, 4 or 5 sigma whose new segment is the newest 5-8 points (the run a team
+#   looks at after a merge); late2: the same at 2 sigma.
+# - bursts: no change, but 2-4 bursts of 1-3 consecutive points at 1.5-5x the level (a noisy
+#   neighbour, a GC storm), at least 20 points apart; burst-step: the same bursts and one real
+#   4 sigma step at least 15 points from any burst, which they must not hide.
+# - ar1: no change, AR(1) noise with phi = 0.5 (a slowly drifting machine), sigma its stationary
+#   spread; ar1-step: the same noise and one 6 sigma step.
+OWN_SHAPES = ("late", "late2", "bursts", "burst-step", "ar1", "ar1-step")
 BASE = 100.0
 STEP = 20.0  # step_function's default 100 -> 120
 DRIFT_LEN = 30  # points a drift takes to climb the same 20 as a step
@@ -100,6 +110,44 @@ def shape_series(shape, length, rng, seed):
     raise ValueError(shape)
 
 
+def own_series(shape, length, sigma, rng):
+    """One of OWN_SHAPES with its noise, and its truth."""
+    if shape in ("ar1", "ar1-step"):
+        phi = 0.5
+        shocks = rng.normal(0.0, sigma * np.sqrt(1 - phi * phi), size=length)
+        noise = np.empty(length)
+        noise[0] = rng.normal(0.0, sigma)  # drawn from the stationary law: no warm-up transient
+        for i in range(1, length):
+            noise[i] = phi * noise[i - 1] + shocks[i]
+    else:
+        noise = rng.normal(0.0, sigma, size=length)
+    level = np.full(length, BASE)
+    truth = []
+    if shape in ("late", "late2"):
+        size = 2.0 if shape == "late2" else float(rng.choice([3.0, 4.0, 5.0]))
+        c = length - int(rng.integers(5, 9))  # the newest 5-8 points are the new segment
+        level[c:] += sign(rng) * size * sigma
+        truth = [c]
+    elif shape == "ar1-step":
+        (c,) = pick(rng, length, 1, 0)
+        level[c:] += sign(rng) * 6.0 * sigma
+        truth = [c]
+    values = level + noise
+    if shape in ("bursts", "burst-step"):
+        bursts = pick(rng, length, int(rng.integers(2, 5)), 20)
+        if shape == "burst-step":
+            while True:
+                (c,) = pick(rng, length, 1, 0)
+                if all(c < b - 15 or c > b + 3 + 15 for b in bursts):
+                    break
+            values[c:] += sign(rng) * 4.0 * sigma
+            truth = [c]
+        for b in bursts:
+            width = int(rng.integers(1, 4))
+            values[b:b + width] *= rng.uniform(1.5, 5.0)
+    return values, truth
+
+
 def main():
     out = sys.argv[1]
     per = int(sys.argv[2]) if len(sys.argv) > 2 else 10
@@ -123,7 +171,20 @@ def main():
                     }
                     f.write(json.dumps(rec, separators=(",", ":")) + "\n")
                     n += 1
-    print(f"wrote {n} series ({len(SHAPES)} shapes x {len(NOISES)} noise levels x {per}) to {out}", file=sys.stderr)
+        for si, shape in enumerate(OWN_SHAPES):
+            for noise in NOISES:
+                for i in range(per):
+                    # Seeds apart from the shapes above (100 + si), so adding a shape here
+                    # leaves every earlier series as it was.
+                    rng = np.random.default_rng([MASTER_SEED, 100 + si, noise, i])
+                    length = LENGTHS[i % len(LENGTHS)]
+                    values, truth = own_series(shape, length, float(noise), rng)
+                    rec = {"name": f"{shape}-s{noise}-{i:02d}", "shape": shape, "noise": noise,
+                           "values": [round(float(v), 6) for v in values], "truth": truth}
+                    f.write(json.dumps(rec, separators=(",", ":")) + "\n")
+                    n += 1
+    shapes = len(SHAPES) + len(OWN_SHAPES)
+    print(f"wrote {n} series ({shapes} shapes x {len(NOISES)} noise levels x {per}) to {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ perfbase's `trend --json` output: {"series": [{"name", "change_points": [{"index
 A detection within TOL (5) points of a true change point is a true positive. Each truth and each
 detection is matched at most once, closest pairs first. precision = TP / detections and
 recall = TP / truths, per shape and pooled over all shapes; series with no truth only add false
-positives. The last line compares perfbase with Otava over all shapes.
+positives, and false/100 is the detections that matched no truth per 100 points of the series
+(the rate a gate would page at). The last line compares perfbase with Otava over all shapes.
 """
 
 import json
@@ -73,11 +74,12 @@ def load_results(path):
 
 class Tally:
     def __init__(self):
-        self.series = self.truths = self.found = self.tp = 0
+        self.series = self.truths = self.found = self.tp = self.points = 0
         self.us = []
 
-    def add(self, truth, found, us):
+    def add(self, truth, found, us, points):
         self.series += 1
+        self.points += points
         self.truths += len(truth)
         self.found += len(found)
         self.tp += match(truth, found)
@@ -89,6 +91,9 @@ class Tally:
 
     def recall(self):
         return ratio(self.tp, self.truths)
+
+    def false_per_100(self):
+        return ratio(100.0 * (self.found - self.tp), self.points)
 
     def ms(self):
         return sum(self.us) / len(self.us) / 1000.0 if self.us else None
@@ -124,10 +129,10 @@ def main():
                 continue
             found, us = res[s["name"]]
             for key in ((tool, s["shape"]), (tool, "all"), (tool, "noise", s["noise"])):
-                tallies.setdefault(key, Tally()).add(s["truth"], found, us)
+                tallies.setdefault(key, Tally()).add(s["truth"], found, us, len(s["values"]))
 
     tools = [t for t, _ in specs]
-    header = f"{'tool':<9} {'series':>6} {'truths':>6} {'found':>6} {'TP':>5} {'precision':>9} {'recall':>6} {'ms/series':>9}"
+    header = f"{'tool':<9} {'series':>6} {'truths':>6} {'found':>6} {'TP':>5} {'precision':>9} {'recall':>6} {'false/100':>9} {'ms/series':>9}"
 
     def rows(key_of):
         for tool in tools:
@@ -136,7 +141,7 @@ def main():
                 print(f"{tool:<9} {'not run' if not ran[tool] else 'no series':>6}")
                 continue
             print(f"{tool:<9} {t.series:>6} {t.truths:>6} {t.found:>6} {t.tp:>5} "
-                  f"{fmt2(t.precision()):>9} {fmt2(t.recall()):>6} {sig3(t.ms()):>9}")
+                  f"{fmt2(t.precision()):>9} {fmt2(t.recall()):>6} {fmt2(t.false_per_100()):>9} {sig3(t.ms()):>9}")
 
     print(f"change points within +-{TOL} points of the truth; ms/series = mean in-process time of the detection call")
     for shape in shapes:
@@ -157,7 +162,8 @@ def main():
             label = key[1] if len(key) == 2 else f"noise-{key[2]}"
             doc.setdefault(key[0], {})[label] = {
                 "series": t.series, "truths": t.truths, "detections": t.found, "tp": t.tp,
-                "precision": t.precision(), "recall": t.recall(), "ms_per_series": t.ms()}
+                "precision": t.precision(), "recall": t.recall(),
+                "false_per_100": t.false_per_100(), "ms_per_series": t.ms()}
         json.dump(doc, open(summary_path, "w"), indent=1)
 
     p, o = tallies.get(("perfbase", "all")), tallies.get(("otava", "all"))

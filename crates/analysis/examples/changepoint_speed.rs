@@ -57,4 +57,26 @@ fn main() {
         series.len(),
         best * 1e3 / series.len() as f64
     );
+    // Per shape (the name up to its noise, "step-s2-00" -> "step"): where the time goes.
+    let mut shapes: Vec<(String, f64, usize)> = Vec::new();
+    for (l, s) in text.lines().zip(&series) {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let name = v["name"].as_str().unwrap_or("");
+        let shape = name.rsplitn(3, '-').last().unwrap_or(name).to_string();
+        let t = Instant::now();
+        for _ in 0..7 {
+            change_points(s, &Settings::default());
+        }
+        let dt = t.elapsed().as_secs_f64() / 7.0;
+        match shapes.iter_mut().find(|x| x.0 == shape) {
+            Some(x) => {
+                x.1 += dt;
+                x.2 += 1;
+            }
+            None => shapes.push((shape, dt, 1)),
+        }
+    }
+    for (shape, t, k) in shapes {
+        println!("  {shape:<12} {:.3} ms per series", t * 1e3 / k as f64);
+    }
 }
