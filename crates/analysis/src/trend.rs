@@ -1,9 +1,9 @@
 //! A metric over stored runs: its change points, its current segment, where the environment
 //! changed, and the CI gate's verdict on the newest run.
 
-use crate::changepoint::{self, newest_p, Settings};
+use crate::changepoint::{self, newest_p, Found, Settings};
 use perfbase_core::trend::{
-    Better, ChangePoint, EnvironmentChange, Point, Segment, Series, TrendVerdict,
+    Better, Burst, ChangePoint, EnvironmentChange, Noise, Point, Segment, Series, TrendVerdict,
 };
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -60,7 +60,7 @@ pub fn series(key: &SeriesKey, runs: Vec<RunValues>, settings: &Settings) -> Ser
     let (unit, better) = metric_info(&key.metric).unwrap_or(("", Better::Lower));
     let started = Instant::now();
     let values: Vec<Vec<f64>> = runs.iter().map(|r| r.values.clone()).collect();
-    let found = changepoint::change_points(&values, settings);
+    let search = changepoint::search(&values, settings);
     let compute_us = started.elapsed().as_secs_f64() * 1e6;
     let environment_changes: Vec<EnvironmentChange> = runs
         .windows(2)
@@ -73,28 +73,13 @@ pub fn series(key: &SeriesKey, runs: Vec<RunValues>, settings: &Settings) -> Ser
         })
         .collect();
     let means: Vec<f64> = values.iter().map(|v| mean(v)).collect();
-    let mut change_points = Vec::with_capacity(found.len());
-    for (i, c) in found.iter().enumerate() {
-        let from = if i == 0 { 0 } else { found[i - 1].at };
-        let to = found.get(i + 1).map_or(means.len(), |n| n.at);
-        let (change, direction) = if c.spread {
-            let widening = stdev(&means[c.at..to]) / stdev(&means[from..c.at]) - 1.0;
-            (widening, if widening > 0.0 { "worse" } else { "better" })
-        } else {
-            (c.relative(), direction(better, c.after - c.before))
-        };
-        change_points.push(ChangePoint {
-            index: c.at,
-            run: runs[c.at].run,
-            kind: if c.spread { "spread" } else { "level" }.into(),
-            before: c.before,
-            after: c.after,
-            change,
-            p: c.p,
-            direction: direction.into(),
-            environment: environment_near(&environment_changes, c.at),
-        });
-    }
+    let change_points = change_points(&runs, &means, &search, better, &environment_changes);
+    let bursts = bursts(&runs, &means, &search);
+    let noise = search.autocorrelation.is_finite().then(|| Noise {
+        autocorrelation: search.autocorrelation,
+        assumed: search.phi,
+        effective_runs: search.effective_runs(runs.len()),
+    });
     let points: Vec<Point> = runs
         .into_iter()
         .map(|r| Point {
@@ -118,12 +103,89 @@ pub fn series(key: &SeriesKey, runs: Vec<RunValues>, settings: &Settings) -> Ser
         metric: key.metric.clone(),
         unit: unit.into(),
         better,
-        segment: segment(&points, from),
+        segment: segment(&steady(&means, from, means.len(), &search), from),
         points,
         change_points,
         environment_changes,
+        bursts,
+        noise,
         compute_us,
     }
+}
+
+/// The search's changes as the trend's change points.
+fn change_points(
+    runs: &[RunValues],
+    means: &[f64],
+    search: &Found,
+    better: Better,
+    environment_changes: &[EnvironmentChange],
+) -> Vec<ChangePoint> {
+    let found = &search.changes;
+    let outside = |a: usize, b: usize| steady(means, a, b, search);
+    let mut change_points = Vec::with_capacity(found.len());
+    for (i, c) in found.iter().enumerate() {
+        let from = if i == 0 { 0 } else { found[i - 1].at };
+        let to = found.get(i + 1).map_or(means.len(), |n| n.at);
+        let (change, direction) = if c.spread {
+            let widening = stdev(&outside(c.at, to)) / stdev(&outside(from, c.at)) - 1.0;
+            (widening, if widening > 0.0 { "worse" } else { "better" })
+        } else {
+            (c.relative(), direction(better, c.after - c.before))
+        };
+        change_points.push(ChangePoint {
+            index: c.at,
+            run: runs[c.at].run,
+            kind: if c.spread { "spread" } else { "level" }.into(),
+            before: c.before,
+            after: c.after,
+            change,
+            p: c.p,
+            direction: direction.into(),
+            environment: environment_near(environment_changes, c.at),
+        });
+    }
+    change_points
+}
+
+/// The values of runs `a..b` that are not in a burst.
+fn steady(means: &[f64], a: usize, b: usize, search: &Found) -> Vec<f64> {
+    (a..b)
+        .filter(|&i| !search.bursts.iter().any(|r| r.contains(&i)))
+        .map(|i| means[i])
+        .collect()
+}
+
+/// The search's bursts, each against the level of the segment it sits in.
+fn bursts(runs: &[RunValues], means: &[f64], search: &Found) -> Vec<Burst> {
+    search
+        .bursts
+        .iter()
+        .map(|r| {
+            let from = search
+                .changes
+                .iter()
+                .map(|c| c.at)
+                .filter(|&at| at <= r.start)
+                .max()
+                .unwrap_or(0);
+            let to = search
+                .changes
+                .iter()
+                .map(|c| c.at)
+                .find(|&at| at > r.start)
+                .unwrap_or(means.len());
+            let level = mean(&steady(means, from, to, search));
+            let value = mean(&means[r.clone()]);
+            Burst {
+                index: r.start,
+                run: runs[r.start].run,
+                runs: r.len(),
+                value,
+                change: (value - level) / level.abs(),
+            }
+        })
+        .collect()
 }
 
 /// The environment change at a change point (within one run), worded for the report.
@@ -149,19 +211,16 @@ fn stdev(v: &[f64]) -> f64 {
     crate::stats::describe(v).map_or(f64::NAN, |s| s.stdev)
 }
 
-fn segment(points: &[Point], from: usize) -> Segment {
-    let values: Vec<f64> = points[from.min(points.len())..]
-        .iter()
-        .map(|p| p.value)
-        .collect();
-    let stdev = stdev(&values);
+/// The current segment from run `from`, given its runs' values outside bursts.
+fn segment(values: &[f64], from: usize) -> Segment {
+    let stdev = stdev(values);
     Segment {
         from,
         runs: values.len(),
         mean: if values.is_empty() {
             f64::NAN
         } else {
-            mean(&values)
+            mean(values)
         },
         stdev,
     }
@@ -180,7 +239,18 @@ pub fn check(series: &Series, tolerance: f64, max_p: f64) -> Option<TrendVerdict
         .filter(|&i| i < last)
         .max()
         .unwrap_or(0);
-    let segment: Vec<f64> = earlier[from..].iter().map(|p| p.value).collect();
+    // Bursts are not the segment's level or its noise.
+    let segment: Vec<f64> = earlier[from..]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            !series
+                .bursts
+                .iter()
+                .any(|b| (b.index..b.index + b.runs).contains(&(from + i)))
+        })
+        .map(|(_, p)| p.value)
+        .collect();
     let segment_mean = if segment.is_empty() {
         f64::NAN
     } else {

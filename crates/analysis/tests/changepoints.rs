@@ -196,3 +196,159 @@ fn a_jump_is_found_at_any_scale() {
         assert!((150.0..190.0).contains(&ratio), "{scale}: {ratio}");
     }
 }
+
+/// `n` runs of one value: level 100 plus normal noise of σ `sd` (in % of the level), each
+/// run's noise `phi` times the last one's plus a fresh shock (AR(1); σ is the noise's spread,
+/// not the shock's).
+fn noise(rng: &mut Rng, n: usize, sd: f64, phi: f64) -> Vec<f64> {
+    let shock = sd * (1.0 - phi * phi).sqrt();
+    let mut last = sd * rng.normal();
+    (0..n)
+        .map(|i| {
+            if i > 0 {
+                last = phi * last + shock * rng.normal();
+            }
+            100.0 + last
+        })
+        .collect()
+}
+
+fn runs_of(values: Vec<f64>) -> Vec<Vec<f64>> {
+    values.into_iter().map(|v| vec![v]).collect()
+}
+
+/// Issue 48's first case: a step whose new segment is the newest 5 to 8 runs, the case a team
+/// looks at after a merge. Welch's test between 211 runs and 6 has about 5 degrees of freedom
+/// and missed it; the newest runs now borrow the long segment's variance.
+#[test]
+fn a_step_in_the_newest_runs_is_found() {
+    // The issue's example: 217 runs, −10.5 % at run 211 (3σ).
+    for seed in 0..10 {
+        let mut rng = Rng(4800 + seed);
+        let mut values = noise(&mut rng, 217, 3.5, 0.0);
+        for v in &mut values[211..] {
+            *v -= 10.5;
+        }
+        let got = found(&runs_of(values));
+        assert!(got.contains(&211), "seed {seed}: {got:?}");
+    }
+    // 3σ to 5σ in the newest 5 to 8 of 200 to 500 runs: at least 90 % found, within a run.
+    let (mut hits, mut false_alarms, mut tries) = (0, 0, 0);
+    for seed in 0..60u64 {
+        let mut rng = Rng(4900 + seed);
+        let n = 200 + 100 * (seed as usize % 4);
+        let at = n - 5 - (seed as usize % 4);
+        let size = [3.0, 4.0, 5.0][seed as usize % 3] * if seed % 2 == 0 { 1.0 } else { -1.0 };
+        let mut values = noise(&mut rng, n, 2.0, 0.0);
+        for v in &mut values[at..] {
+            *v += size * 2.0;
+        }
+        let got = found(&runs_of(values));
+        tries += 1;
+        if got.iter().any(|g| g.abs_diff(at) <= 1) {
+            hits += 1;
+        }
+        false_alarms += got.iter().filter(|g| g.abs_diff(at) > 5).count();
+    }
+    assert!(hits * 10 >= tries * 9, "{hits} of {tries} found");
+    assert!(false_alarms <= 3, "{false_alarms} false change points");
+}
+
+/// Issue 48's second case: bursts of 1 to 3 runs at 1.5 to 5 times the level (a noisy
+/// neighbour, a GC storm) are outlier events, not segments, and do not hide a real step.
+#[test]
+fn a_burst_is_an_outlier_event_and_hides_no_step() {
+    let (mut false_alarms, mut runs, mut bursts, mut named) = (0, 0, 0, 0);
+    let mut steps_found = 0;
+    for seed in 0..40u64 {
+        let mut rng = Rng(5000 + seed);
+        let n = 300;
+        let mut values = noise(&mut rng, n, 2.0, 0.0);
+        let step = 40 + (seed as usize * 7) % 60;
+        if seed % 2 == 1 {
+            // Half the series also step by 4σ, 15 runs or more from any burst.
+            for v in &mut values[step..] {
+                *v += 8.0;
+            }
+        }
+        let mut placed = Vec::new();
+        for k in 0..3 {
+            let at = 130 + 50 * k + (seed as usize % 9);
+            let width = 1 + (seed as usize + k) % 3;
+            let factor = 1.5 + 3.5 * rng.uniform();
+            for v in &mut values[at..at + width] {
+                *v *= factor;
+            }
+            placed.push(at..at + width);
+        }
+        let found = perfbase_analysis::changepoint::search(&runs_of(values), &Settings::default());
+        let cuts: Vec<usize> = found.changes.iter().map(|c| c.at).collect();
+        runs += n;
+        if seed % 2 == 1 {
+            steps_found += usize::from(cuts.iter().any(|c| c.abs_diff(step) <= 1));
+            false_alarms += cuts.iter().filter(|c| c.abs_diff(step) > 5).count();
+        } else {
+            false_alarms += cuts.len();
+        }
+        bursts += placed.len();
+        named += placed.iter().filter(|p| found.bursts.contains(p)).count();
+    }
+    let per_100 = 100.0 * false_alarms as f64 / runs as f64;
+    assert!(
+        per_100 <= 0.1,
+        "{false_alarms} false change points in {runs} runs"
+    );
+    assert_eq!(steps_found, 20, "every step found beside the bursts");
+    assert!(
+        named * 10 >= bursts * 9,
+        "{named} of {bursts} bursts named exactly"
+    );
+}
+
+/// Issue 48's third case: AR(1) noise with φ = 0.5 (a machine that drifts slowly) made 1.2
+/// false change points per 100 runs; its autocorrelation is now estimated and the runs
+/// counted at their effective number. A real step still shows.
+#[test]
+fn correlated_noise_is_counted_as_fewer_runs() {
+    let (mut false_alarms, mut runs, mut estimates) = (0, 0, Vec::new());
+    for seed in 0..40u64 {
+        let mut rng = Rng(5100 + seed);
+        let n = 300;
+        let found = perfbase_analysis::changepoint::search(
+            &runs_of(noise(&mut rng, n, 2.0, 0.5)),
+            &Settings::default(),
+        );
+        false_alarms += found.changes.len();
+        runs += n;
+        estimates.push(found.autocorrelation);
+        assert!(found.phi > 0.0, "seed {seed}: {found:?}");
+        assert!(found.effective_runs(n) < 0.5 * n as f64, "{found:?}");
+    }
+    let per_100 = 100.0 * false_alarms as f64 / runs as f64;
+    assert!(
+        per_100 <= 0.3,
+        "{false_alarms} false change points in {runs} runs"
+    );
+    let mean = estimates.iter().sum::<f64>() / estimates.len() as f64;
+    assert!((0.35..0.6).contains(&mean), "mean estimate {mean}");
+    // Independent noise is left as it is.
+    let mut rng = Rng(5200);
+    let independent = perfbase_analysis::changepoint::search(
+        &runs_of(noise(&mut rng, 300, 2.0, 0.0)),
+        &Settings::default(),
+    );
+    assert_eq!(independent.phi, 0.0, "{independent:?}");
+    // A 6σ step in the same noise is still found.
+    for seed in 0..10 {
+        let mut rng = Rng(5300 + seed);
+        let mut values = noise(&mut rng, 300, 2.0, 0.5);
+        for v in &mut values[150..] {
+            *v += 12.0;
+        }
+        let got = found(&runs_of(values));
+        assert!(
+            got.iter().any(|g| g.abs_diff(150) <= 2),
+            "seed {seed}: {got:?}"
+        );
+    }
+}

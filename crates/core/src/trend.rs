@@ -46,13 +46,50 @@ pub struct Series {
     pub better: Better,
     pub points: Vec<Point>,
     pub change_points: Vec<ChangePoint>,
-    /// The runs since the last change point (all runs when there is none).
+    /// The runs since the last change point (all runs when there is none), bursts left out of
+    /// its count, mean and spread.
     pub segment: Segment,
     /// Positions in `points` where the environment differs from the run before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub environment_changes: Vec<EnvironmentChange>,
+    /// Outlier events: 1 to 3 neighbouring runs far off the level around them that return to
+    /// it (a noisy neighbour, a GC storm). They are left out of the change-point search, the
+    /// current segment and the gate's segment.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bursts: Vec<Burst>,
+    /// How correlated the run-to-run noise is, and what the tests counted the runs as (absent
+    /// for a series too short to search, and in documents written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
     /// Time spent finding this series' change points, in microseconds.
     pub compute_us: f64,
+}
+
+/// A burst: runs `index .. index + runs` of `points`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Burst {
+    /// Position in `points` of its first run, and that run's id.
+    pub index: usize,
+    pub run: i64,
+    pub runs: usize,
+    /// The mean of its runs' values, and how far that is from the level of its segment, as a
+    /// fraction (4.0 = five times the level).
+    pub value: f64,
+    pub change: f64,
+}
+
+/// The run-to-run noise of a series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Noise {
+    /// The lag-1 autocorrelation of the runs about their segments' means (0 for independent
+    /// runs; a machine that drifts slowly makes it positive).
+    pub autocorrelation: f64,
+    /// The autocorrelation the tests assumed: the estimate when it is clearly above 0 (by
+    /// three standard errors), else 0.
+    pub assumed: f64,
+    /// How many independent runs the series' runs (bursts left out) are worth under it: the
+    /// tests counted each segment's runs so (the run count itself when `assumed` is 0).
+    pub effective_runs: f64,
 }
 
 /// One run of a series.

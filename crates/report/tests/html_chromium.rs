@@ -408,6 +408,12 @@ fn the_trend_page_renders_in_chromium_with_a_chart_per_series() {
         "labels escaped"
     );
     assert!(!html.contains("c007<&>"));
+    // The burst is drawn apart, named in the caption, and kept out of the segment's step.
+    assert!(
+        html.contains("run 5: 2,700/s, burst (outlier event)"),
+        "burst dot"
+    );
+    assert!(html.contains("burst at run 5 (1 run, +200.0 % off its segment)"));
     if !Path::new(CHROMIUM).exists() {
         if std::env::var("PERFBASE_REQUIRE_SERVICES").as_deref() == Ok("1") {
             panic!("{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)");

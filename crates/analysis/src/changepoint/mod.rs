@@ -24,15 +24,24 @@
 //!
 //! Candidates are only placed at run boundaries, so a change point names the first run of
 //! the new segment.
+//!
+//! Around the passes ([`pass`]), [`search`] leaves bursts out (a few runs far off the level
+//! that return to it: [`bursts`]) and, where the residuals of the segments found are
+//! correlated from run to run, tests again counting each segment's runs at their effective
+//! number ([`noise`]).
 
+mod bursts;
 mod eliminate;
 mod energy;
+mod noise;
+mod pass;
 mod segments;
 
 use crate::stats::t_two_sided_p;
-use eliminate::eliminate;
-use energy::{Known, Scratch};
-use segments::{RunMeans, Work};
+use pass::Pass;
+use segments::RunMeans;
+
+pub use bursts::MAX_RUNS as MAX_BURST_RUNS;
 
 /// Up to this many runs the limit on p is `Settings::max_p` as given; beyond, it shrinks in
 /// proportion to the length.
@@ -84,9 +93,42 @@ impl Change {
     }
 }
 
+/// What a search found in a series of runs.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Found {
+    /// The change points, ordered by run (`at` counts every run, bursts included).
+    pub changes: Vec<Change>,
+    /// The runs left out as bursts, as ranges `from..to`, ordered.
+    pub bursts: Vec<std::ops::Range<usize>>,
+    /// The lag-1 autocorrelation of the run-to-run noise, as estimated from the residuals
+    /// of the segments found (NaN when the series was too short to search).
+    pub autocorrelation: f64,
+    /// The autocorrelation the tests assumed: the estimate when it is clearly above 0, else 0.
+    pub phi: f64,
+}
+
+impl Found {
+    /// The number of independent runs the series' runs (bursts left out) are worth under
+    /// the assumed noise: their count when the runs are independent.
+    pub fn effective_runs(&self, runs: usize) -> f64 {
+        let n = runs.saturating_sub(self.bursts.iter().map(|b| b.len()).sum()) as f64;
+        n / segments::inflation(n, self.phi)
+    }
+}
+
+/// The most passes of one search: each after the first either leaves out newly found bursts
+/// or takes a new estimate of the autocorrelation.
+const MAX_PASSES: usize = 4;
+
 /// The change points of a series of runs, each run given as its values (one per repetition;
 /// a run with no value must be left out by the caller). Ordered by run.
 pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<Change> {
+    search(runs, settings).changes
+}
+
+/// Change points, bursts and the noise's autocorrelation of a series of runs (see
+/// [`change_points`]).
+pub fn search(runs: &[Vec<f64>], settings: &Settings) -> Found {
     // The statistics do not depend on the scale, but squares of values near f64's end
     // (1e300) overflow and hid a 170× jump: such a series is found on its values over their
     // largest, and its levels given back in its own unit. Others are left as they are.
@@ -96,211 +138,79 @@ pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<Change> {
             .iter()
             .map(|r| r.iter().map(|v| v / scale).collect())
             .collect();
-        return unscaled(&scaled, settings)
-            .into_iter()
-            .map(|c| Change {
-                before: c.before * scale,
-                after: c.after * scale,
-                ..c
-            })
-            .collect();
+        let mut found = unscaled(&scaled, settings);
+        for c in &mut found.changes {
+            c.before *= scale;
+            c.after *= scale;
+        }
+        return found;
     }
     unscaled(runs, settings)
 }
 
-/// [`change_points`] of a series of a tame scale.
-fn unscaled(runs: &[Vec<f64>], settings: &Settings) -> Vec<Change> {
-    let min_runs = settings.min_runs.max(2);
-    if runs.len() < 2 * min_runs {
-        return Vec::new();
-    }
-    let mut points = Vec::new();
-    let mut starts = Vec::with_capacity(runs.len() + 1);
-    for run in runs {
-        starts.push(points.len());
-        points.extend_from_slice(run);
-    }
-    starts.push(points.len());
-    let mut candidates = candidates(&points, &starts, min_runs);
-    candidates.sort_unstable();
-    let means = RunMeans::new(runs);
-    // A longer history offers more places for a chance segment: beyond LONG runs the limit
-    // tightens in proportion (10,000 runs of noise at a flat 0.001 kept 3 false change
-    // points each; at 0.001 × 500 / 10,000, none).
-    let max_p = settings.max_p * (LONG as f64 / runs.len() as f64).min(1.0);
-    let kept = eliminate(&means, candidates, max_p, settings.min_change);
-    let mut cuts = relocate(&means, kept, min_runs);
-    let mut work = Work::default();
-    let spread = spread_changes(&points, &starts, &means, &cuts, max_p, &mut work);
-    if !spread.is_empty() {
-        // Each added spread change splits a segment a level change was tested against:
-        // test and place them all again.
-        cuts.extend(spread);
-        cuts.sort_unstable();
-        cuts.dedup();
-        let kept = eliminate(&means, cuts, max_p, settings.min_change);
-        cuts = relocate(&means, kept, min_runs);
-    }
-    (0..cuts.len())
-        .map(|i| {
-            let (a, b) = around(&cuts, i, runs.len());
-            means.test(a, cuts[i], b, &mut work).resolved()
-        })
-        .collect()
-}
-
-/// The split of runs `a..b` with the largest energy statistic.
-fn best_split(
-    scratch: &Scratch,
-    starts: &[usize],
-    a: usize,
-    b: usize,
-    min_runs: usize,
-) -> Option<(usize, f64)> {
-    let base = starts[a];
-    (a + min_runs..=b - min_runs)
-        .filter_map(|g| scratch.q(starts[g] - base).map(|q| (g, q)))
-        .fold(None, |best, (g, q)| match best {
-            Some((_, bq)) if bq >= q => best,
-            _ => Some((g, q)),
-        })
-        // No split where no split sets the sides further apart than each side's points are
-        // among themselves (an energy distance of 0 or less): no evidence of a change, and a
-        // flat range would otherwise be peeled two runs at a time.
-        .filter(|&(_, q)| q > 0.0)
-}
-
-/// Changes of spread inside the segments the level changes leave, by binary segmentation:
-/// a segment is split where the energy statistic is largest when the spread test there gives
-/// p below `max_p`, and each part is searched again. The elimination cannot keep these
-/// itself: next to a spread change the first candidates are a run or two apart, too close for
-/// a spread test, so it falls first, for its level test sees nothing.
-fn spread_changes(
-    points: &[f64],
-    starts: &[usize],
-    means: &RunMeans,
-    cuts: &[usize],
-    max_p: f64,
-    work: &mut Work,
-) -> Vec<usize> {
-    let min = segments::SPREAD_MIN_RUNS;
-    let mut bounds = vec![0];
-    bounds.extend_from_slice(cuts);
-    bounds.push(means.runs());
-    let mut ranges: Vec<(usize, usize)> = bounds.windows(2).map(|w| (w[0], w[1])).collect();
-    let mut out = Vec::new();
-    let mut scratch = Scratch::default();
-    while let Some((a, b)) = ranges.pop() {
-        if b - a < 2 * min {
-            continue;
-        }
-        let (base, end) = (starts[a], starts[b]);
-        let segment = &points[base..end];
-        let mut order: Vec<usize> = (0..segment.len()).collect();
-        order.sort_unstable_by(|&i, &j| segment[i].total_cmp(&segment[j]));
-        scratch.fill(segment, order.into_iter(), Known::Nothing);
-        let best = (a + min..=b - min)
-            .filter_map(|g| scratch.q(starts[g] - base).map(|q| (g, q)))
-            .max_by(|x, y| x.1.total_cmp(&y.1));
-        let Some((g, _)) = best else { continue };
-        if means
-            .test(a, g, b, work)
-            .spread_p()
-            .is_some_and(|p| p < max_p)
-        {
-            out.push(g);
-            ranges.push((a, g));
-            ranges.push((g, b));
-        }
-    }
-    out
-}
-
-/// Places each kept change where it best separates its neighbouring segments: a change of
-/// level at the least-squares split (the most likely place of a shift in level; the energy
-/// statistic that found it also weighs the spread, and strays a run or two), a change of
-/// spread where two normal segments' likelihood is highest, n₁·ln s₁² + n₂·ln s₂² least.
-fn relocate(means: &RunMeans, kept: Vec<Change>, min_runs: usize) -> Vec<usize> {
-    let runs = means.runs();
-    let mut cuts: Vec<usize> = kept.iter().map(|c| c.at).collect();
-    for i in 0..cuts.len() {
-        let (a, b) = around(&cuts, i, runs);
-        let spread = kept[i].spread;
-        let min = if spread {
-            segments::SPREAD_MIN_RUNS
-        } else {
-            min_runs
+/// [`search`] on a series of a tame scale.
+fn unscaled(runs: &[Vec<f64>], settings: &Settings) -> Found {
+    let values: Vec<f64> = runs
+        .iter()
+        .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+        .collect();
+    let (mut left_out, residuals) = bursts::outlying(&values);
+    // A first estimate of the autocorrelation, from the residuals about a running median, so
+    // that correlated noise is tested as such from the first pass.
+    let mut found = Found {
+        autocorrelation: f64::NAN,
+        phi: noise::used(noise::lag1(&residuals, &[]), values.len()),
+        ..Found::default()
+    };
+    let mut passes = 0;
+    'runs: while passes < MAX_PASSES {
+        let kept: Vec<usize> = (0..runs.len())
+            .filter(|i| left_out.binary_search(i).is_err())
+            .collect();
+        let Some(pass) = Pass::new(kept.iter().map(|&i| runs[i].as_slice()), settings) else {
+            found.changes.clear();
+            break;
         };
-        let score = |g: usize| {
-            let (n1, m1, v1) = means.raw(a, g);
-            let (n2, m2, v2) = means.raw(g, b);
-            if spread {
-                // A side with no spread at all is as likely as can be; ln 0 would say more.
-                -(n1 * v1.max(f64::MIN_POSITIVE).ln() + n2 * v2.max(f64::MIN_POSITIVE).ln())
-            } else {
-                n1 * n2 / (n1 + n2) * (m1 - m2).powi(2)
+        // The candidates stand while the same runs are searched; only the tests' noise moves.
+        while passes < MAX_PASSES {
+            passes += 1;
+            let means = RunMeans::new(pass.run_means(), found.phi);
+            let changes = pass.changes(&means);
+            let cuts: Vec<usize> = changes.iter().map(|c| c.at).collect();
+            found.changes = changes
+                .into_iter()
+                .map(|c| Change {
+                    at: kept[c.at],
+                    ..c
+                })
+                .collect();
+            let short = bursts::excursions(&means, &cuts, pass.max_p(), settings.min_change);
+            if !short.is_empty() {
+                left_out.extend(short.into_iter().map(|i| kept[i]));
+                left_out.sort_unstable();
+                continue 'runs;
             }
-        };
-        if a + min <= b.saturating_sub(min) {
-            if let Some(g) = (a + min..=b - min).max_by(|&x, &y| score(x).total_cmp(&score(y))) {
-                cuts[i] = g;
+            found.autocorrelation = noise::autocorrelation(means.values(), &cuts, means.noise());
+            let phi = noise::used(found.autocorrelation, kept.len());
+            // Within 0.1 the tests hardly change (the factor for a long segment moves by a
+            // fifth at most); the passes are bounded either way.
+            if (phi - found.phi).abs() <= 0.1 || passes == MAX_PASSES {
+                break 'runs;
             }
+            found.phi = phi;
         }
     }
-    cuts
+    found.bursts = ranges(&left_out);
+    found
 }
 
-/// The segment bounds on either side of cut `i`: the previous cut (or 0) and the next one (or
-/// the end).
-fn around(cuts: &[usize], i: usize, runs: usize) -> (usize, usize) {
-    let a = if i == 0 { 0 } else { cuts[i - 1] };
-    (a, cuts.get(i + 1).copied().unwrap_or(runs))
-}
-
-/// Split points (run indices) by recursive E-Divisive means, before any test.
-///
-/// The series is sorted once: `order[starts[a]..starts[b]]` holds range a..b's points in
-/// value order, and a split partitions that slice stably in place (a sort per range was a
-/// fifth of the time). Each part takes its parent's within-sums (see [`Scratch::split`]).
-fn candidates(points: &[f64], starts: &[usize], min_runs: usize) -> Vec<usize> {
-    let runs = starts.len() - 1;
-    let mut out = Vec::new();
-    let mut order: Vec<usize> = (0..points.len()).collect();
-    order.sort_unstable_by(|&i, &j| points[i].total_cmp(&points[j]));
-    let mut spare = Vec::with_capacity(points.len());
-    let mut ranges = vec![(0usize, runs, Known::Nothing)];
-    let mut scratch = Scratch::default();
-    while let Some((a, b, known)) = ranges.pop() {
-        if b - a < 2 * min_runs {
-            continue;
-        }
-        let (base, end) = (starts[a], starts[b]);
-        let segment = &points[base..end];
-        scratch.fill(segment, order[base..end].iter().map(|&i| i - base), known);
-        let best = if b - a > LONG {
-            // A long range is halved first, its middle one more candidate for the elimination
-            // to judge: in noise the search can peel a run or two per step, and over 10,000
-            // runs that made it quadratic (a second per series).
-            Some(((a + b) / 2, 0.0))
-        } else {
-            best_split(&scratch, starts, a, b, min_runs)
-        };
-        if let Some((g, _)) = best {
-            out.push(g);
-            let cut = starts[g];
-            spare.clear();
-            spare.extend(order[base..end].iter().copied().filter(|&i| i >= cut));
-            let mut w = base;
-            for r in base..end {
-                if order[r] < cut {
-                    order[w] = order[r];
-                    w += 1;
-                }
-            }
-            order[w..end].copy_from_slice(&spare);
-            let (left, right) = scratch.split(cut - base);
-            ranges.push((g, b, right));
-            ranges.push((a, g, left));
+/// Ascending run indices as ranges of neighbours.
+fn ranges(runs: &[usize]) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for &i in runs {
+        match out.last_mut() {
+            Some(r) if r.end == i => r.end += 1,
+            _ => out.push(i..i + 1),
         }
     }
     out

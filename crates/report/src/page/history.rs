@@ -135,6 +135,8 @@ mod tests {
                 stdev: 0.1,
             },
             environment_changes: Vec::new(),
+            bursts: Vec::new(),
+            noise: None,
             compute_us: 1.0,
         }
     }

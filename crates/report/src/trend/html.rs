@@ -1,6 +1,7 @@
 //! The trend as a self-contained HTML page, in the run report's style: one chart per series
 //! (x = time since the first run), each run a dot named by its labels and source, segment
-//! means as steps, change points and environment changes as vertical lines.
+//! means as steps, change points and environment changes as vertical lines, bursts as dots of
+//! their own colour.
 
 use super::{changes_text, figure, percent};
 use crate::svg::{escape, figure as caption_figure, Axis, Chart, Mark, Series as Line, PALETTE};
@@ -19,8 +20,11 @@ pub fn render(trend: &Trend, title: &str) -> String {
     );
     out.push_str(&format!(
         "<p class=\"intro\">{} series. Change points by E-Divisive means, each kept only when \
-         Welch's test of level or of spread between its neighbouring segments (runs as units) \
-         gives p &lt; {} (a change of level also by at least {:.1} %). Hover a point for its run, time, labels and commit.</p>\n",
+         a t test of level or of spread between its neighbouring segments (runs as units) \
+         gives p &lt; {} (a change of level also by at least {:.1} %). Bursts (1 to 3 runs far \
+         off the level that return to it) are outlier events, drawn apart and left out; runs \
+         that are alike from one to the next count as fewer. Hover a point for its run, time, \
+         labels and commit.</p>\n",
         trend.series.len(),
         trend.max_p,
         trend.min_change * 100.0
@@ -44,12 +48,27 @@ pub fn render(trend: &Trend, title: &str) -> String {
 }
 
 fn changes_caption(s: &Series) -> String {
-    format!(
+    let mut caption = format!(
         "Change points: {}. Current segment: {} over {} runs.",
         changes_text(s),
         figure(s, s.segment.mean),
         s.segment.runs
-    )
+    );
+    for line in super::noise_lines(s) {
+        // The series' name heads the section already.
+        let line = line.strip_prefix(&format!("{}: ", s.name)).unwrap_or(&line);
+        caption.push(' ');
+        caption.push_str(line);
+        caption.push('.');
+    }
+    caption
+}
+
+/// Whether point `i` is in one of the series' bursts.
+fn in_burst(s: &Series, i: usize) -> bool {
+    s.bursts
+        .iter()
+        .any(|b| (b.index..b.index + b.runs).contains(&i))
 }
 
 /// Seconds since the epoch of each point, or its position when a time is missing.
@@ -121,6 +140,26 @@ fn chart(s: &Series) -> Option<String> {
         dots,
         ..Line::default()
     });
+    if !s.bursts.is_empty() {
+        let dots = (0..s.points.len())
+            .filter(|&i| in_burst(s, i))
+            .map(|i| {
+                let p = &s.points[i];
+                let tip = format!(
+                    "run {}: {}, burst (outlier event)",
+                    p.run,
+                    figure(s, p.value)
+                );
+                (x[i], p.value, tip)
+            })
+            .collect();
+        c.series.push(Line {
+            name: "burst".into(),
+            color: PALETTE[7],
+            dots,
+            ..Line::default()
+        });
+    }
     c.series.push(Line {
         name: "segment mean".into(),
         color: PALETTE[1],
@@ -151,7 +190,8 @@ fn chart(s: &Series) -> Option<String> {
     Some(c.render())
 }
 
-/// The segment means as a step line: flat within a segment, a NaN gap between segments.
+/// The segment means (bursts left out) as a step line: flat within a segment, a NaN gap
+/// between segments.
 fn segment_steps(s: &Series, x: &[f64]) -> Vec<(f64, f64)> {
     let mut cuts: Vec<usize> = vec![0];
     cuts.extend(s.change_points.iter().map(|c| c.index));
@@ -159,7 +199,15 @@ fn segment_steps(s: &Series, x: &[f64]) -> Vec<(f64, f64)> {
     let mut line = Vec::new();
     for w in cuts.windows(2) {
         let (a, b) = (w[0], w[1]);
-        let mean = s.points[a..b].iter().map(|p| p.value).sum::<f64>() / (b - a) as f64;
+        let kept: Vec<f64> = (a..b)
+            .filter(|&i| !in_burst(s, i))
+            .map(|i| s.points[i].value)
+            .collect();
+        let mean = if kept.is_empty() {
+            s.points[a..b].iter().map(|p| p.value).sum::<f64>() / (b - a) as f64
+        } else {
+            kept.iter().sum::<f64>() / kept.len() as f64
+        };
         line.push((x[a], mean));
         line.push((x[b - 1], mean));
         line.push((f64::NAN, f64::NAN));

@@ -90,6 +90,38 @@ pub fn changes_text(series: &Series) -> String {
         .join("; ")
 }
 
+/// What a series' noise held besides its change points: each burst (an outlier event, left
+/// out of the search), and correlated runs when the tests counted them as fewer.
+pub fn noise_lines(series: &Series) -> Vec<String> {
+    let mut out: Vec<String> = series
+        .bursts
+        .iter()
+        .map(|b| {
+            let runs = if b.runs == 1 {
+                "1 run".to_string()
+            } else {
+                format!("{} runs", b.runs)
+            };
+            format!(
+                "{}: burst at run {} ({runs}, {} off its segment): an outlier event, left out of the change points",
+                series.name,
+                b.run,
+                percent(b.change)
+            )
+        })
+        .collect();
+    if let Some(n) = series.noise.as_ref().filter(|n| n.assumed > 0.0) {
+        out.push(format!(
+            "{}: neighbouring runs are alike (lag-1 autocorrelation {:.2}): tested as {:.0} independent runs of {}",
+            series.name,
+            n.autocorrelation,
+            n.effective_runs,
+            series.points.len()
+        ));
+    }
+    out
+}
+
 /// The terminal table: one row per series, then the gate's verdicts and the environment
 /// changes.
 pub fn render(trend: &Trend) -> String {
@@ -144,6 +176,12 @@ pub fn render(trend: &Trend) -> String {
     for line in envs {
         out.push_str(&line);
         out.push('\n');
+    }
+    for s in &trend.series {
+        for line in noise_lines(s) {
+            out.push_str(&line);
+            out.push('\n');
+        }
     }
     if let Some(check) = &trend.check {
         out.push('\n');

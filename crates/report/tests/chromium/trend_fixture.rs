@@ -1,10 +1,14 @@
 //! A trend to render and export: two series of a plan over 12 stored runs.
 
 /// A trend of two series over 12 runs: p99 with a change point at run 8 and the environment
-/// changed at run 11, throughput flat.
+/// changed at run 11, throughput flat but for a burst at run 5.
 pub fn trend_fixture() -> perfbase_core::trend::Trend {
     use perfbase_core::trend::*;
-    let series = |metric: &str, better: Better, values: [f64; 12], change: Option<usize>| {
+    let series = |metric: &str,
+                  better: Better,
+                  values: [f64; 12],
+                  change: Option<usize>,
+                  burst: Option<usize>| {
         let points: Vec<Point> = values
             .iter()
             .enumerate()
@@ -49,6 +53,21 @@ pub fn trend_fixture() -> perfbase_core::trend::Trend {
                 from: "cpu A × 2 cores".into(),
                 to: "cpu B × 4 cores".into(),
             }],
+            bursts: burst
+                .map(|i| Burst {
+                    index: i,
+                    run: i as i64 + 1,
+                    runs: 1,
+                    value: values[i],
+                    change: values[i] / values[0] - 1.0,
+                })
+                .into_iter()
+                .collect(),
+            noise: Some(Noise {
+                autocorrelation: 0.05,
+                assumed: 0.0,
+                effective_runs: 12.0,
+            }),
             compute_us: 3.0,
             points,
         }
@@ -65,15 +84,17 @@ pub fn trend_fixture() -> perfbase_core::trend::Trend {
                     20.0, 20.5, 19.8, 20.1, 20.3, 19.9, 20.2, 24.0, 24.3, 23.8, 24.1, 24.2,
                 ],
                 Some(7),
+                None,
             ),
             series(
                 "rps",
                 Better::Higher,
                 [
-                    900.0, 905.0, 898.0, 902.0, 899.0, 901.0, 903.0, 900.0, 897.0, 904.0, 900.0,
+                    900.0, 905.0, 898.0, 902.0, 2700.0, 901.0, 903.0, 900.0, 897.0, 904.0, 900.0,
                     901.0,
                 ],
                 None,
+                Some(4),
             ),
         ],
         check: None,
