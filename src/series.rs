@@ -7,6 +7,7 @@ use perfbase_analysis::trend::{series, RunValues, SeriesKey, METRICS};
 use perfbase_core::trend::Series;
 use perfbase_store::{TrendPoint, TrendQuery, TrendRun};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The analysed series of a selection, at the default settings (the baselines page's history).
 pub fn stored_series(
@@ -21,11 +22,15 @@ pub fn stored_series(
 }
 
 pub fn group(runs: &[TrendRun], points: Vec<TrendPoint>) -> Vec<(SeriesKey, Vec<RunValues>)> {
-    let by_id: BTreeMap<i64, &TrendRun> = runs.iter().map(|r| (r.id, r)).collect();
+    // A run's fingerprint is shared by its series, not copied into each.
+    let by_id: BTreeMap<i64, (&TrendRun, Arc<str>)> = runs
+        .iter()
+        .map(|r| (r.id, (r, Arc::from(r.env.as_str()))))
+        .collect();
     let mut order: Vec<(String, String, String)> = Vec::new();
     let mut values: BTreeMap<(String, String, String, String), Vec<RunValues>> = BTreeMap::new();
     for p in points {
-        let Some(run) = by_id.get(&p.run) else {
+        let Some((run, env)) = by_id.get(&p.run) else {
             continue;
         };
         // Compared before it is copied: a store of 10,000 runs has 200,000 points.
@@ -50,7 +55,7 @@ pub fn group(runs: &[TrendRun], points: Vec<TrendPoint>) -> Vec<(SeriesKey, Vec<
                     .chain(&run.source)
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect(),
-                env: run.env.clone(),
+                env: Arc::clone(env),
             }),
         }
     }

@@ -187,7 +187,7 @@ fn read_series_file(path: &Path) -> Result<Vec<(SeriesKey, Vec<RunValues>)>, App
                 at: String::new(),
                 values: vec![v],
                 labels: BTreeMap::new(),
-                env: String::new(),
+                env: "".into(),
             })
             .collect();
         out.push((key, runs));

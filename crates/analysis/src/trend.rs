@@ -6,6 +6,7 @@ use perfbase_core::trend::{
     Better, Burst, ChangePoint, EnvironmentChange, Noise, Point, Segment, Series, TrendVerdict,
 };
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// One run's values of one metric, as read from the store.
@@ -16,8 +17,14 @@ pub struct RunValues {
     /// One per kept repetition; never empty.
     pub values: Vec<f64>,
     pub labels: BTreeMap<String, String>,
-    /// [`perfbase_core::result::Env::fingerprint`] of the run.
-    pub env: String,
+    /// [`perfbase_core::result::Env::fingerprint`] of the run, shared by its series.
+    pub env: Arc<str>,
+}
+
+impl AsRef<[f64]> for RunValues {
+    fn as_ref(&self) -> &[f64] {
+        &self.values
+    }
 }
 
 /// What a series is of.
@@ -59,8 +66,7 @@ pub const METRICS: &[&str] = &["p50", "p99", "rps", "error_rate", "knee", "opera
 pub fn series(key: &SeriesKey, runs: Vec<RunValues>, settings: &Settings) -> Series {
     let (unit, better) = metric_info(&key.metric).unwrap_or(("", Better::Lower));
     let started = Instant::now();
-    let values: Vec<Vec<f64>> = runs.iter().map(|r| r.values.clone()).collect();
-    let search = changepoint::search(&values, settings);
+    let search = changepoint::search(&runs, settings);
     let compute_us = started.elapsed().as_secs_f64() * 1e6;
     let environment_changes: Vec<EnvironmentChange> = runs
         .windows(2)
@@ -68,11 +74,11 @@ pub fn series(key: &SeriesKey, runs: Vec<RunValues>, settings: &Settings) -> Ser
         .filter(|(_, w)| w[0].env != w[1].env)
         .map(|(i, w)| EnvironmentChange {
             index: i + 1,
-            from: w[0].env.clone(),
-            to: w[1].env.clone(),
+            from: w[0].env.to_string(),
+            to: w[1].env.to_string(),
         })
         .collect();
-    let means: Vec<f64> = values.iter().map(|v| mean(v)).collect();
+    let means: Vec<f64> = runs.iter().map(|r| mean(&r.values)).collect();
     let change_points = change_points(&runs, &means, &search, better, &environment_changes);
     let bursts = bursts(&runs, &means, &search);
     let noise = search.autocorrelation.is_finite().then(|| Noise {

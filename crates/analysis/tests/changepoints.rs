@@ -352,3 +352,23 @@ fn correlated_noise_is_counted_as_fewer_runs() {
         );
     }
 }
+
+/// Runs of NaN (a store holds an undefined figure as "NaN") or of infinities do not panic the
+/// search, wherever they sit.
+#[test]
+fn undefined_runs_do_not_panic() {
+    let mut rng = Rng(5400);
+    let base = noise(&mut rng, 120, 2.0, 0.0);
+    for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        for every in [1, 2, 7, 60] {
+            let runs: Vec<Vec<f64>> = base
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| vec![if i % every == 0 { bad } else { v }])
+                .collect();
+            let _ = perfbase_analysis::changepoint::search(&runs, &Settings::default());
+        }
+    }
+    let all: Vec<Vec<f64>> = (0..50).map(|_| vec![f64::NAN]).collect();
+    let _ = perfbase_analysis::changepoint::search(&all, &Settings::default());
+}

@@ -22,8 +22,9 @@ use super::segments::RunMeans;
 /// The longest burst, in runs: longer, it is a short regression, a segment of its own.
 pub const MAX_RUNS: usize = 3;
 
-/// How many local spreads away a run is outlying. At 5, independent normal noise marks about
-/// one run in 1.7 million.
+/// How many local spreads away a run is outlying. The distances are from a median that the
+/// run itself is part of, so they run short and their spread with them: at 5 over 31 runs,
+/// 30 % of 200 series of 400 normal runs had an "outlier"; at 6 over 101 runs, none.
 const LIMIT: f64 = 6.0;
 
 /// The median's reach on each side of a run.
@@ -87,7 +88,9 @@ pub(super) fn outlying(values: &[f64]) -> (Vec<usize>, Vec<f64>) {
             if out.binary_search(&i).is_ok() {
                 0.0
             } else {
-                r.clamp(-clip, clip)
+                // max and min, not clamp: a spread of NaN (a series of NaN runs) clips nothing
+                // rather than panicking.
+                r.max(-clip).min(clip)
             }
         })
         .collect();
@@ -119,7 +122,7 @@ fn running_medians(values: &[f64], reach: usize) -> Vec<f64> {
 }
 
 /// How many neighbouring runs share one local spread: it changes slowly over 101 runs, and a
-/// median per run cost a third of the whole search.
+/// selection of 101 values for every run was most of the screen's time.
 const BLOCK: usize = 25;
 
 /// The median of the `reach` runs either side of each block of [`BLOCK`] runs' middle, given

@@ -12,9 +12,9 @@
 //!    one range costs O(m log m) rather than the O(m²) of the pairwise definition.
 //! 2. **Significance** by backward elimination: every candidate is tested between its
 //!    neighbouring segments, and the weakest is dropped, until every remaining one has p below
-//!    the limit. The tests ([`segments`]) are Welch's t on the means and, with five runs or
-//!    more on each side, Welch's t on the absolute deviations from the medians (a change of
-//!    spread), Bonferroni-combined. Candidates are ranked by their statistics mapped to the
+//!    the limit. The tests ([`segments`]) are a t test on the means (Welch's; pooled for a
+//!    short newest segment) and, with five runs or more on each side, Welch's t on the
+//!    absolute deviations from the medians (a change of spread), Bonferroni-combined. Candidates are ranked by their statistics mapped to the
 //!    normal scale, so only the weakest needs its exact p (the incomplete beta function) at
 //!    each step. The unit of the test is the **run** (the mean of its
 //!    repetitions): repetitions of one run share that run's machine state, and testing them
@@ -41,8 +41,6 @@ use crate::stats::t_two_sided_p;
 use pass::Pass;
 use segments::RunMeans;
 
-pub use bursts::MAX_RUNS as MAX_BURST_RUNS;
-
 /// Up to this many runs the limit on p is `Settings::max_p` as given; beyond, it shrinks in
 /// proportion to the length.
 pub const LONG: usize = 500;
@@ -50,7 +48,7 @@ pub const LONG: usize = 500;
 /// How change points are searched for.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
-    /// A change point is kept when Welch's test between its neighbouring segments gives a p
+    /// A change point is kept when the test between its neighbouring segments gives a p
     /// below this (Otava's default is also 0.001).
     pub max_p: f64,
     /// The fewest runs a segment can have: 2, the fewest with a sample variance.
@@ -122,21 +120,25 @@ const MAX_PASSES: usize = 4;
 
 /// The change points of a series of runs, each run given as its values (one per repetition;
 /// a run with no value must be left out by the caller). Ordered by run.
-pub fn change_points(runs: &[Vec<f64>], settings: &Settings) -> Vec<Change> {
+pub fn change_points<R: AsRef<[f64]>>(runs: &[R], settings: &Settings) -> Vec<Change> {
     search(runs, settings).changes
 }
 
 /// Change points, bursts and the noise's autocorrelation of a series of runs (see
-/// [`change_points`]).
-pub fn search(runs: &[Vec<f64>], settings: &Settings) -> Found {
+/// [`change_points`]). Any run type that lends its values will do, so a caller's runs are
+/// not copied.
+pub fn search<R: AsRef<[f64]>>(runs: &[R], settings: &Settings) -> Found {
     // The statistics do not depend on the scale, but squares of values near f64's end
     // (1e300) overflow and hid a 170× jump: such a series is found on its values over their
     // largest, and its levels given back in its own unit. Others are left as they are.
-    let scale = runs.iter().flatten().fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = runs
+        .iter()
+        .flat_map(|r| r.as_ref())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
     if scale.is_finite() && !(1e-100..=1e100).contains(&scale) && scale > 0.0 {
         let scaled: Vec<Vec<f64>> = runs
             .iter()
-            .map(|r| r.iter().map(|v| v / scale).collect())
+            .map(|r| r.as_ref().iter().map(|v| v / scale).collect())
             .collect();
         let mut found = unscaled(&scaled, settings);
         for c in &mut found.changes {
@@ -149,10 +151,10 @@ pub fn search(runs: &[Vec<f64>], settings: &Settings) -> Found {
 }
 
 /// [`search`] on a series of a tame scale.
-fn unscaled(runs: &[Vec<f64>], settings: &Settings) -> Found {
+fn unscaled<R: AsRef<[f64]>>(runs: &[R], settings: &Settings) -> Found {
     let values: Vec<f64> = runs
         .iter()
-        .map(|r| r.iter().sum::<f64>() / r.len() as f64)
+        .map(|r| r.as_ref().iter().sum::<f64>() / r.as_ref().len() as f64)
         .collect();
     let (mut left_out, residuals) = bursts::outlying(&values);
     // A first estimate of the autocorrelation, from the residuals about a running median, so
@@ -167,7 +169,7 @@ fn unscaled(runs: &[Vec<f64>], settings: &Settings) -> Found {
         let kept: Vec<usize> = (0..runs.len())
             .filter(|i| left_out.binary_search(i).is_err())
             .collect();
-        let Some(pass) = Pass::new(kept.iter().map(|&i| runs[i].as_slice()), settings) else {
+        let Some(pass) = Pass::new(kept.iter().map(|&i| runs[i].as_ref()), settings) else {
             found.changes.clear();
             break;
         };

@@ -26,7 +26,8 @@ pub(super) fn autocorrelation(values: &[f64], cuts: &[usize], sigma: f64) -> f64
     for w in bounds.windows(2) {
         let segment = &values[w[0]..w[1]];
         let mean = segment.iter().sum::<f64>() / segment.len() as f64;
-        residuals.extend(segment.iter().map(|v| (v - mean).clamp(-clip, clip)));
+        // max and min, not clamp, which panics on a NaN bound.
+        residuals.extend(segment.iter().map(|v| (v - mean).max(-clip).min(clip)));
     }
     lag1(&residuals, cuts)
 }
