@@ -112,6 +112,8 @@ source "$SERVICES_LIB/kubernetes.sh"
 source "$SERVICES_LIB/oci.sh"
 # shellcheck source=SCRIPTDIR/services/kube_node.sh
 source "$SERVICES_LIB/kube_node.sh"
+# shellcheck source=SCRIPTDIR/services/kafka.sh
+source "$SERVICES_LIB/kafka.sh"
 
 SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq mongodb prometheus vault openbao grpc ws kubernetes)
 

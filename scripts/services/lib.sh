@@ -234,6 +234,7 @@ built_dirs() {
   grpc) echo grpc/bin grpc/proto ;;
   ws) echo ws/bin ;;
   kubernetes) echo kubernetes/bin ;;
+  kafka) echo kafka/lib ;;
   esac
 }
 
