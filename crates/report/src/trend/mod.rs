@@ -173,15 +173,11 @@ pub fn render(trend: &Trend) -> String {
             }
         }
     }
-    for line in envs {
-        out.push_str(&line);
+    // Series names and fingerprints come from the store: escaped before a terminal sees them.
+    let notes = trend.series.iter().flat_map(noise_lines);
+    for line in envs.into_iter().chain(notes) {
+        out.push_str(&perfbase_core::redact::printable(&line));
         out.push('\n');
-    }
-    for s in &trend.series {
-        for line in noise_lines(s) {
-            out.push_str(&line);
-            out.push('\n');
-        }
     }
     if let Some(check) = &trend.check {
         out.push('\n');
