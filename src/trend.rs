@@ -5,11 +5,10 @@ use crate::cli::{PruneArgs, TrendArgs};
 use crate::exit::{bad_input, AppError, Exit};
 use crate::store::StoreOptions;
 use perfbase_analysis::changepoint::Settings;
-use perfbase_analysis::trend::{check, metric_info, series, RunValues, SeriesKey, METRICS};
+use perfbase_analysis::trend::{check, metric_info, RunValues, SeriesKey, METRICS};
 use perfbase_core::trend::{Better, Series, Trend, TrendCheck, TREND_SCHEMA};
 use perfbase_report::trend as report;
 use perfbase_store::TrendQuery;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Runs `perfbase trend`.
@@ -40,19 +39,16 @@ pub fn trend(a: TrendArgs, o: &StoreOptions) -> Result<Exit, AppError> {
         min_change: a.min_change,
         ..Settings::default()
     };
-    let inputs = match &a.series {
+    let mut inputs = match &a.series {
         Some(path) => read_series_file(path)?,
         None => read_store(&a, o)?,
     };
-    let series: Vec<Series> = inputs
-        .into_iter()
-        .map(|(key, mut runs)| {
-            if let Some(n) = a.last {
-                runs.drain(..runs.len().saturating_sub(n));
-            }
-            series(&key, runs, &settings)
-        })
-        .collect();
+    if let Some(n) = a.last {
+        for (_, runs) in &mut inputs {
+            runs.drain(..runs.len().saturating_sub(n));
+        }
+    }
+    let series: Vec<Series> = crate::series::analyse(inputs, &settings);
     let check = a.check.then(|| {
         let verdicts: Vec<_> = series
             .iter()
@@ -141,8 +137,8 @@ fn read_store(
         metrics: a.metrics.clone(),
     };
     let mut store = crate::store::open(o)?;
-    let (runs, points) = store.trend(&q).map_err(|e| bad_input(e.to_string()))?;
-    Ok(crate::series::group(&runs, points))
+    let trend = store.trend(&q).map_err(|e| bad_input(e.to_string()))?;
+    Ok(crate::series::group(trend))
 }
 
 /// `--series FILE`: one `{"name": …, "values": […]}` per line, each value one run.
@@ -184,9 +180,9 @@ fn read_series_file(path: &Path) -> Result<Vec<(SeriesKey, Vec<RunValues>)>, App
             .enumerate()
             .map(|(i, v)| RunValues {
                 run: i as i64,
-                at: String::new(),
+                at: "".into(),
                 values: vec![v],
-                labels: BTreeMap::new(),
+                labels: Default::default(),
                 env: "".into(),
             })
             .collect();

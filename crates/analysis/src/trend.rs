@@ -13,10 +13,10 @@ use std::time::Instant;
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunValues {
     pub run: i64,
-    pub at: String,
+    pub at: Arc<str>,
     /// One per kept repetition; never empty.
     pub values: Vec<f64>,
-    pub labels: BTreeMap<String, String>,
+    pub labels: Arc<BTreeMap<String, String>>,
     /// [`perfbase_core::result::Env::fingerprint`] of the run, shared by its series.
     pub env: Arc<str>,
 }

@@ -26,7 +26,7 @@ mod tests;
 
 pub use error::{Cause, StoreError};
 pub use schema::SCHEMA_VERSION;
-pub use store::{Pruned, Store, TrendPoint, TrendQuery, TrendRun};
+pub use store::{Pruned, Store, Trend, TrendKey, TrendPoint, TrendQuery, TrendRun};
 
 use perfbase_core::result::RunResult;
 use serde::{Deserialize, Serialize};

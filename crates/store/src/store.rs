@@ -8,7 +8,7 @@ mod row;
 mod runs;
 mod trend;
 
-pub use trend::{Pruned, TrendPoint, TrendQuery, TrendRun};
+pub use trend::{Pruned, Trend, TrendKey, TrendPoint, TrendQuery, TrendRun};
 
 use crate::database::{pg_err, sqlite_err, Kind, PgTx, SqliteTx, Tx, Val};
 use crate::error::{chain, scrub, Cause, StoreError};

@@ -108,7 +108,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, &v)| Point {
                     run: i as i64 + 1,
-                    at: String::new(),
+                    at: "".into(),
                     value: v,
                     repetitions: Vec::new(),
                     labels: Default::default(),

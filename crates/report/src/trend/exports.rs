@@ -94,7 +94,7 @@ pub fn github_benchmark(trend: &Trend, better: Better) -> Value {
             let (value, lo, hi) = newest(s)?;
             let run = s.points.last()?;
             let mut extra = format!("run {}", run.run);
-            for (k, v) in &run.labels {
+            for (k, v) in run.labels.iter() {
                 extra.push_str(&format!(", {k}={v}"));
             }
             Some(json!({

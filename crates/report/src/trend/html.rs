@@ -126,7 +126,7 @@ fn chart(s: &Series) -> Option<String> {
             if !p.at.is_empty() {
                 tip.push_str(&format!(" · {}", p.at));
             }
-            for (k, v) in &p.labels {
+            for (k, v) in p.labels.iter() {
                 tip.push_str(&format!(" · {k}={v}"));
             }
             tip.push_str(&format!(": {}", figure(s, p.value)));

@@ -14,10 +14,12 @@ pub fn trend_fixture() -> perfbase_core::trend::Trend {
             .enumerate()
             .map(|(i, &v)| Point {
                 run: i as i64 + 1,
-                at: format!("2026-11-{:02}T02:00:00Z", i + 1),
+                at: format!("2026-11-{:02}T02:00:00Z", i + 1).into(),
                 value: v,
                 repetitions: vec![v * 0.99, v * 1.01],
-                labels: [("GIT_COMMIT".to_string(), format!("c{i:03}<&>"))].into(),
+                labels: std::sync::Arc::new(
+                    [("GIT_COMMIT".to_string(), format!("c{i:03}<&>"))].into(),
+                ),
             })
             .collect();
         Series {

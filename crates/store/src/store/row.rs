@@ -1,60 +1,58 @@
-//! Typed reads of one column of a result row; a missing column or a value of the wrong type
-//! is a corrupt store.
+//! Typed reads of one column of a result row, owned (`Val`s) or borrowed ([`Cell`]s); a
+//! missing column or a value of the wrong type is a corrupt store.
 
-use crate::database::{Row, Val};
+use crate::database::{AsCell, Cell};
 use crate::error::StoreError;
 
-fn column<'r>(row: &'r Row, i: usize, what: &str) -> Result<&'r Val, StoreError> {
+fn column<'r, C: AsCell>(row: &'r [C], i: usize, what: &str) -> Result<Cell<'r>, StoreError> {
     row.get(i)
+        .map(AsCell::cell)
         .ok_or_else(|| StoreError::Corrupt(format!("{what} is missing from the row")))
 }
 
-pub(super) fn int(row: &Row, i: usize, what: &str) -> Result<i64, StoreError> {
+fn wrong(what: &str, value: Cell<'_>, not: &str) -> StoreError {
+    StoreError::Corrupt(format!("{what} is {:?}, not {not}", value.owned()))
+}
+
+pub(super) fn int<C: AsCell>(row: &[C], i: usize, what: &str) -> Result<i64, StoreError> {
     match column(row, i, what)? {
-        Val::Int(n) => Ok(*n),
-        other => Err(StoreError::Corrupt(format!(
-            "{what} is {other:?}, not an integer"
-        ))),
+        Cell::Int(n) => Ok(n),
+        other => Err(wrong(what, other, "an integer")),
     }
 }
 
-pub(super) fn real(row: &Row, i: usize, what: &str) -> Result<f64, StoreError> {
+pub(super) fn real<C: AsCell>(row: &[C], i: usize, what: &str) -> Result<f64, StoreError> {
     match column(row, i, what)? {
-        Val::Real(f) => Ok(*f),
+        Cell::Real(f) => Ok(f),
         // SQLite may hand back a whole REAL as an integer; it is exact below 2^53.
-        Val::Int(n) => Ok(*n as f64),
+        Cell::Int(n) => Ok(n as f64),
         // An undefined figure, as the SQLite database writes it (see its `ToSql`).
-        Val::Text(t) if t == "NaN" => Ok(f64::NAN),
-        other => Err(StoreError::Corrupt(format!(
-            "{what} is {other:?}, not a number"
-        ))),
+        Cell::Text("NaN") => Ok(f64::NAN),
+        other => Err(wrong(what, other, "a number")),
     }
 }
 
-pub(super) fn text(row: &Row, i: usize, what: &str) -> Result<String, StoreError> {
+/// A text column, borrowed from the row.
+pub(super) fn str<'r, C: AsCell>(
+    row: &'r [C],
+    i: usize,
+    what: &str,
+) -> Result<&'r str, StoreError> {
     match column(row, i, what)? {
-        Val::Text(s) => Ok(s.clone()),
-        other => Err(StoreError::Corrupt(format!(
-            "{what} is {other:?}, not text"
-        ))),
+        Cell::Text(s) => Ok(s),
+        other => Err(wrong(what, other, "text")),
     }
 }
 
-/// [`text`], moved out of the row rather than copied: for reads of many rows, each read once.
-pub(super) fn take_text(row: &mut Row, i: usize, what: &str) -> Result<String, StoreError> {
-    match row.get_mut(i) {
-        Some(Val::Text(s)) => Ok(std::mem::take(s)),
-        _ => text(row, i, what),
-    }
+pub(super) fn text<C: AsCell>(row: &[C], i: usize, what: &str) -> Result<String, StoreError> {
+    str(row, i, what).map(str::to_owned)
 }
 
-pub(super) fn boolean(row: &Row, i: usize, what: &str) -> Result<bool, StoreError> {
+pub(super) fn boolean<C: AsCell>(row: &[C], i: usize, what: &str) -> Result<bool, StoreError> {
     match column(row, i, what)? {
-        Val::Bool(b) => Ok(*b),
-        Val::Int(0) => Ok(false),
-        Val::Int(1) => Ok(true),
-        other => Err(StoreError::Corrupt(format!(
-            "{what} is {other:?}, not a boolean"
-        ))),
+        Cell::Bool(b) => Ok(b),
+        Cell::Int(0) => Ok(false),
+        Cell::Int(1) => Ok(true),
+        other => Err(wrong(what, other, "a boolean")),
     }
 }

@@ -1,7 +1,7 @@
 //! Trends: writing a run's figures and environment (schema v4), reading a selection of them
 //! back for `perfbase trend`, and pruning old runs.
 
-use super::row::{int, real, take_text, text};
+use super::row::{int, real, str, text};
 use super::Store;
 use crate::database::{Tx, Val};
 use crate::error::StoreError;
@@ -38,16 +38,33 @@ pub struct TrendRun {
     pub source: BTreeMap<String, String>,
 }
 
-/// One stored figure of one repetition.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrendPoint {
-    pub run: RunId,
+/// What a stored figure is of: the plan, scenario, step and metric of a series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrendKey {
     pub plan: String,
     pub scenario: String,
     pub step: String,
     pub metric: String,
+}
+
+/// One stored figure of one repetition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrendPoint {
+    pub run: RunId,
+    /// Its position in [`Trend::keys`].
+    pub key: usize,
     pub repetition: i64,
     pub value: f64,
+}
+
+/// A selection's runs (oldest first), the series found among them, and their figures (by run,
+/// then repetition).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trend {
+    pub runs: Vec<TrendRun>,
+    /// In the order their first figure was read.
+    pub keys: Vec<TrendKey>,
+    pub points: Vec<TrendPoint>,
 }
 
 /// What `prune` removed and kept.
@@ -61,12 +78,9 @@ pub struct Pruned {
 
 impl Store {
     /// The runs and figures of a selection (interrupted runs left out), oldest run first.
-    pub fn trend(
-        &mut self,
-        q: &TrendQuery,
-    ) -> Result<(Vec<TrendRun>, Vec<TrendPoint>), StoreError> {
+    pub fn trend(&mut self, q: &TrendQuery) -> Result<Trend, StoreError> {
         self.tx(false, |db| {
-            let (filter, params) = selection(q);
+            let (filter, params) = selection(q, "runs.id");
             let runs = db.query(
                 &format!(
                     "SELECT runs.id, runs.started_at, runs.labels_json, e.fingerprint, \
@@ -92,31 +106,43 @@ impl Store {
                     })
                 })
                 .collect::<Result<Vec<_>, StoreError>>()?;
-            let rows = db.query(
+            // 10,000 runs of 20 figures are 200,000 rows of four texts, from a handful of
+            // series: each row's texts are compared in place and the row keeps their number.
+            let mut keys = Keys::default();
+            let mut points = Vec::new();
+            // No join with `runs`: the runs above are the selection, and a point of another
+            // run (an interrupted one) is dropped below, so the rows come in the index's order
+            // with no lookup in `runs` and no sort by the database.
+            let (filter, params) = selection(q, "p.run_id");
+            db.each(
                 &format!(
                     "SELECT p.run_id, p.plan, p.scenario, p.step, p.metric, p.repetition, p.value \
-                     FROM run_points p JOIN runs ON runs.id = p.run_id \
-                     WHERE NOT runs.interrupted{filter} \
-                     ORDER BY p.run_id, p.repetition"
+                     FROM run_points p WHERE TRUE{filter} ORDER BY p.run_id"
                 ),
                 &params,
+                &mut |r| {
+                    points.push(TrendPoint {
+                        run: int(r, 0, "run_points.run_id")?,
+                        key: keys.of([
+                            str(r, 1, "run_points.plan")?,
+                            str(r, 2, "run_points.scenario")?,
+                            str(r, 3, "run_points.step")?,
+                            str(r, 4, "run_points.metric")?,
+                        ]),
+                        repetition: int(r, 5, "run_points.repetition")?,
+                        value: real(r, 6, "run_points.value")?,
+                    });
+                    Ok(())
+                },
             )?;
-            // 10,000 runs of 20 figures are 200,000 rows: their texts are moved, not copied.
-            let points = rows
-                .into_iter()
-                .map(|mut r| {
-                    Ok(TrendPoint {
-                        run: int(&r, 0, "run_points.run_id")?,
-                        plan: take_text(&mut r, 1, "run_points.plan")?,
-                        scenario: take_text(&mut r, 2, "run_points.scenario")?,
-                        step: take_text(&mut r, 3, "run_points.step")?,
-                        metric: take_text(&mut r, 4, "run_points.metric")?,
-                        repetition: int(&r, 5, "run_points.repetition")?,
-                        value: real(&r, 6, "run_points.value")?,
-                    })
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?;
-            Ok((runs, points))
+            points.retain(|p| runs.binary_search_by_key(&p.run, |r| r.id).is_ok());
+            // A run's repetitions in their order; stable, and linear on rows already in order.
+            points.sort_by_key(|p| (p.run, p.repetition));
+            Ok(Trend {
+                runs,
+                keys: keys.0,
+                points,
+            })
         })
     }
 
@@ -175,8 +201,38 @@ impl Store {
     }
 }
 
-/// The SQL conditions on `p` (run_points) and `runs` for a query, and their parameters.
-fn selection(q: &TrendQuery) -> (String, Vec<Val>) {
+/// The series met so far, numbered in the order met.
+#[derive(Default)]
+struct Keys(Vec<TrendKey>, usize);
+
+impl Keys {
+    /// The number of a series. Rows come run by run, each run's series in the same order, so
+    /// the one after the last is tried first.
+    fn of(&mut self, [plan, scenario, step, metric]: [&str; 4]) -> usize {
+        let is = |k: &TrendKey| {
+            k.metric == metric && k.step == step && k.scenario == scenario && k.plan == plan
+        };
+        let next = self.1 + 1;
+        let found = match self.0.get(next) {
+            Some(k) if is(k) => Some(next),
+            _ => self.0.iter().position(is),
+        };
+        self.1 = found.unwrap_or_else(|| {
+            self.0.push(TrendKey {
+                plan: plan.into(),
+                scenario: scenario.into(),
+                step: step.into(),
+                metric: metric.into(),
+            });
+            self.0.len() - 1
+        });
+        self.1
+    }
+}
+
+/// The SQL conditions on `p` (run_points) for a query, and their parameters; `run` is the
+/// column holding the run's id.
+fn selection(q: &TrendQuery, run: &str) -> (String, Vec<Val>) {
     let mut sql = String::new();
     let mut params = Vec::new();
     for (column, value) in [
@@ -194,7 +250,7 @@ fn selection(q: &TrendQuery) -> (String, Vec<Val>) {
         params.push(Val::text(v.as_str()));
         let n = params.len();
         sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = runs.id AND l.key = ${} \
+            " AND EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = {run} AND l.key = ${} \
              AND l.value = ${n})",
             n - 1
         ));

@@ -17,7 +17,8 @@ fn check_trend_reads_what_was_saved(loc: &str) {
         metrics: vec!["p99".into(), "rps".into()],
         ..TrendQuery::default()
     };
-    let (runs, points) = s.trend(&q).unwrap();
+    let t = s.trend(&q).unwrap();
+    let (runs, points) = (&t.runs, &t.points);
     // Run 2 was interrupted: a partial run is no point of a trend.
     assert_eq!(
         runs.iter().map(|r| r.id).collect::<Vec<_>>(),
@@ -33,26 +34,29 @@ fn check_trend_reads_what_was_saved(loc: &str) {
     let first = sample_result(1, false);
     let p99 = points
         .iter()
-        .find(|p| p.run == ids[0] && p.metric == "p99")
+        .find(|p| p.run == ids[0] && t.keys[p.key].metric == "p99")
         .unwrap();
-    assert_eq!((p99.scenario.as_str(), p99.step.as_str()), ("ramp", "0"));
+    let key = &t.keys[p99.key];
+    assert_eq!((key.scenario.as_str(), key.step.as_str()), ("ramp", "0"));
+    // Each series is numbered once, whatever the number of its runs.
+    assert_eq!(t.keys.len(), 2);
     assert_eq!(p99.value, first.phases[0].measurement.latency_ms.p99);
     // Selections that match nothing.
     let none = TrendQuery {
         plan: Some("other".into()),
         ..TrendQuery::default()
     };
-    assert!(s.trend(&none).unwrap().0.is_empty());
+    assert!(s.trend(&none).unwrap().runs.is_empty());
     let labelled = TrendQuery {
         labels: filter(&[("service", "nope")]),
         ..TrendQuery::default()
     };
-    assert!(s.trend(&labelled).unwrap().1.is_empty());
+    assert!(s.trend(&labelled).unwrap().points.is_empty());
     // An agent's segment is saved but is no point of a trend: its merged run is.
     let mut segment = sample_result(5, false);
     segment.segment = Some("0/3".into());
     let id = s.save("plan", &segment, &labels_a()).unwrap();
-    let (runs, _) = s.trend(&q).unwrap();
+    let runs = s.trend(&q).unwrap().runs;
     assert!(!runs.iter().any(|r| r.id == id));
 }
 
