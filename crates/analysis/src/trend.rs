@@ -249,12 +249,7 @@ pub fn check(series: &Series, tolerance: f64, max_p: f64) -> Option<TrendVerdict
     let segment: Vec<f64> = earlier[from..]
         .iter()
         .enumerate()
-        .filter(|(i, _)| {
-            !series
-                .bursts
-                .iter()
-                .any(|b| (b.index..b.index + b.runs).contains(&(from + i)))
-        })
+        .filter(|(i, _)| !series.in_burst(from + i))
         .map(|(_, p)| p.value)
         .collect();
     let segment_mean = if segment.is_empty() {

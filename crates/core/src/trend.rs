@@ -66,6 +66,15 @@ pub struct Series {
     pub compute_us: f64,
 }
 
+impl Series {
+    /// Whether point `i` is in one of the series' bursts.
+    pub fn in_burst(&self, i: usize) -> bool {
+        self.bursts
+            .iter()
+            .any(|b| (b.index..b.index + b.runs).contains(&i))
+    }
+}
+
 /// A burst: runs `index .. index + runs` of `points`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Burst {

@@ -64,13 +64,6 @@ fn changes_caption(s: &Series) -> String {
     caption
 }
 
-/// Whether point `i` is in one of the series' bursts.
-fn in_burst(s: &Series, i: usize) -> bool {
-    s.bursts
-        .iter()
-        .any(|b| (b.index..b.index + b.runs).contains(&i))
-}
-
 /// Seconds since the epoch of each point, or its position when a time is missing.
 fn times(s: &Series) -> (Vec<f64>, &'static str) {
     let secs: Option<Vec<f64>> = s
@@ -142,7 +135,7 @@ fn chart(s: &Series) -> Option<String> {
     });
     if !s.bursts.is_empty() {
         let dots = (0..s.points.len())
-            .filter(|&i| in_burst(s, i))
+            .filter(|&i| s.in_burst(i))
             .map(|i| {
                 let p = &s.points[i];
                 let tip = format!(
@@ -200,7 +193,7 @@ fn segment_steps(s: &Series, x: &[f64]) -> Vec<(f64, f64)> {
     for w in cuts.windows(2) {
         let (a, b) = (w[0], w[1]);
         let kept: Vec<f64> = (a..b)
-            .filter(|&i| !in_burst(s, i))
+            .filter(|&i| !s.in_burst(i))
             .map(|i| s.points[i].value)
             .collect();
         let mean = if kept.is_empty() {
