@@ -58,12 +58,17 @@ EOF
   mv "$KAFKA_DIR/lib.new" "$KAFKA_DIR/lib"
 }
 
-# kafka_java CLASS ARGS...: a class from the jars as the broker's user, quiet logging,
-# loopback only.
+# kafka_jvm: KAFKA_JVM, the command line before a Kafka class, for the broker and its tools
+# alike: the heap, IPv4 loopback, quiet logging, the jars.
+kafka_jvm() {
+  KAFKA_JVM=(java -Xms256m -Xmx1g -Djava.net.preferIPv4Stack=true
+    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" -cp "$KAFKA_DIR/lib/*")
+}
+
+# kafka_java CLASS ARGS...: a class from the jars as the broker's user.
 kafka_java() {
-  as_user "$(kafka_run_user)" java -Xms256m -Xmx1g -Djava.net.preferIPv4Stack=true \
-    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" \
-    -cp "$KAFKA_DIR/lib/*" "$@"
+  kafka_jvm
+  as_user "$(kafka_run_user)" "${KAFKA_JVM[@]}" "$@"
 }
 
 # kafka_config PORT CONTROLLER_PORT: server.properties (mode 0600: it holds the passwords).
@@ -153,9 +158,8 @@ kafka_up() {
   # and exec make the pid the JVM's.
   local run=()
   if is_root; then run=(setpriv --reuid="$KAFKA_USER" --regid="$KAFKA_USER" --init-groups); fi
-  (cd / && exec setsid "${run[@]}" java -Xms256m -Xmx1g -Djava.net.preferIPv4Stack=true \
-    -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" \
-    -cp "$KAFKA_DIR/lib/*" kafka.Kafka "$KAFKA_DIR/server.properties" \
+  kafka_jvm
+  (cd / && exec setsid "${run[@]}" "${KAFKA_JVM[@]}" kafka.Kafka "$KAFKA_DIR/server.properties" \
     </dev/null >>"$KAFKA_DIR/kafka.log" 2>&1) 9>&- &
   echo $! >"$KAFKA_DIR/kafka.pid"
   wait_ready kafka $! "$KAFKA_DIR/kafka.log" "$mark" 240 "answer ApiVersions" kafka_ready "$port"
