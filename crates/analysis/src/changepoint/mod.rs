@@ -14,13 +14,14 @@
 //!    neighbouring segments, and the weakest is dropped, until every remaining one has p below
 //!    the limit. The tests ([`segments`]) are a t test on the means (Welch's; pooled for a
 //!    short newest segment) and, with five runs or more on each side, Welch's t on the
-//!    absolute deviations from the medians (a change of spread), Bonferroni-combined. Candidates are ranked by their statistics mapped to the
-//!    normal scale, so only the weakest needs its exact p (the incomplete beta function) at
-//!    each step. The unit of the test is the **run** (the mean of its
-//!    repetitions): repetitions of one run share that run's machine state, and testing them
-//!    as if independent (pseudo-replication) calls a run's own offset a change. A segment's
-//!    variance is floored at the series' run-to-run noise (from neighbouring differences), so
-//!    two runs that agree by chance cannot make a difference look certain.
+//!    absolute deviations from the medians (a change of spread), Bonferroni-combined.
+//!    Candidates are ranked by their statistics mapped to the normal scale, so only the
+//!    weakest needs its exact p (the incomplete beta function) at each step. The unit of the
+//!    test is the **run** (the mean of its repetitions): repetitions of one run share that
+//!    run's machine state, and testing them as if independent (pseudo-replication) calls a
+//!    run's own offset a change. A segment's variance is floored at the series' run-to-run
+//!    noise (from neighbouring differences), so two runs that agree by chance cannot make a
+//!    difference look certain.
 //!
 //! Candidates are only placed at run boundaries, so a change point names the first run of
 //! the new segment.
