@@ -115,7 +115,7 @@ source "$SERVICES_LIB/kube_node.sh"
 # shellcheck source=SCRIPTDIR/services/kafka.sh
 source "$SERVICES_LIB/kafka.sh"
 
-SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq mongodb prometheus vault openbao grpc ws kubernetes)
+SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq kafka mongodb prometheus vault openbao grpc ws kubernetes)
 
 usage() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2

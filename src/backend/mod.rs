@@ -25,6 +25,8 @@ macro_rules! each_protocol {
             grpc => Grpc(GrpcTarget), "grpc", ["grpc", "grpcs"], "grpc(s)://", true;
             /// RabbitMQ; the URL carries the password from the environment, never shown.
             amqp => Amqp(AmqpTarget), "amqp", ["amqp"], "amqp://", false;
+            /// Apache Kafka: produce, consume in a group, or both end to end.
+            kafka => Kafka(KafkaTarget), "kafka", ["kafka"], "kafka://", false;
             nats => Nats(NatsTarget), "nats", ["nats"], "nats://", false;
             mqtt => Mqtt(MqttTarget), "mqtt", ["mqtt"], "mqtt://", false;
             mongo => Mongo(MongoTarget), "mongo", ["mongodb"], "mongodb://", false;

@@ -31,6 +31,8 @@ pub mod grpc;
 #[cfg(feature = "http")]
 pub mod http;
 pub mod input;
+#[cfg(feature = "kafka")]
+pub mod kafka;
 #[cfg(feature = "mongo")]
 pub mod mongo;
 #[cfg(feature = "mqtt")]

@@ -11,6 +11,7 @@
 use crate::common::*;
 use serde_json::Value;
 
+mod kafka;
 mod mongo;
 mod nats_mqtt;
 mod rabbitmq;

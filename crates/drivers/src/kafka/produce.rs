@@ -1,0 +1,181 @@
+//! The producer: one librdkafka producer per run, shared by every session, so records from
+//! all of them share its batches as one application's would. An op is one record: sent, then
+//! waited for until its delivery report (the broker's acknowledgement as `acks` says).
+
+use super::errors::{describe, outcome_of};
+use super::{now_ns, Broker, KafkaError, Keys, Partitioner, ProduceOptions, HEADER};
+use perfbase_core::{Class, Driver, Outcome, Session};
+use rdkafka::message::{Header, OwnedHeaders};
+use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
+use rdkafka::util::Timeout;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long the end of a run waits for records still queued in librdkafka.
+const FLUSH_LIMIT: Duration = Duration::from_secs(5);
+/// How long set-up waits for the cluster's metadata.
+pub(super) const METADATA_WAIT: Duration = Duration::from_secs(10);
+
+/// Produces to `topic`: the driver of `-w produce` and of the producers of `-w e2e`.
+pub struct ProduceDriver {
+    broker: Broker,
+    topic: Arc<str>,
+    options: ProduceOptions,
+    producer: FutureProducer,
+    /// The topic's partitions, read by [`ProduceDriver::prepare`] (round robin needs them).
+    partitions: AtomicI32,
+    headers: Option<OwnedHeaders>,
+}
+
+impl ProduceDriver {
+    /// A producer for `topic` with `options`; connects on first use.
+    pub fn new(
+        broker: &Broker,
+        topic: &str,
+        options: ProduceOptions,
+    ) -> Result<ProduceDriver, KafkaError> {
+        if options.record_size < HEADER {
+            return Err(KafkaError::Options(format!(
+                "records of {} bytes: at least {HEADER} (perfbase's op number and send stamp)",
+                options.record_size
+            )));
+        }
+        if options.idempotent && options.acks != super::Acks::All {
+            return Err(KafkaError::Options(
+                "the idempotent producer needs acks = all".into(),
+            ));
+        }
+        let mut config = broker.config();
+        config
+            .set("acks", options.acks.config())
+            .set("batch.size", options.batch_bytes.to_string())
+            .set("linger.ms", linger_ms(options.linger))
+            .set("compression.type", options.compression.config())
+            .set("enable.idempotence", options.idempotent.to_string())
+            .set("partitioner", "murmur2_random")
+            // librdkafka's default is 5 minutes: a run against a stopped broker would keep
+            // every record in flight until then.
+            .set("message.timeout.ms", delivery_ms(options.delivery_timeout))
+            // What waits in librdkafka is bounded: 1 M records or 256 MiB, whichever first.
+            .set("queue.buffering.max.messages", "1000000")
+            .set("queue.buffering.max.kbytes", "262144");
+        let producer: FutureProducer = config
+            .create()
+            .map_err(|e| KafkaError::Options(describe(&e)))?;
+        let headers = (!options.headers.is_empty()).then(|| {
+            options
+                .headers
+                .iter()
+                .fold(OwnedHeaders::new(), |h, (k, v)| {
+                    h.insert(Header {
+                        key: k,
+                        value: Some(v.as_bytes()),
+                    })
+                })
+        });
+        Ok(ProduceDriver {
+            broker: broker.clone(),
+            topic: topic.into(),
+            options,
+            producer,
+            partitions: AtomicI32::new(0),
+            headers,
+        })
+    }
+
+    /// Reads the topic's partitions before the run: a missing topic, an unreachable cluster
+    /// or a refused login is an error here, before any load.
+    pub fn prepare(&self) -> Result<i32, KafkaError> {
+        let n = super::admin::partitions(&self.broker, &self.topic)?;
+        self.partitions.store(n, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    /// The options it produces with.
+    pub fn options(&self) -> &ProduceOptions {
+        &self.options
+    }
+}
+
+/// At least 10 ms, as librdkafka requires more than its linger.
+fn delivery_ms(timeout: Duration) -> String {
+    timeout.as_millis().clamp(10, 900_000).to_string()
+}
+
+fn linger_ms(linger: Duration) -> String {
+    format!("{}", linger.as_secs_f64() * 1000.0)
+}
+
+impl Driver for ProduceDriver {
+    type Session = ProduceSession;
+
+    async fn open(&self, _worker: usize) -> Result<ProduceSession, Outcome> {
+        let mut value = vec![0u8; self.options.record_size];
+        // Filler that compresses as real payloads do, not as zeros.
+        for (i, b) in value.iter_mut().enumerate().skip(HEADER) {
+            *b = b"perfbase kafka record "[i % 22];
+        }
+        Ok(ProduceSession {
+            producer: self.producer.clone(),
+            topic: self.topic.clone(),
+            keys: self.options.keys.clone(),
+            round_robin: match self.options.partitioner {
+                Partitioner::RoundRobin => self.partitions.load(Ordering::Relaxed).max(1),
+                Partitioner::Default => 0,
+            },
+            headers: self.headers.clone(),
+            value,
+        })
+    }
+
+    /// Waits for what librdkafka still holds (bounded by [`FLUSH_LIMIT`]).
+    async fn finish(&self) -> Result<(), String> {
+        self.producer
+            .flush(Timeout::After(FLUSH_LIMIT))
+            .map_err(|e| format!("Kafka: records still unsent at the end: {}", describe(&e)))
+    }
+}
+
+/// One engine session's handle on the shared producer, and its value buffer (librdkafka
+/// copies it on send, so it is reused).
+pub struct ProduceSession {
+    producer: FutureProducer,
+    topic: Arc<str>,
+    keys: Keys,
+    /// Partitions to spread over in turn; 0 leaves the choice to the partitioner.
+    round_robin: i32,
+    headers: Option<OwnedHeaders>,
+    value: Vec<u8>,
+}
+
+impl Session for ProduceSession {
+    async fn execute(&mut self, op: u64) -> Outcome {
+        self.value[..8].copy_from_slice(&op.to_le_bytes());
+        self.value[8..HEADER].copy_from_slice(&now_ns().to_le_bytes());
+        let key = self.keys.of(op);
+        let out = (self.value.len() + key.map_or(0, <[u8]>::len)) as u64;
+        let mut record = FutureRecord::<[u8], [u8]>::to(&self.topic).payload(&self.value[..]);
+        if let Some(key) = key {
+            record = record.key(key);
+        }
+        if self.round_robin > 0 {
+            record = record.partition((op % self.round_robin as u64) as i32);
+        }
+        if let Some(h) = &self.headers {
+            record = record.headers(h.clone());
+        }
+        let delivery = match self.producer.send_result(record) {
+            Ok(d) => d,
+            Err((e, _)) => return outcome_of(&e),
+        };
+        match delivery.await {
+            Ok(Ok(_)) => Outcome::ok(0, out),
+            Ok(Err((e, _))) => outcome_of(&e).with_bytes(0, out),
+            Err(_) => Outcome::error(
+                Class::Read,
+                "the producer was dropped before the record's delivery report",
+            ),
+        }
+    }
+}
