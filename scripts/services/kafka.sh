@@ -9,8 +9,7 @@
 # SCRAM-SHA-512, user `perfbase` password `perfbase`); the controller listens on 127.0.0.1
 # from 27192 upward. The broker's own admin password is drawn on first start and kept in
 # .services/kafka/admin.password (mode 0600). Data in .services/kafka/data. As root it runs as
-# a system user `kafka`. Not among the services `up` starts by default: `up kafka` (it holds
-# about 430 MB).
+# a system user `kafka`. It holds about 430 MB.
 
 KAFKA_DIR="$BASE/kafka"
 KAFKA_VERSION=4.4.0

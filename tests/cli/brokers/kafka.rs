@@ -339,3 +339,53 @@ fn a_kafka_plan_produces_and_consumes_with_its_own_fields_and_checks_them() {
         assert!(r.stderr().contains("workloads.p."), "{}", r.stderr());
     }
 }
+
+/// plans/kafka-baselines.toml as shipped, shrunk: short steps, small ladders, fewer records.
+fn small_kafka_plan() -> String {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/plans/kafka-baselines.toml"
+    ))
+    .unwrap();
+    text.replace("duration = \"2s\"", "duration = \"300ms\"")
+        .replace("concurrency = [64, 512]", "concurrency = [16, 64]")
+        .replace("prefill = 200000", "prefill = 5000")
+        .replace("requests = 200000", "requests = 5000")
+        .replace("idle = \"2s\"", "idle = \"300ms\"")
+}
+
+#[test]
+fn the_kafka_plan_writes_a_baselines_page_with_every_scenario_and_the_consumers() {
+    let Some(url) = kafka() else { return };
+    let _g = serial();
+    let dir = tmp();
+    let pid = service_var("kafka", "PERFBASE_KAFKA_PID");
+    let r = run_plan_with(dir.path(), &small_kafka_plan(), |c| {
+        c.env("PERFBASE_KAFKA_URL", &url)
+            .env("PERFBASE_KAFKA_PID", &pid)
+            .timeout(Duration::from_secs(300));
+    });
+    assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
+    let page = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.to_string_lossy().ends_with(".md")
+                && p.to_string_lossy().contains("performance-baselines-")
+        })
+        .expect("a page");
+    let md = std::fs::read_to_string(page).unwrap();
+    for wanted in [
+        "Kafka performance baselines",
+        "Apache Kafka",
+        "produce 1 KB, acks 0",
+        "produce 1 KB, acks all, idempotent",
+        "produce 1 KB zstd, random keys, acks 1",
+        "consume 1 KB, 1 consumer",
+        "consumers of end to end 1 KB at 5,000/s:",
+        "produce 1 KB, acks 1 vs produce 1 KB, acks all, idempotent",
+    ] {
+        assert!(md.contains(wanted), "{wanted}:\n{md}");
+    }
+    assert!(!md.contains(":perfbase@"), "{md}");
+}

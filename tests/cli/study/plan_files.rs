@@ -113,6 +113,8 @@ fn example_plans_validate() {
                 ),
                 ("PERFBASE_MONGODB_URL", "mongodb://127.0.0.1:27017/"),
                 ("PERFBASE_AMQP_URL", "amqp://u:p@127.0.0.1:5672/%2f"),
+                ("PERFBASE_KAFKA_URL", "kafka://u:p@127.0.0.1:9092"),
+                ("PERFBASE_KAFKA_PID", "1"),
                 ("PERFBASE_PG_PID", "1"),
                 ("PERFBASE_MARIADB_PID", "1"),
                 ("PERFBASE_REDIS_PID", "1"),
