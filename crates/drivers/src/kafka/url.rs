@@ -38,8 +38,12 @@ impl Broker {
     /// scram-sha-512]`. Several hosts are one URL's authority, which `url` cannot parse, so
     /// this reads the text itself.
     pub fn parse(text: &str) -> Result<Broker, KafkaError> {
+        // The form without `user:password@` in it: messages are redacted, and that would be.
         let bad = |why: &str| {
-            KafkaError::Url(format!("{why} (kafka://[user:password@]host:port[,host:port…][?sasl=plain|scram-sha-256|scram-sha-512])"))
+            KafkaError::Url(format!(
+                "{why} (kafka://host:port[,host:port…][?sasl=plain|scram-sha-256|scram-sha-512], \
+                 the user and password before the host to log in)"
+            ))
         };
         let rest = text
             .strip_prefix("kafka://")
