@@ -39,6 +39,7 @@ macro_rules! each_protocol {
 }
 pub(crate) use each_protocol;
 
+mod apart;
 mod closing;
 pub mod options;
 mod protocol;

@@ -24,6 +24,8 @@
 
 #[cfg(feature = "amqp")]
 pub mod amqp;
+#[cfg(any(feature = "amqp", feature = "kafka"))]
+mod apart;
 #[cfg(any(feature = "postgres", feature = "amqp"))]
 mod batch;
 #[cfg(feature = "grpc")]

@@ -7,7 +7,7 @@ pub use names::{AckName, AmqpModeName};
 
 use super::options::name_of;
 use super::protocol::{ask_version, Extras, Target, Ran, RunArgs, BACKEND_MAX_INFLIGHT};
-use super::Side;
+use super::{apart, Side};
 use crate::exit::AppError;
 use perfbase_core::closing::Closing;
 use perfbase_core::result::RunResult;
@@ -125,46 +125,15 @@ impl Target for AmqpTarget {
         let Some(side) = &self.stream else {
             return Vec::new();
         };
-        let Some(consume) = result.phases.iter().find(|p| p.name == "consume") else {
-            return Vec::new();
-        };
-        let left = unconsumed(&result.config.protocol);
-        if left > 0 {
-            errln!(
-                "perfbase: {} published messages were not consumed within --drain {:?} of the \
-                 last one: the consumers did not keep up",
-                perfbase_core::units::thousands(left),
-                side.drain
-            );
-        }
-        vec![Closing::Consumed {
-            measurement: Box::new(consume.measurement.clone()),
-            consumers: side.consumers,
-            left,
-        }]
+        let lost = "published messages were not consumed";
+        apart::closing(result, side.consumers, side.drain, lost)
     }
 
     /// A stream scenario's consumers, measured apart, over every run of the scenario.
     fn closing_blocks(&self, scenario: &str, side: &Side, _result: &RunResult) -> Vec<Closing> {
-        let (Some(stream), Some(consumed)) = (&self.stream, &side.consumed) else {
-            return Vec::new();
-        };
-        let body = vec![Closing::Consumed {
-            measurement: Box::new(consumed.clone()),
-            consumers: stream.consumers,
-            left: unconsumed(&side.extras),
-        }];
-        vec![Closing::Block {
-            title: Some(format!("consumers of {scenario}:")),
-            body,
-        }]
+        match &self.stream {
+            Some(stream) => apart::closing_blocks(scenario, side, stream.consumers),
+            None => Vec::new(),
+        }
     }
-}
-
-/// Published messages the consumers never received, from the run's side figures.
-fn unconsumed(extras: &BTreeMap<String, Value>) -> u64 {
-    extras
-        .get("unconsumed")
-        .and_then(Value::as_u64)
-        .unwrap_or(0)
 }

@@ -2,9 +2,8 @@
 //! before the first publish and drain after the last, measured apart, as PerfTest runs them.
 
 use super::{AmqpTarget, StreamSide};
-use crate::backend::Ran;
+use crate::backend::{apart, Ran};
 use crate::exit::AppError;
-use perfbase_core::result::Measurement;
 use perfbase_drivers::amqp::{ConsumerGroup, ConsumerSettings};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -34,23 +33,13 @@ pub(super) fn start(
 /// consumers' side to the run: their measurement, and how many messages were published and
 /// never consumed.
 pub(super) fn finish(group: ConsumerGroup, mut ran: Ran) -> Ran {
-    let published = ran
-        .outcomes
-        .iter()
-        .rev()
-        .find(|o| o.spec.record)
-        .map_or(0, |o| {
-            let m = o.measurement();
-            m.requests.saturating_sub(m.errors.values().sum::<u64>())
-        });
+    let published = apart::delivered(&ran);
     let consumed = group.finish(published);
-    let unconsumed = published.saturating_sub(consumed.received);
-    ran.extras.insert("published".into(), published.into());
-    ran.extras.insert("unconsumed".into(), unconsumed.into());
-    ran.consumed = Some(Measurement::from_recorder(
-        &consumed.recorder,
-        consumed.elapsed,
-        None,
-    ));
+    let received = apart::Received {
+        recorder: &consumed.recorder,
+        elapsed: consumed.elapsed,
+        count: consumed.received,
+    };
+    apart::add(&mut ran, "published", published, received);
     ran
 }

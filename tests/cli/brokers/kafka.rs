@@ -162,14 +162,15 @@ fn kafka_end_to_end_latency_shows_a_broker_stall_from_each_records_intended_star
             "-r",
             "500",
             "-d",
-            "4s",
+            "6s",
             "--acks",
             "1",
         ],
         dir.path(),
     );
-    // The run starts after the topic's creation: stall the broker well inside it.
-    std::thread::sleep(Duration::from_millis(3000));
+    // The run starts after the topic's creation (under a second, more on a busy machine):
+    // stall the broker well inside it.
+    std::thread::sleep(Duration::from_millis(3500));
     let stopped = Instant::now();
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     std::thread::sleep(Duration::from_millis(300));
@@ -181,7 +182,7 @@ fn kafka_end_to_end_latency_shows_a_broker_stall_from_each_records_intended_star
     // The sends kept their schedule: each record's latency runs from its intended start.
     // (A few start a millisecond late on a busy machine; the stall's 150 would be many more.)
     let late = v["open_model"]["late"].as_u64().unwrap();
-    assert!(late < 60, "{}", v["open_model"]);
+    assert!(late < 90, "{}", v["open_model"]);
     let consume = v["phases"]
         .as_array()
         .unwrap()
@@ -191,8 +192,8 @@ fn kafka_end_to_end_latency_shows_a_broker_stall_from_each_records_intended_star
     let e2e = &consume["latency_ms"];
     let produced = &v["latency_ms"];
     // Records sent during the 300 ms stall waited for it: the slowest near its length, and
-    // the 1 % tail (15 % of the run's records were sent in or queued behind it) well above
-    // a normal record's few milliseconds.
+    // the 1 % tail (5 % of the run's records were sent during it) well above a normal
+    // record's few milliseconds.
     for (what, l) in [("end to end", e2e), ("produce", produced)] {
         let max = l["max"].as_f64().unwrap();
         let p99 = l["p99"].as_f64().unwrap();

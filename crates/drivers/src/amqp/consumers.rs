@@ -16,17 +16,19 @@
 //! A consumer that loses its connection records one `read` error and reconnects until the
 //! group is finished; deliveries without perfbase's header are class `protocol`.
 
-use super::{describe, AckMode, AmqpError, AUTO_ACK_EVERY, GENERATED_QUEUE_EXPIRY_MS, HEADER};
+use super::{describe, AckMode, AmqpError, AUTO_ACK_EVERY, GENERATED_QUEUE_EXPIRY_MS};
+pub use crate::apart::Consumed;
+use crate::apart::{self, Shared};
 use futures_util::StreamExt;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicQosOptions, QueueDeclareOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use lapin::{Channel, Connection, ConnectionProperties, Consumer};
-use perfbase_core::{Class, Outcome, Recorder};
-use std::cell::{Cell, RefCell};
+use perfbase_core::{Class, Outcome};
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Deliveries a consumer may hold unacknowledged (`basic.qos`), with acks on.
 const PREFETCH: u16 = 256;
@@ -61,17 +63,6 @@ pub struct ConsumerSettings {
     pub drain: Duration,
     /// Set on Ctrl-C: the consumers stop at once, draining nothing more.
     pub interrupt: Arc<AtomicBool>,
-}
-
-/// What the consumers measured.
-#[derive(Debug)]
-pub struct Consumed {
-    /// One outcome per delivery, its latency the end-to-end latency; errors of the consumers.
-    pub recorder: Recorder,
-    /// From the moment the group was ready until the last delivery.
-    pub elapsed: Duration,
-    /// Messages received.
-    pub received: u64,
 }
 
 /// Consumers on a shared queue, running on their own thread until [`ConsumerGroup::finish`].
@@ -134,11 +125,10 @@ impl ConsumerGroup {
         super::lag::unregister(&self.queue);
         self.control.target.store(published, Ordering::Relaxed);
         self.control.finishing.store(true, Ordering::Relaxed);
-        self.thread.join().unwrap_or_else(|_| Consumed {
-            recorder: Recorder::new(false),
-            elapsed: Duration::ZERO,
-            received: self.control.counters.received.load(Ordering::Relaxed),
-        })
+        let received = self.control.counters.received.load(Ordering::Relaxed);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Consumed::nothing(received))
     }
 }
 
@@ -150,20 +140,11 @@ fn run_group(
     control: Arc<Control>,
     ready: std::sync::mpsc::Sender<Result<(), AmqpError>>,
 ) -> Consumed {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match apart::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready.send(Err(AmqpError::Broker(format!(
-                "cannot start the consumers' runtime: {e}"
-            ))));
-            return Consumed {
-                recorder: Recorder::new(false),
-                elapsed: Duration::ZERO,
-                received: 0,
-            };
+            let _ = ready.send(Err(AmqpError::Broker(e)));
+            return Consumed::nothing(0);
         }
     };
     let local = tokio::task::LocalSet::new();
@@ -174,20 +155,11 @@ fn run_group(
                 Ok(s) => subscribed.push(s),
                 Err(e) => {
                     let _ = ready.send(Err(e));
-                    return Consumed {
-                        recorder: Recorder::new(false),
-                        elapsed: Duration::ZERO,
-                        received: 0,
-                    };
+                    return Consumed::nothing(0);
                 }
             }
         }
-        let start = Instant::now();
-        let shared = Rc::new(Shared {
-            recorder: RefCell::new(Recorder::new(false)),
-            last: RefCell::new(start),
-            start,
-        });
+        let shared = Shared::start();
         let _ = ready.send(Ok(()));
         let tasks: Vec<_> = subscribed
             .into_iter()
@@ -207,23 +179,8 @@ fn run_group(
         for t in tasks {
             let _ = t.await;
         }
-        let mut recorder = shared.recorder.replace(Recorder::new(false));
-        recorder.finish();
-        let elapsed = shared.last.borrow().saturating_duration_since(start);
-        Consumed {
-            recorder,
-            elapsed,
-            received: control.counters.received.load(Ordering::Relaxed),
-        }
+        shared.finish(control.counters.received.load(Ordering::Relaxed))
     })
-}
-
-/// What the consumers of the thread record into.
-struct Shared {
-    recorder: RefCell<Recorder>,
-    /// The latest delivery.
-    last: RefCell<Instant>,
-    start: Instant,
 }
 
 /// One consumer's connection, channel and subscription.
@@ -314,7 +271,7 @@ fn done(control: &Control, shared: &Shared, settings: &ConsumerSettings) -> bool
     settings.interrupt.load(Ordering::Relaxed)
         || control.counters.received.load(Ordering::Relaxed)
             >= control.target.load(Ordering::Relaxed)
-        || shared.last.borrow().elapsed() >= settings.drain
+        || shared.quiet_for() >= settings.drain
 }
 
 /// Receives until the group is done, recording each delivery's end-to-end latency. Per
@@ -356,11 +313,10 @@ async fn consume(
             )),
         };
         if let Some(why) = failure {
-            let at = Instant::now().saturating_duration_since(shared.start);
-            shared.recorder.borrow_mut().count_unmeasured(
-                &Outcome::error(Class::Read, format!("consumer {index}: {why}")),
-                at,
-            );
+            shared.error(&Outcome::error(
+                Class::Read,
+                format!("consumer {index}: {why}"),
+            ));
             unacked = None;
             match resubscribe(&url, &queue, &settings, index, &control, &shared).await {
                 Some(fresh) => s = fresh,
@@ -372,34 +328,11 @@ async fn consume(
 }
 
 /// Records a delivery: its end-to-end latency from the send stamp it carries, or a
-/// `protocol` error for a message without perfbase's header; and notes it as the latest.
+/// `protocol` error for a message without perfbase's header.
 fn record_delivery(shared: &Shared, data: &[u8], queue: &str) {
-    let now = Instant::now();
-    let at = now.saturating_duration_since(shared.start);
-    {
-        let mut recorder = shared.recorder.borrow_mut();
-        match stamp_of(data) {
-            Some(sent_ns) => {
-                let now_ns = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos() as u64);
-                let latency = Duration::from_nanos(now_ns.saturating_sub(sent_ns));
-                let ok = Outcome::ok(data.len() as u64, 0);
-                recorder.record(&ok, latency, latency, at);
-            }
-            None => recorder.count_unmeasured(
-                &Outcome::error(
-                    Class::Malformed,
-                    format!(
-                        "a {}-byte message without perfbase's header on queue {queue}",
-                        data.len()
-                    ),
-                ),
-                at,
-            ),
-        }
-    }
-    *shared.last.borrow_mut() = now;
+    shared.message(data, |n| {
+        format!("a {n}-byte message without perfbase's header on queue {queue}")
+    });
 }
 
 /// Acknowledges delivery `tag` as `mode` says: nothing, one ack handed over without waiting
@@ -482,14 +415,4 @@ async fn ack_and_close(s: Subscribed, unacked: Option<(u64, u64)>, acks_pending:
     };
     let _ = tokio::time::timeout(ACK_SETTLE_LIMIT, settle).await;
     let _ = s.channel.close(200, "perfbase done".into()).await;
-}
-
-/// The send stamp of a perfbase message (bytes 8..16), if it has the header.
-fn stamp_of(data: &[u8]) -> Option<u64> {
-    if data.len() < HEADER {
-        return None;
-    }
-    data.get(8..HEADER)
-        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-        .map(u64::from_le_bytes)
 }

@@ -66,7 +66,7 @@ pub use consumers::{Consumed, ConsumerGroup, ConsumerSettings};
 pub use version::server_version;
 
 /// Bytes at the start of each message: the op (u64) and the send stamp (u64).
-const HEADER: usize = 16;
+use crate::apart::HEADER;
 /// In [`AckMode::Auto`], deliveries acknowledged together by one `basic.ack(multiple)`.
 pub const AUTO_ACK_EVERY: u64 = 32;
 /// `x-expires` of a generated durable queue: the broker deletes it after this long unused.

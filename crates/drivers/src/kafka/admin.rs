@@ -3,7 +3,8 @@
 
 use super::errors::{code_name, describe};
 use super::produce::METADATA_WAIT;
-use super::{now_ns, Broker, KafkaError, HEADER};
+use super::{Broker, KafkaError, HEADER};
+use crate::apart::now_ns;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::{ClientContext, DefaultClientContext};
 use rdkafka::consumer::{BaseConsumer, Consumer};

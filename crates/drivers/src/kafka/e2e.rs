@@ -11,30 +11,19 @@
 //! record produced before they were ready is missed or counted.
 
 use super::errors::{describe, outcome_of};
-use super::{stamp_of, Broker, KafkaError};
-use perfbase_core::{Class, Outcome, Recorder};
+use super::{Broker, KafkaError};
+use crate::apart::{self, Consumed, Shared};
 use rdkafka::consumer::{Consumer, StreamConsumer};
 use rdkafka::message::Message;
 use rdkafka::util::Timeout;
 use rdkafka::{Offset, TopicPartitionList};
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often a consumer re-checks whether the run is over while no record comes.
 const POLL: Duration = Duration::from_millis(50);
-
-/// What the consumers measured.
-#[derive(Debug)]
-pub struct Consumed {
-    /// One outcome per record, its latency the end-to-end latency; the consumers' errors.
-    pub recorder: Recorder,
-    /// From the moment the consumers were ready until the last record.
-    pub elapsed: Duration,
-    pub received: u64,
-}
 
 struct Control {
     finishing: AtomicBool,
@@ -93,11 +82,9 @@ impl EndToEnd {
         self.control.target.store(published, Ordering::Relaxed);
         self.control.finishing.store(true, Ordering::Relaxed);
         let received = self.control.received.load(Ordering::Relaxed);
-        self.thread.join().unwrap_or_else(|_| Consumed {
-            recorder: Recorder::new(false),
-            elapsed: Duration::ZERO,
-            received,
-        })
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Consumed::nothing(received))
     }
 }
 
@@ -139,13 +126,6 @@ fn assign(broker: &Broker, topic: &str, n: usize) -> Result<Vec<StreamConsumer>,
     Ok(consumers)
 }
 
-/// What the consumer tasks record into.
-struct Shared {
-    recorder: RefCell<Recorder>,
-    last: RefCell<Instant>,
-    start: Instant,
-}
-
 /// The consumer thread: a current-thread runtime running every consumer (rdkafka's stream
 /// consumers are made inside it: they need its reactor).
 fn run(
@@ -155,21 +135,11 @@ fn run(
     control: Arc<Control>,
     ready: std::sync::mpsc::Sender<Result<(), KafkaError>>,
 ) -> Consumed {
-    let empty = || Consumed {
-        recorder: Recorder::new(false),
-        elapsed: Duration::ZERO,
-        received: 0,
-    };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match apart::runtime() {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready.send(Err(KafkaError::Broker(format!(
-                "cannot start the consumers' runtime: {e}"
-            ))));
-            return empty();
+            let _ = ready.send(Err(KafkaError::Broker(e)));
+            return Consumed::nothing(0);
         }
     };
     let consumers = {
@@ -178,18 +148,13 @@ fn run(
             Ok(c) => c,
             Err(e) => {
                 let _ = ready.send(Err(e));
-                return empty();
+                return Consumed::nothing(0);
             }
         }
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
-        let start = Instant::now();
-        let shared = Rc::new(Shared {
-            recorder: RefCell::new(Recorder::new(false)),
-            last: RefCell::new(start),
-            start,
-        });
+        let shared = Shared::start();
         let _ = ready.send(Ok(()));
         let tasks: Vec<_> = consumers
             .into_iter()
@@ -198,14 +163,7 @@ fn run(
         for t in tasks {
             let _ = t.await;
         }
-        let mut recorder = shared.recorder.replace(Recorder::new(false));
-        recorder.finish();
-        let elapsed = shared.last.borrow().saturating_duration_since(start);
-        Consumed {
-            recorder,
-            elapsed,
-            received: control.received.load(Ordering::Relaxed),
-        }
+        shared.finish(control.received.load(Ordering::Relaxed))
     })
 }
 
@@ -213,7 +171,7 @@ fn done(control: &Control, shared: &Shared) -> bool {
     control.finishing.load(Ordering::Relaxed)
         && (control.interrupt.load(Ordering::Relaxed)
             || control.received.load(Ordering::Relaxed) >= control.target.load(Ordering::Relaxed)
-            || shared.last.borrow().elapsed() >= control.drain)
+            || shared.quiet_for() >= control.drain)
 }
 
 /// Receives until the run is over, recording each record's end-to-end latency.
@@ -223,31 +181,15 @@ async fn consume(consumer: StreamConsumer, control: Arc<Control>, shared: Rc<Sha
             Err(_) => continue,
             Ok(n) => n,
         };
-        let now = Instant::now();
-        let at = now.saturating_duration_since(shared.start);
-        let mut recorder = shared.recorder.borrow_mut();
         match next {
             Ok(m) => {
                 let value = m.payload().unwrap_or_default();
-                match stamp_of(value) {
-                    Some(sent) => {
-                        let latency = Duration::from_nanos(super::now_ns().saturating_sub(sent));
-                        let ok = Outcome::ok(value.len() as u64, 0);
-                        recorder.record(&ok, latency, latency, at);
-                        control.received.fetch_add(1, Ordering::Relaxed);
-                    }
-                    None => recorder.count_unmeasured(
-                        &Outcome::error(
-                            Class::Malformed,
-                            format!("a {}-byte record without perfbase's header", value.len()),
-                        ),
-                        at,
-                    ),
+                let unmarked = |n| format!("a {n}-byte record without perfbase's header");
+                if shared.message(value, unmarked) {
+                    control.received.fetch_add(1, Ordering::Relaxed);
                 }
-                drop(recorder);
-                *shared.last.borrow_mut() = now;
             }
-            Err(e) => recorder.count_unmeasured(&outcome_of(&e), at),
+            Err(e) => shared.error(&outcome_of(&e)),
         }
     }
 }

@@ -38,15 +38,13 @@ mod errors;
 mod produce;
 mod url;
 
+pub use crate::apart::{Consumed, HEADER};
 pub use admin::{create_topic, delete_topic, prefill, server_version};
 pub use consume::ConsumeDriver;
-pub use e2e::{Consumed, EndToEnd};
+pub use e2e::EndToEnd;
 pub use errors::{outcome_of, KafkaError};
 pub use produce::ProduceDriver;
 pub use url::Broker;
-
-/// Bytes at the start of each value: the op and the send stamp.
-pub const HEADER: usize = 16;
 
 /// Which acknowledgement a produced record waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -222,21 +220,6 @@ pub struct ConsumeOptions {
     pub commit: Commit,
 }
 
-/// The current time as a send stamp: nanoseconds since the Unix epoch.
-fn now_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
-/// The send stamp of a perfbase record (bytes 8..16), if it has the header.
-fn stamp_of(value: &[u8]) -> Option<u64> {
-    value
-        .get(8..HEADER)
-        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-        .map(u64::from_le_bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,13 +235,5 @@ mod tests {
         assert_eq!(drawn.len(), 3, "100 draws over 3 keys reach every key");
         assert_eq!(random.of(7), random.of(7));
         assert_eq!(Keys::None.of(1), None);
-    }
-
-    #[test]
-    fn the_stamp_is_read_back_from_a_value() {
-        let mut v = vec![0u8; 32];
-        v[8..16].copy_from_slice(&42u64.to_le_bytes());
-        assert_eq!(stamp_of(&v), Some(42));
-        assert_eq!(stamp_of(&v[..10]), None);
     }
 }

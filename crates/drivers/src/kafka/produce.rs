@@ -3,7 +3,8 @@
 //! waited for until its delivery report (the broker's acknowledgement as `acks` says).
 
 use super::errors::{describe, outcome_of};
-use super::{now_ns, Broker, KafkaError, Keys, Partitioner, ProduceOptions, HEADER};
+use super::{Broker, KafkaError, Keys, Partitioner, ProduceOptions, HEADER};
+use crate::apart::now_ns;
 use perfbase_core::{Class, Driver, Outcome, Session};
 use rdkafka::message::{Header, OwnedHeaders};
 use rdkafka::producer::{FutureProducer, FutureRecord, Producer};
@@ -12,6 +13,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The largest record value perfbase sends.
+const MAX_RECORD: usize = 64 << 20;
 /// How long the end of a run waits for records still queued in librdkafka.
 const FLUSH_LIMIT: Duration = Duration::from_secs(5);
 /// How long set-up waits for the cluster's metadata.
@@ -41,6 +44,13 @@ impl ProduceDriver {
                 options.record_size
             )));
         }
+        if options.record_size > MAX_RECORD {
+            return Err(KafkaError::Options(format!(
+                "records of {} bytes: at most {} MiB (a broker takes 1 MB by default)",
+                options.record_size,
+                MAX_RECORD >> 20
+            )));
+        }
         if options.idempotent && options.acks != super::Acks::All {
             return Err(KafkaError::Options(
                 "the idempotent producer needs acks = all".into(),
@@ -54,6 +64,12 @@ impl ProduceDriver {
             .set("compression.type", options.compression.config())
             .set("enable.idempotence", options.idempotent.to_string())
             .set("partitioner", "murmur2_random")
+            // Room for a record of any size allowed (librdkafka's default is 1,000,000 B);
+            // the broker's own limit answers as `KAFKA 10 MESSAGE_TOO_LARGE`.
+            .set(
+                "message.max.bytes",
+                (options.record_size + 64 * 1024).max(1_000_000).to_string(),
+            )
             // librdkafka's default is 5 minutes: a run against a stopped broker would keep
             // every record in flight until then.
             .set("message.timeout.ms", delivery_ms(options.delivery_timeout))
@@ -111,11 +127,6 @@ impl Driver for ProduceDriver {
     type Session = ProduceSession;
 
     async fn open(&self, _worker: usize) -> Result<ProduceSession, Outcome> {
-        let mut value = vec![0u8; self.options.record_size];
-        // Filler that compresses as real payloads do, not as zeros.
-        for (i, b) in value.iter_mut().enumerate().skip(HEADER) {
-            *b = b"perfbase kafka record "[i % 22];
-        }
         Ok(ProduceSession {
             producer: self.producer.clone(),
             topic: self.topic.clone(),
@@ -125,7 +136,7 @@ impl Driver for ProduceDriver {
                 Partitioner::Default => 0,
             },
             headers: self.headers.clone(),
-            value,
+            size: self.options.record_size,
         })
     }
 
@@ -137,8 +148,9 @@ impl Driver for ProduceDriver {
     }
 }
 
-/// One engine session's handle on the shared producer, and its value buffer (librdkafka
-/// copies it on send, so it is reused).
+/// One engine session's handle on the shared producer. Its value is written into its
+/// worker thread's buffer, which librdkafka copies on send: the open model's thousands of
+/// sessions in flight hold no value each (10,000 of 1 MB would be 10 GB).
 pub struct ProduceSession {
     producer: FutureProducer,
     topic: Arc<str>,
@@ -146,28 +158,47 @@ pub struct ProduceSession {
     /// Partitions to spread over in turn; 0 leaves the choice to the partitioner.
     round_robin: i32,
     headers: Option<OwnedHeaders>,
-    value: Vec<u8>,
+    size: usize,
+}
+
+thread_local! {
+    /// The value of the record a session of this thread is sending.
+    static VALUE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `value` at `size` bytes: filler that compresses as real payloads do, not as zeros.
+fn sized(value: &mut Vec<u8>, size: usize) {
+    if value.len() != size {
+        value.clear();
+        value.extend((0..size).map(|i| b"perfbase kafka record "[i % 22]));
+    }
 }
 
 impl Session for ProduceSession {
     async fn execute(&mut self, op: u64) -> Outcome {
-        self.value[..8].copy_from_slice(&op.to_le_bytes());
-        self.value[8..HEADER].copy_from_slice(&now_ns().to_le_bytes());
         let key = self.keys.of(op);
-        let out = (self.value.len() + key.map_or(0, <[u8]>::len)) as u64;
-        let mut record = FutureRecord::<[u8], [u8]>::to(&self.topic).payload(&self.value[..]);
-        if let Some(key) = key {
-            record = record.key(key);
-        }
-        if self.round_robin > 0 {
-            record = record.partition((op % self.round_robin as u64) as i32);
-        }
-        if let Some(h) = &self.headers {
-            record = record.headers(h.clone());
-        }
-        let delivery = match self.producer.send_result(record) {
+        let out = (self.size + key.map_or(0, <[u8]>::len)) as u64;
+        // Sent (and copied) before the first await: no other session of the thread runs
+        // in between.
+        let sent = VALUE.with_borrow_mut(|value| {
+            sized(value, self.size);
+            value[..8].copy_from_slice(&op.to_le_bytes());
+            value[8..HEADER].copy_from_slice(&now_ns().to_le_bytes());
+            let mut record = FutureRecord::<[u8], [u8]>::to(&self.topic).payload(&value[..]);
+            if let Some(key) = key {
+                record = record.key(key);
+            }
+            if self.round_robin > 0 {
+                record = record.partition((op % self.round_robin as u64) as i32);
+            }
+            if let Some(h) = &self.headers {
+                record = record.headers(h.clone());
+            }
+            self.producer.send_result(record).map_err(|(e, _)| e)
+        });
+        let delivery = match sent {
             Ok(d) => d,
-            Err((e, _)) => return outcome_of(&e),
+            Err(e) => return outcome_of(&e),
         };
         match delivery.await {
             Ok(Ok(_)) => Outcome::ok(0, out),
