@@ -8,6 +8,13 @@ use perfbase_core::closing::Closing;
 use perfbase_core::result::RunResult;
 use perfbase_drivers::kafka::{Broker, EndToEnd};
 
+/// The run's figure of how many consumers read the topic (see [`EndToEnd::reading`]).
+const READING: &str = "consumers_reading";
+
+fn reading(extras: &std::collections::BTreeMap<String, serde_json::Value>) -> Option<u64> {
+    extras.get(READING).and_then(serde_json::Value::as_u64)
+}
+
 /// The consumers started, the producers' run, and the consumers' side added to it.
 pub(super) fn run(
     target: &KafkaTarget,
@@ -23,9 +30,23 @@ pub(super) fn run(
         args.interrupt.clone(),
     )
     .map_err(|e| AppError::Unusable(e.to_string()))?;
+    let reading = consumers.reading() as u64;
+    if reading < side.consumers {
+        errln!(
+            "perfbase: warning: --consumers {}: topic {} has {reading} partition{}, so {reading} \
+             consumer{} read it (create it with --init --partitions N for more)",
+            side.consumers,
+            target.topic,
+            if reading == 1 { "" } else { "s" },
+            if reading == 1 { "" } else { "s" },
+        );
+    }
     let producer = target.producer_for(args.cfg);
     match args.drive(producer) {
-        Ok(ran) => Ok(finish(consumers, ran)),
+        Ok(mut ran) => {
+            ran.extras.insert(READING.into(), reading.into());
+            Ok(finish(consumers, ran))
+        }
         Err(e) => {
             consumers.finish(0);
             Err(e)
@@ -53,13 +74,17 @@ pub(super) fn closing(target: &KafkaTarget, result: &RunResult) -> Vec<Closing> 
         return Vec::new();
     };
     let lost = "acknowledged records did not reach the consumers";
-    apart::closing(result, side.consumers, side.drain, lost)
+    let reading = reading(&result.config.protocol).unwrap_or(side.consumers);
+    apart::closing(result, reading, side.drain, lost)
 }
 
 /// A plan scenario's consumers, measured apart, over every run of the scenario.
 pub(super) fn closing_blocks(target: &KafkaTarget, scenario: &str, side: &Side) -> Vec<Closing> {
     match &target.e2e {
-        Some(e2e) => apart::closing_blocks(scenario, side, e2e.consumers),
+        Some(e2e) => {
+            let reading = reading(&side.extras).unwrap_or(e2e.consumers);
+            apart::closing_blocks(scenario, side, reading)
+        }
         None => Vec::new(),
     }
 }

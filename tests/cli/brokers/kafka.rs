@@ -165,6 +165,8 @@ fn kafka_end_to_end_latency_shows_a_broker_stall_from_each_records_intended_star
             "6s",
             "--acks",
             "1",
+            "--consumers",
+            "3",
         ],
         dir.path(),
     );
@@ -179,6 +181,12 @@ fn kafka_end_to_end_latency_shows_a_broker_stall_from_each_records_intended_star
     let (code, stderr, v) = run.finish();
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(v["success_ratio"], 1.0, "{}", v["error_samples"]);
+    // Three consumers asked of a one-partition topic: one reads, and the run says so.
+    assert!(
+        stderr.contains("has 1 partition, so 1 consumer read it"),
+        "{stderr}"
+    );
+    assert_eq!(v["config"]["protocol"]["consumers_reading"], 1);
     // The sends kept their schedule: each record's latency runs from its intended start.
     // (A few start a millisecond late on a busy machine; the stall's 150 would be many more.)
     let late = v["open_model"]["late"].as_u64().unwrap();

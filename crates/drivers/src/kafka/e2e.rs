@@ -38,6 +38,8 @@ struct Control {
 pub struct EndToEnd {
     control: Arc<Control>,
     thread: std::thread::JoinHandle<Consumed>,
+    /// Consumers reading: as many as asked, or as the topic has partitions if fewer.
+    reading: usize,
 }
 
 impl EndToEnd {
@@ -65,7 +67,11 @@ impl EndToEnd {
             .spawn(move || run(&broker, &topic, consumers.max(1), control_t, ready_tx))
             .map_err(|e| KafkaError::Broker(format!("cannot start the consumer thread: {e}")))?;
         match ready_rx.recv() {
-            Ok(Ok(())) => Ok(EndToEnd { control, thread }),
+            Ok(Ok(reading)) => Ok(EndToEnd {
+                control,
+                thread,
+                reading,
+            }),
             Ok(Err(e)) => {
                 let _ = thread.join();
                 Err(e)
@@ -74,6 +80,12 @@ impl EndToEnd {
                 "the consumer thread ended before its consumers were ready".into(),
             )),
         }
+    }
+
+    /// Consumers reading the topic: a partition has at most one, so fewer than asked when the
+    /// topic has fewer partitions.
+    pub fn reading(&self) -> usize {
+        self.reading
     }
 
     /// Waits until `published` records arrived (or none came for the drain time), stops the
@@ -133,7 +145,7 @@ fn run(
     topic: &str,
     n: usize,
     control: Arc<Control>,
-    ready: std::sync::mpsc::Sender<Result<(), KafkaError>>,
+    ready: std::sync::mpsc::Sender<Result<usize, KafkaError>>,
 ) -> Consumed {
     let rt = match apart::runtime() {
         Ok(rt) => rt,
@@ -155,7 +167,7 @@ fn run(
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let shared = Shared::start();
-        let _ = ready.send(Ok(()));
+        let _ = ready.send(Ok(consumers.len()));
         let tasks: Vec<_> = consumers
             .into_iter()
             .map(|c| tokio::task::spawn_local(consume(c, control.clone(), shared.clone())))
