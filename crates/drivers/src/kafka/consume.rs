@@ -39,10 +39,6 @@ impl ConsumeDriver {
         Ok(driver)
     }
 
-    pub fn options(&self) -> &ConsumeOptions {
-        &self.options
-    }
-
     /// A stream consumer: made inside a tokio runtime (a session's), whose reactor it needs.
     fn consumer(&self) -> Result<StreamConsumer, KafkaError> {
         self.config()

@@ -107,11 +107,6 @@ impl ProduceDriver {
         self.partitions.store(n, Ordering::Relaxed);
         Ok(n)
     }
-
-    /// The options it produces with.
-    pub fn options(&self) -> &ProduceOptions {
-        &self.options
-    }
 }
 
 /// At least 10 ms, as librdkafka requires more than its linger.
