@@ -99,6 +99,7 @@ pub fn write(p: PageRun<'_>) -> Result<(PathBuf, PathBuf), AppError> {
                 })
             })
             .collect(),
+        matrices: matrices(p.plan),
     };
     let page = perfbase_report::page::build(&input);
     let md = p.dir.join(format!("{}-{stamp}.md", p.spec.stem));
@@ -108,6 +109,34 @@ pub fn write(p: PageRun<'_>) -> Result<(PathBuf, PathBuf), AppError> {
     perfbase_report::json::write_text_atomic(&html, &page.html())
         .with_context(|| format!("cannot write {}", html.display()))?;
     Ok((md, html))
+}
+
+/// The plan's `[[matrices]]` with each member's label values and process under test.
+fn matrices(plan: &Plan) -> Vec<perfbase_report::page::Matrix> {
+    plan.matrices
+        .iter()
+        .map(|m| perfbase_report::page::Matrix {
+            name: m.name.clone(),
+            labels: m.labels.clone(),
+            members: m
+                .scenarios
+                .iter()
+                .filter_map(|name| plan.scenarios.iter().find(|s| &s.name == name))
+                .map(|s| perfbase_report::page::Member {
+                    scenario: s.name.clone(),
+                    values: m
+                        .labels
+                        .iter()
+                        .map(|l| {
+                            let v = s.labels.iter().find(|(n, _)| n == l);
+                            v.map_or_else(String::new, |(_, v)| v.clone())
+                        })
+                        .collect(),
+                    app: s.app.clone(),
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The previous baseline of the plan and how this run compares with it; then this run

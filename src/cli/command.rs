@@ -128,6 +128,8 @@ impl LoadArgs {
             max_time: None,
             thresholds: Vec::new(),
             section: None,
+            labels: Vec::new(),
+            app: None,
             api: None,
         }
     }
@@ -192,6 +194,7 @@ impl LoadArgs {
             monitor: self.monitor(),
             rankings: Vec::new(),
             versus: Vec::new(),
+            matrices: Vec::new(),
             page: None,
             seed: 0,
             interleave: false,

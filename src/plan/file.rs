@@ -28,7 +28,21 @@ pub(crate) struct PlanFile {
     pub rankings: Vec<RankingDef>,
     #[serde(default)]
     pub versus: Vec<VersusDef>,
+    #[serde(default)]
+    pub matrices: Vec<MatrixDef>,
     pub page: Option<PageDef>,
+}
+
+/// `[[matrices]]`: scenarios that form a matrix, one table with a row per scenario and step,
+/// headed by the scenarios' values of these labels.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MatrixDef {
+    pub name: S<String>,
+    /// The row heads, outermost first: `["web server", "SQL driver"]`.
+    pub labels: S<Vec<S<String>>>,
+    /// Default: every scenario that gives all of the labels.
+    pub scenarios: Option<Vec<S<String>>>,
 }
 
 /// `[[versus]]`: scenario B against scenario A over their repetitions.
@@ -289,6 +303,11 @@ pub(crate) struct ScenarioDef {
     pub implementation: Option<S<String>>,
     pub endpoint: Option<S<String>>,
     pub note: Option<S<String>>,
+    /// Its place in a `[[matrices]]` table: `{ "web server" = "Go net/http" }`.
+    pub labels: Option<S<BTreeMap<String, S<String>>>>,
+    /// The process under test (a monitor target, watched for the whole run): its CPU and
+    /// memory go in the scenario's matrix rows.
+    pub app: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

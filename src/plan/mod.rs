@@ -36,6 +36,7 @@ mod file;
 mod http_fields;
 mod http_target;
 mod journeys;
+mod matrix;
 mod meta;
 mod model;
 mod protocols;
@@ -133,9 +134,11 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
     let workloads = workloads::workloads(&cx, &raw, &targets, &corpora)?;
     let scenarios = scenarios::scenarios(&cx, &raw, &workloads, settings.scale)?;
     let checks = checks::checks(&cx, &raw, &workloads)?;
-    let monitor = checks::monitor(&cx, &raw)?;
+    let mut monitor = checks::monitor(&cx, &raw)?;
+    matrix::watch_apps(&mut monitor, &scenarios);
     let rankings = publish::rankings(&cx, &raw, &scenarios)?;
     let versus = publish::versus(&cx, &raw, &scenarios)?;
+    let matrices = matrix::matrices(&cx, &raw, &scenarios)?;
     let page = publish::page(&cx, &raw, meta_name(&raw, file))?;
     if scenarios.is_empty() && checks.is_empty() {
         return Err(cx.err_at(
@@ -164,6 +167,7 @@ pub fn parse(text: &str, file: &str, base: &Path, scale: Option<f64>) -> Result<
         monitor,
         rankings,
         versus,
+        matrices,
         page,
         seed: match &meta.seed {
             Some(seed) => cx.count(seed, "plan.seed", i64::MAX as u64, "a seed may be")?,

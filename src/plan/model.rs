@@ -62,6 +62,8 @@ pub struct Plan {
     pub rankings: Vec<RankingSpec>,
     /// `[[versus]]`: scenario B against A, over their repetitions.
     pub versus: Vec<VersusSpec>,
+    /// `[[matrices]]`: scenarios tabled as a matrix on the page.
+    pub matrices: Vec<MatrixSpec>,
     /// `[page]`: a dated baselines page after the run.
     pub page: Option<PageSpec>,
     /// `[plan] seed`: the orders of interleaved scenarios' blocks are drawn from it.
@@ -89,6 +91,15 @@ pub struct VersusSpec {
     pub b: String,
     pub a_label: String,
     pub b_label: String,
+}
+
+/// `[[matrices]]`: scenarios in one table, their rows headed by these labels' values.
+#[derive(Debug, Clone)]
+pub struct MatrixSpec {
+    pub name: String,
+    pub labels: Vec<String>,
+    /// In plan order.
+    pub scenarios: Vec<String>,
 }
 
 /// What the baselines page is called.
@@ -195,6 +206,10 @@ pub struct Scenario {
     pub section: Option<String>,
     /// A row of a page's API table: (implementation, endpoint, note).
     pub api: Option<(String, String, String)>,
+    /// `labels`: (name, value) pairs that place it in a `[[matrices]]` table.
+    pub labels: Vec<(String, String)>,
+    /// `app`: the monitor target that is the system under test, as written (expanded).
+    pub app: Option<String>,
 }
 
 /// An exact expectation: `requests` sequential requests (over `connections`) give exactly

@@ -206,6 +206,8 @@ fn scenario(
             .unwrap_or_default(),
         section: sd.section.as_ref().map(|s| s.get_ref().trim().to_string()),
         api: api_row(cx, field, sd)?,
+        labels: super::matrix::scenario_labels(cx, field, sd)?,
+        app: super::matrix::app(cx, field, sd)?,
     })
 }
 

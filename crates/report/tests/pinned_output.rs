@@ -485,6 +485,7 @@ fn page_input<'a>(r: &'a RunResult, changelog: Changelog) -> PageInput<'a> {
         closing: vec![("pool".into(), "redirects: 0\nreplies per node: 12\n".into())],
         changelog,
         api: Vec::new(),
+        matrices: Vec::new(),
     }
 }
 

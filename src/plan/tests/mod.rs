@@ -5,6 +5,7 @@
 //! - `targets`: what each kind of target takes (Redis, HTTPS, HTTP/2, brokers, Vault);
 //! - `corpora`: CSV and generated corpora;
 //! - `limits`: numbers, corpora and input files too large to run;
+//! - `matrices`: `[[matrices]]` and the scenarios' `labels` and `app` they table;
 //! - `secrets`: values from the environment, kept out of labels, headers and URLs.
 
 use super::*;
@@ -12,6 +13,7 @@ use super::*;
 mod corpora;
 mod expansion;
 mod limits;
+mod matrices;
 mod secrets;
 mod targets;
 

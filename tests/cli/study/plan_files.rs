@@ -85,6 +85,18 @@ fn demo_runs_the_demo_plan_against_the_embedded_service() {
     assert!(stdout.contains("operating point under the SLO"), "{stdout}");
 }
 
+/// The stacks of scripts/services.sh's `stacks`, as their variables name them.
+const WEB_STACKS: [&str; 8] = [
+    "GO_PGX",
+    "GO_PQ",
+    "ACTIX_SQLX",
+    "WEBFLUX_R2DBC",
+    "FASTAPI_PSYCOPG",
+    "FASTAPI_ASYNCPG",
+    "EXPRESS_PG",
+    "EXPRESS_POSTGRES",
+];
+
 #[test]
 fn example_plans_validate() {
     for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/plans")).unwrap() {
@@ -120,7 +132,18 @@ fn example_plans_validate() {
                 ("PERFBASE_REDIS_PID", "1"),
                 ("PERFBASE_MONGODB_PID", "1"),
                 ("PERFBASE_RABBITMQ_PID", "1"),
+                ("PERFBASE_PGBOUNCER_PID", "1"),
             ])
+            // plans/web-stacks.toml: each stack's URL and pid.
+            .envs(WEB_STACKS.iter().flat_map(|s| {
+                [
+                    (
+                        format!("PERFBASE_STACK_{s}_URL"),
+                        "http://127.0.0.1:26101".into(),
+                    ),
+                    (format!("PERFBASE_STACK_{s}_PID"), "1".to_string()),
+                ]
+            }))
             .output()
             .unwrap();
         assert_eq!(

@@ -10,6 +10,7 @@ mod bottleneck;
 mod charts;
 mod history;
 pub mod markup;
+mod matrix;
 mod observe;
 mod precision;
 mod signif;
@@ -20,6 +21,7 @@ use crate::study_text::{judgements, latency_cells, offered, LATENCY_HEADS};
 use crate::table::{Cell, Table};
 use crate::{bytes, thousands, thousands_f};
 use markup::{Block, Page, Section};
+pub use matrix::{Matrix, Member};
 use perfbase_analysis::study::Study;
 use perfbase_analysis::versus::runs::{Comparison, EntryComparison};
 use perfbase_core::result::RunResult;
@@ -88,6 +90,8 @@ pub struct PageInput<'a> {
     pub changelog: Changelog,
     /// The scenarios that are API endpoints, in the order their tables show them.
     pub api: Vec<ApiRow>,
+    /// The plan's `[[matrices]]`, a section each.
+    pub matrices: Vec<Matrix>,
 }
 
 /// The page of `input`.
@@ -104,9 +108,11 @@ pub fn build(input: &PageInput<'_>) -> Page {
         intro.push(format!("Stored as run {id}"));
     }
     let mut sections = vec![environment(input), conditions(input)];
+    sections.extend(matrix::sections(input));
     let mut kinds: Vec<&str> = Vec::new();
-    for (_, kind) in &input.sections {
-        if !kinds.contains(&kind.as_str()) {
+    for (name, kind) in &input.sections {
+        // A kind whose every scenario is in a matrix has nothing left to show.
+        if !kinds.contains(&kind.as_str()) && !matrix::in_matrix(input, name) {
             kinds.push(kind);
         }
     }
@@ -393,8 +399,8 @@ fn service_section(input: &PageInput<'_>, kind: &str) -> Section {
     let mut blocks = Vec::new();
     let mut chart_rows: charts::Rows<'_> = Vec::new();
     for (name, _) in input.sections.iter().filter(|(_, k)| k == kind) {
-        if input.api.iter().any(|a| &a.scenario == name) {
-            continue; // in the API tables
+        if input.api.iter().any(|a| &a.scenario == name) || matrix::in_matrix(input, name) {
+            continue; // in the API tables, or a matrix's
         }
         let Some(s) = input.study.scenarios.iter().find(|s| &s.name == name) else {
             continue; // interrupted before it ran

@@ -394,6 +394,7 @@ fn page_of(r: &RunResult) -> Page {
             api_row("A /health c=100", "A, c=100", "GET /health", "ab -c 100"),
             api_row("B /health c=100", "B, c=100", "GET /health", "ab -c 100"),
         ],
+        matrices: Vec::new(),
     })
 }
 

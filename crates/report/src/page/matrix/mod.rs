@@ -1,0 +1,313 @@
+//! A plan's `[[matrices]]`: scenarios that form a matrix (web servers × SQL drivers) in one
+//! table, as a published study tables them — the labels, then each step's load, throughput,
+//! latency (avg, min, max, p90, p95), its ±, errors, the thresholds' verdict and the CPU and
+//! memory of the scenario's own process under test — and the like-for-like observations below
+//! it (see [`observe`]).
+
+mod observe;
+
+use super::markup::{Block, Section};
+use super::{api, precision, table_cells, PageInput};
+use crate::study_text::{ms, offered};
+use crate::table::{Cell, Look};
+use crate::{bytes, thousands_f};
+use perfbase_core::monitor::TargetReport;
+use perfbase_core::result::PhaseResult;
+use perfbase_core::study::{Offered, ScenarioStudy, StepRow};
+
+/// A matrix as the plan declares it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Matrix {
+    pub name: String,
+    /// The row heads, outermost first.
+    pub labels: Vec<String>,
+    /// Its scenarios, in plan order.
+    pub members: Vec<Member>,
+}
+
+/// A scenario of a matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    pub scenario: String,
+    /// Its values of the matrix's labels, in their order.
+    pub values: Vec<String>,
+    /// The monitor target that is its process under test, as the plan wrote it (`pid:123`).
+    pub app: Option<String>,
+}
+
+impl Member {
+    /// "Go net/http · jackc/pgx": the member as sentences name it.
+    pub(crate) fn title(&self) -> String {
+        self.values.join(" · ")
+    }
+}
+
+/// One row: a step of a member's scenario.
+pub(crate) struct Row<'a> {
+    pub member: &'a Member,
+    pub scenario: &'a ScenarioStudy,
+    pub index: usize,
+    pub step: &'a StepRow,
+    /// The step's measured phases (one per repetition).
+    pub phases: Vec<&'a PhaseResult>,
+}
+
+impl Row<'_> {
+    /// The step's load in a sentence: "16 VUs", "500/s".
+    pub(crate) fn load(&self) -> String {
+        load_words(&self.step.offered)
+    }
+
+    /// Every threshold judged on the step's runs that failed, as "error_rate < 1% (4.20 %)".
+    pub(crate) fn failed(&self) -> Vec<String> {
+        let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
+        let mut out: Vec<String> = Vec::new();
+        for v in self
+            .scenario
+            .thresholds
+            .iter()
+            .filter(|v| names.contains(&v.phase.as_str()) && !v.verdict.passed)
+        {
+            let t = &v.verdict.threshold;
+            let text = match crate::study_text::threshold_value(t, v.verdict.actual) {
+                Some(actual) => format!("{t} ({actual})"),
+                None => t.clone(),
+            };
+            // A repeated step fails once per run: the first run's figure says it.
+            if !out.iter().any(|o| o.starts_with(t.as_str())) {
+                out.push(text);
+            }
+        }
+        out
+    }
+
+    /// Whether the step had thresholds to judge at all.
+    pub(crate) fn judged(&self) -> bool {
+        let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
+        self.scenario
+            .thresholds
+            .iter()
+            .any(|v| names.contains(&v.phase.as_str()))
+    }
+}
+
+/// "16", "500/s": a step's load in the matrix's load column.
+pub(crate) fn load_text(o: &Offered) -> String {
+    match o {
+        Offered::Concurrency(c) => c.to_string(),
+        other => offered(other),
+    }
+}
+
+/// "16 VUs", "500/s": a load in a sentence.
+pub(crate) fn load_words(o: &Offered) -> String {
+    match o {
+        Offered::Concurrency(c) => format!("{c} VU{}", if *c == 1 { "" } else { "s" }),
+        other => offered(other),
+    }
+}
+
+/// Requests per second as a study's table writes them: whole above 100/s.
+pub(crate) fn rps(v: f64) -> String {
+    if v >= 100.0 {
+        crate::thousands(v.round() as u64)
+    } else {
+        thousands_f(v)
+    }
+}
+
+/// The matrix's rows, grouped as a study groups them: by the first label's values in the
+/// order the plan first gives them, then the second's, and so on; steps in load order.
+pub(crate) fn rows<'a>(input: &'a PageInput<'_>, m: &'a Matrix) -> Vec<Row<'a>> {
+    let mut members: Vec<&Member> = m.members.iter().collect();
+    let rank = |depth: usize, v: &str| {
+        m.members
+            .iter()
+            .position(|x| x.values[depth] == v)
+            .unwrap_or(usize::MAX)
+    };
+    members.sort_by(|a, b| {
+        (0..m.labels.len())
+            .map(|d| rank(d, &a.values[d]).cmp(&rank(d, &b.values[d])))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut out = Vec::new();
+    for member in members {
+        let Some(s) = input
+            .study
+            .scenarios
+            .iter()
+            .find(|s| s.name == member.scenario)
+        else {
+            continue; // interrupted before it ran
+        };
+        for (index, step) in s.steps.iter().enumerate() {
+            let phases = input
+                .result
+                .phases
+                .iter()
+                .filter(|p| {
+                    p.scenario.as_deref() == Some(s.name.as_str())
+                        && p.step.unwrap_or(0) as usize == index
+                })
+                .collect();
+            out.push(Row {
+                member,
+                scenario: s,
+                index,
+                step,
+                phases,
+            });
+        }
+    }
+    out
+}
+
+/// The monitor's report of `app` (`pid:123`, shown on the page as `python3 (pid:123)`).
+pub(crate) fn target<'a>(input: &'a PageInput<'_>, app: &str) -> Option<&'a TargetReport> {
+    let m = input.result.monitor.as_ref()?;
+    let named = format!("({app})");
+    m.targets
+        .iter()
+        .find(|t| t.label == app || t.label.ends_with(&named))
+}
+
+/// The app's CPU (mean over the step's samples, % of one core) and peak RSS during `row`.
+pub(crate) fn usage(input: &PageInput<'_>, row: &Row<'_>) -> Option<(f64, u64)> {
+    let t = target(input, row.member.app.as_deref()?)?;
+    let stats: Vec<_> = row.phases.iter().filter_map(|p| t.phase(&p.name)).collect();
+    let n: usize = stats.iter().map(|p| p.samples).sum();
+    if n == 0 {
+        return None;
+    }
+    let cpu = stats
+        .iter()
+        .map(|p| p.cpu_pct.mean * p.samples as f64)
+        .sum::<f64>()
+        / n as f64;
+    let rss = stats.iter().map(|p| p.rss_bytes.max).fold(0.0, f64::max);
+    Some((cpu, rss as u64))
+}
+
+fn at_ms(v: f64) -> String {
+    if v.is_finite() {
+        ms(v)
+    } else {
+        "—".into()
+    }
+}
+
+/// A row's cells; a label's value is written on the first row of its group only.
+fn cells(input: &PageInput<'_>, row: &Row<'_>, previous: Option<&Row<'_>>) -> Vec<Cell> {
+    let mut out: Vec<Cell> = Vec::new();
+    let mut same = previous.is_some();
+    for (d, v) in row.member.values.iter().enumerate() {
+        same = same && previous.is_some_and(|p| p.member.values[d] == *v);
+        out.push(Cell::from(if same { String::new() } else { v.clone() }));
+    }
+    let st = row.step;
+    out.push(Cell::from(load_text(&st.offered)));
+    out.push(Cell::from(rps(st.achieved_rps)));
+    for v in [st.mean_ms, st.min_ms, st.max_ms, st.p90_ms, st.p95_ms] {
+        out.push(Cell::from(at_ms(v)));
+    }
+    out.push(api::precision_cell(precision::cell(row.scenario, &st.name)));
+    out.push(Cell::from(format!(
+        "{:.2} %",
+        (1.0 - st.success_ratio) * 100.0
+    )));
+    let failed = row.failed();
+    out.push(if !failed.is_empty() {
+        Cell::new(format!("FAIL {}", failed.join("; ")), Look::Fail)
+    } else if row.judged() {
+        Cell::from("pass")
+    } else {
+        Cell::from("—")
+    });
+    match usage(input, row) {
+        Some((cpu, rss)) => {
+            out.push(Cell::from(format!("{cpu:.0} %")));
+            out.push(Cell::from(bytes(rss)));
+        }
+        None => {
+            out.push(Cell::from("—"));
+            out.push(Cell::from("—"));
+        }
+    }
+    out
+}
+
+/// The head of the load column: VUs when every row is a concurrency.
+fn load_head(rows: &[Row<'_>]) -> &'static str {
+    if rows
+        .iter()
+        .all(|r| matches!(r.step.offered, Offered::Concurrency(_)))
+    {
+        "VUs"
+    } else {
+        "load"
+    }
+}
+
+/// A section per matrix: the table, what its columns mean, then the observations.
+pub(crate) fn sections(input: &PageInput<'_>) -> Vec<Section> {
+    let mut out = Vec::new();
+    for m in &input.matrices {
+        let rows = rows(input, m);
+        if rows.is_empty() {
+            continue;
+        }
+        let mut head: Vec<&str> = m.labels.iter().map(String::as_str).collect();
+        let labels = head.len();
+        head.push(load_head(&rows));
+        head.extend([
+            "RPS",
+            "avg ms",
+            "min ms",
+            "max ms",
+            "p90 ms",
+            "p95 ms",
+            "±",
+            "errors",
+            "thresholds",
+            "app CPU",
+            "app RSS",
+        ]);
+        let table: Vec<Vec<Cell>> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| cells(input, r, i.checked_sub(1).map(|p| &rows[p])))
+            .collect();
+        let mut blocks = vec![
+            Block::Text(
+                "One row per scenario and step. RPS: completed requests per second of the \
+                 step (errors included); latency over the step's runs; ±: how far the runs \
+                 agree (95 % interval, worst of throughput, mean and p99); errors: the share \
+                 that failed; thresholds: the scenario's, judged on each run of the step; \
+                 app CPU: the process under test's mean over the step (% of one core), app \
+                 RSS: its peak."
+                    .into(),
+            ),
+            table_cells(&head, table, labels, &[labels + 9]),
+        ];
+        let found = observe::observations(input, m, &rows);
+        if !found.is_empty() {
+            blocks.push(Block::Heading(format!("{} — observations", m.name)));
+            blocks.push(Block::List(found));
+        }
+        out.push(Section {
+            title: m.name.clone(),
+            blocks,
+        });
+    }
+    out
+}
+
+/// Whether scenario `name` is tabled in a matrix (and so not again in its service's section).
+pub(crate) fn in_matrix(input: &PageInput<'_>, name: &str) -> bool {
+    input
+        .matrices
+        .iter()
+        .any(|m| m.members.iter().any(|x| x.scenario == name))
+}
