@@ -81,6 +81,20 @@ impl Row<'_> {
         out
     }
 
+    /// The step's errors by class over its runs, most frequent first.
+    pub(crate) fn error_classes(&self) -> Vec<(String, u64)> {
+        let mut classes: Vec<(String, u64)> = Vec::new();
+        for (class, n) in self.phases.iter().flat_map(|p| &p.measurement.errors) {
+            match classes.iter_mut().find(|(c, _)| c == class) {
+                Some(c) => c.1 += n,
+                None => classes.push((class.clone(), *n)),
+            }
+        }
+        classes.retain(|(_, n)| *n > 0);
+        classes.sort_by_key(|c| std::cmp::Reverse(c.1));
+        classes
+    }
+
     /// Whether the step had thresholds to judge at all.
     pub(crate) fn judged(&self) -> bool {
         let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
@@ -213,10 +227,7 @@ fn cells(input: &PageInput<'_>, row: &Row<'_>, previous: Option<&Row<'_>>) -> Ve
         out.push(Cell::from(at_ms(v)));
     }
     out.push(api::precision_cell(precision::cell(row.scenario, &st.name)));
-    out.push(Cell::from(format!(
-        "{:.2} %",
-        (1.0 - st.success_ratio) * 100.0
-    )));
+    out.push(Cell::from(errors_text(row)));
     let failed = row.failed();
     out.push(if !failed.is_empty() {
         Cell::new(format!("FAIL {}", failed.join("; ")), Look::Fail)
@@ -236,6 +247,16 @@ fn cells(input: &PageInput<'_>, row: &Row<'_>, previous: Option<&Row<'_>>) -> Ve
         }
     }
     out
+}
+
+/// The step's share of failed requests, with its most frequent class when any failed:
+/// "0.00 %", "12.31 % connect".
+fn errors_text(row: &Row<'_>) -> String {
+    let share = format!("{:.2} %", (1.0 - row.step.success_ratio) * 100.0);
+    match row.error_classes().first() {
+        Some((class, _)) => format!("{share} {class}"),
+        None => share,
+    }
 }
 
 /// The head of the load column: VUs when every row is a concurrency.
@@ -289,7 +310,7 @@ pub(crate) fn sections(input: &PageInput<'_>) -> Vec<Section> {
                  RSS: its peak."
                     .into(),
             ),
-            table_cells(&head, table, labels, &[labels + 9]),
+            table_cells(&head, table, labels, &[labels + 8, labels + 9]),
         ];
         let found = observe::observations(input, m, &rows);
         if !found.is_empty() {

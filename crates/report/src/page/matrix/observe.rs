@@ -31,23 +31,14 @@ fn rows_of<'r, 'a>(rows: &'r [Row<'a>], member: &Member) -> Vec<&'r Row<'a>> {
 /// the app's CPU against the machine's cores, and the app's exit if it exited.
 fn why(input: &super::PageInput<'_>, row: &Row<'_>) -> String {
     let mut parts = Vec::new();
-    let mut classes: Vec<(String, u64)> = Vec::new();
+    let classes = row.error_classes();
     let mut samples: Vec<(String, u64)> = Vec::new();
-    for p in &row.phases {
-        for (class, n) in &p.measurement.errors {
-            match classes.iter_mut().find(|(c, _)| c == class) {
-                Some(c) => c.1 += n,
-                None => classes.push((class.clone(), *n)),
-            }
-        }
-        for s in &p.measurement.error_samples {
-            match samples.iter_mut().find(|(m, _)| *m == s.message) {
-                Some(m) => m.1 += s.count,
-                None => samples.push((s.message.clone(), s.count)),
-            }
+    for s in row.phases.iter().flat_map(|p| &p.measurement.error_samples) {
+        match samples.iter_mut().find(|(m, _)| *m == s.message) {
+            Some(m) => m.1 += s.count,
+            None => samples.push((s.message.clone(), s.count)),
         }
     }
-    classes.sort_by_key(|c| std::cmp::Reverse(c.1));
     if !classes.is_empty() {
         let listed: Vec<String> = classes
             .iter()
