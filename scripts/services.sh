@@ -69,6 +69,10 @@
 #             kube-scheduler built with the API server; containerd and runc from Debian):
 #             PERFBASE_KUBE_NODE=perfbase-node PERFBASE_KUBE_CONTAINERD=<its socket>
 #             PERFBASE_KUBELET_PID=<pid>; scripts/image.sh imports the agent image into it
+#   pgbouncer: PERFBASE_PGBOUNCER_URL=postgres://perfbase:perfbase@127.0.0.1:PORT/stacks
+#             PERFBASE_PGBOUNCER_PID=<pid> (Debian's PgBouncer 1.18 in front of postgres,
+#             pool_mode transaction; database stacks: pgbench's tables at scale 1 and the
+#             function pgbench_tx) PERFBASE_PGBOUNCER_ADMIN_URL=<its admin console, SHOW POOLS>
 #
 # Progress goes to stderr, exports to stdout. As root the servers run as their packages' system
 # user (PostgreSQL refuses to run as root). A service is one function `svc_NAME ACTION` with
@@ -114,8 +118,10 @@ source "$SERVICES_LIB/oci.sh"
 source "$SERVICES_LIB/kube_node.sh"
 # shellcheck source=SCRIPTDIR/services/kafka.sh
 source "$SERVICES_LIB/kafka.sh"
+# shellcheck source=SCRIPTDIR/services/pgbouncer.sh
+source "$SERVICES_LIB/pgbouncer.sh"
 
-SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq kafka mongodb prometheus vault openbao grpc ws kubernetes)
+SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq kafka mongodb prometheus vault openbao grpc ws kubernetes pgbouncer)
 
 usage() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2

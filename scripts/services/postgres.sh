@@ -5,7 +5,9 @@
 #
 # postgres: PostgreSQL from Debian's postgresql package (15 on Debian 12), a database and user
 # `perfbase` (password `perfbase`), listening on 127.0.0.1 from port 25432 upward and on a Unix
-# socket in .services/postgres/run.
+# socket in .services/postgres/run. pg_stat_statements is preloaded (PG_PRELOAD), so that a test
+# can count the statements a client sent (the stacks' tests do, in the database `stacks`, where
+# pgbouncer.sh creates the extension); a server found running without it is restarted by `up`.
 
 PG_DIR="$BASE/postgres"
 PG_DATA="$PG_DIR/data"
@@ -13,6 +15,7 @@ PG_LOG="$PG_DIR/postgres.log"
 PG_USER=postgres
 PG_FIRST_PORT=25432
 PG_SOCK="$PG_DIR/run"
+PG_PRELOAD=pg_stat_statements
 # A Unix socket path has at most 107 bytes; from a deep checkout use a directory in /tmp.
 if [ $((${#PG_SOCK} + 20)) -gt 107 ]; then
   PG_SOCK="/tmp/perfbase-pg-$(printf %s "$ROOT" | cksum | cut -d' ' -f1)"
@@ -43,6 +46,16 @@ pg_running() {
 # pg_pidfile_line N: line N of postmaster.pid (1 pid, 4 port, 5 socket directory).
 pg_pidfile_line() { sed -n "${1}p" "$PG_DATA/postmaster.pid"; }
 
+# pg_preloaded: the running server has PG_PRELOAD in shared_preload_libraries (a setting read at
+# start only: a server started before it was set needs a restart).
+pg_preloaded() {
+  local bin got
+  bin=$(pg_bindir) || return 1
+  got=$(as_user "$(pg_run_user)" "$bin/psql" -X -h "$(pg_pidfile_line 5)" -p "$(pg_pidfile_line 4)" \
+    -U postgres -d postgres -qAt -c 'SHOW shared_preload_libraries' 2>/dev/null) || return 1
+  [[ ",${got// /}," == *",$PG_PRELOAD,"* ]]
+}
+
 pg_up() {
   local bin port user
   pg_bindir >/dev/null || ensure_pkg postgresql
@@ -52,8 +65,12 @@ pg_up() {
   mkdir -p "$PG_DIR" "$PG_SOCK"
   if is_root; then chown "$PG_USER:" "$PG_DIR" "$PG_SOCK"; fi
   if pg_running; then
-    log "postgres already running (pid $(pg_pidfile_line 1), port $(pg_pidfile_line 4))"
-    return 0
+    if pg_preloaded; then
+      log "postgres already running (pid $(pg_pidfile_line 1), port $(pg_pidfile_line 4))"
+      return 0
+    fi
+    log "postgres runs without shared_preload_libraries=$PG_PRELOAD: restarting it"
+    pg_down
   fi
   if [ ! -s "$PG_DATA/PG_VERSION" ]; then
     log "initdb $PG_DATA ($bin)"
@@ -66,7 +83,7 @@ pg_up() {
   log "starting postgres on 127.0.0.1:$port (log $PG_LOG)"
   if is_root; then touch "$PG_LOG" && chown "$PG_USER:" "$PG_LOG"; fi
   as_user "$user" "$bin/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 60 \
-    -o "-p $port -k $PG_SOCK -c listen_addresses=127.0.0.1" start >&2 ||
+    -o "-p $port -k $PG_SOCK -c listen_addresses=127.0.0.1 -c shared_preload_libraries=$PG_PRELOAD" start >&2 ||
     die "postgres did not start; see $PG_LOG"
   as_user "$user" "$bin/psql" -X -h "$PG_SOCK" -p "$port" -U postgres -d postgres -qAt \
     -v ON_ERROR_STOP=1 >&2 <<'SQL'
