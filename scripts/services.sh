@@ -73,6 +73,14 @@
 #             PERFBASE_PGBOUNCER_PID=<pid> (Debian's PgBouncer 1.18 in front of postgres,
 #             pool_mode transaction; database stacks: pgbench's tables at scale 1 and the
 #             function pgbench_tx) PERFBASE_PGBOUNCER_ADMIN_URL=<its admin console, SHOW POOLS>
+#   stacks:   the benchmark study's systems under test: small web apps of ours on real
+#             frameworks and drivers (sources and lockfiles in scripts/services/stacks/), each
+#             one process, through pgbouncer to the database stacks, pinging redis; built once
+#             per machine. For each NAME running, of go_pgx go_pq actix_sqlx fastapi_asyncpg
+#             fastapi_psycopg express_pg express_postgres webflux_r2dbc:
+#             PERFBASE_STACK_<NAME>_URL=http://127.0.0.1:PORT   PERFBASE_STACK_<NAME>_PID=<pid>
+#             (NAME in upper case; GET / /db /tx /health/all) and
+#             PERFBASE_STACKS='<the running ones, lower case, space-separated>'
 #
 # Progress goes to stderr, exports to stdout. As root the servers run as their packages' system
 # user (PostgreSQL refuses to run as root). A service is one function `svc_NAME ACTION` with
@@ -120,8 +128,10 @@ source "$SERVICES_LIB/kube_node.sh"
 source "$SERVICES_LIB/kafka.sh"
 # shellcheck source=SCRIPTDIR/services/pgbouncer.sh
 source "$SERVICES_LIB/pgbouncer.sh"
+# shellcheck source=SCRIPTDIR/services/stacks.sh
+source "$SERVICES_LIB/stacks.sh"
 
-SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq kafka mongodb prometheus vault openbao grpc ws kubernetes pgbouncer)
+SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq kafka mongodb prometheus vault openbao grpc ws kubernetes pgbouncer stacks)
 
 usage() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2

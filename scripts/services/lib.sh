@@ -235,6 +235,7 @@ built_dirs() {
   ws) echo ws/bin ;;
   kubernetes) echo kubernetes/bin ;;
   kafka) echo kafka/lib ;;
+  stacks) echo stacks/bin ;;
   esac
 }
 
