@@ -28,6 +28,7 @@ mod script_metrics;
 mod scripts;
 mod shell;
 mod sql;
+mod stacks;
 mod steps;
 mod store;
 mod study;
