@@ -96,7 +96,8 @@ SQL
   n=$(PGCONNECT_TIMEOUT=10 "$bin/psql" -X "$url" -qAt -c 'SELECT count(*) FROM pgbench_accounts' 2>/dev/null) || n=0
   if [ "$n" != 100000 ]; then
     log "pgbouncer: pgbench -i -s 1 in the database $PGB_DB (100,000 accounts)"
-    PGCONNECT_TIMEOUT=10 "$bin/pgbench" -i -s 1 -q "$url" >&2 || die "pgbench -i in $PGB_DB failed"
+    PGCONNECT_TIMEOUT=10 PGOPTIONS="-c client_min_messages=warning" "$bin/pgbench" -i -s 1 -q "$url" >&2 ||
+      die "pgbench -i in $PGB_DB failed"
   fi
   # pgbench's TPC-B transaction ("tpcb-like") in one call, so a stack sends one statement:
   # the account's, teller's and branch's balances moved by delta, a row of history, the
