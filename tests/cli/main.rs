@@ -34,4 +34,5 @@ mod store;
 mod study;
 mod trend;
 mod vault;
+mod web_stacks;
 mod ws;

@@ -1,9 +1,9 @@
 //! `plans/dev-stack-baselines.toml` end to end: the whole "Performance Baselines" page from one
-//! run against the real services of scripts/services.sh and two configurations of the
-//! reference service, and a second run whose changelog compares with the first.
+//! run against the real services of scripts/services.sh (the API section on the seed's web
+//! stacks: FastAPI, Go, Express, actix-web), and a second run whose changelog compares with
+//! the first.
 
 use crate::common::*;
-use perfbase_reference::Config;
 use std::path::Path;
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ fn small_plan() -> String {
             "requests = 20000" => "requests = 1000",
             "requests = 2000" => "requests = 100",
             "requests = 100" => "requests = 10",
+            "requests = 500" => "requests = 20",
             "requests = 3000" => "requests = 200",
             "max_repetitions = 10" => {
                 "max_repetitions = 5\nmin_run_time = \"100ms\"\nmin_run_ops = 1"
@@ -79,34 +80,32 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
         "PERFBASE_AMQP_URL",
         "PERFBASE_VAULT_URL",
         "PERFBASE_VAULT_TOKEN",
+        "PERFBASE_STACKS",
     ];
     if vars.iter().any(|v| service(v).is_none()) {
         return;
     }
     let _g = serial();
-    let a = perfbase_reference::spawn(0).unwrap();
-    let b = perfbase_reference::spawn_with(
-        0,
-        Config {
-            health_concurrent: true,
-            workers: Some(8),
-            ..Config::default()
-        },
-    )
-    .unwrap();
     let dir = tmp();
     let plan = small_plan();
     // The services' pids as they are now: other tests stop and restart some of them.
-    let pids: Vec<(&str, String)> = [
+    let pids: Vec<(String, String)> = [
         ("postgres", "PERFBASE_PG_PID"),
         ("mariadb", "PERFBASE_MARIADB_PID"),
         ("redis", "PERFBASE_REDIS_PID"),
         ("mongodb", "PERFBASE_MONGODB_PID"),
         ("rabbitmq", "PERFBASE_RABBITMQ_PID"),
         ("vault", "PERFBASE_VAULT_PID"),
+        ("pgbouncer", "PERFBASE_PGBOUNCER_PID"),
     ]
     .into_iter()
-    .map(|(service, var)| (var, service_var(service, var)))
+    .map(|(service, var)| (var.to_string(), service_var(service, var)))
+    .chain(
+        ["FASTAPI_ASYNCPG", "GO_PGX", "EXPRESS_PG", "ACTIX_SQLX"]
+            .into_iter()
+            .flat_map(|s| ["URL", "PID"].map(|w| format!("PERFBASE_STACK_{s}_{w}")))
+            .map(|var| (var.clone(), service_var("stacks", &var))),
+    )
     .collect();
     // Each run in its own folder, both with the one store.
     let store = dir.path().join("results.db");
@@ -118,8 +117,6 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
             c.args(["--scale", "0.5"])
                 .envs(pids.iter().map(|(k, v)| (k, v)))
                 .env("PERFBASE_STORE", &store)
-                .env("API_A_URL", format!("http://{}", a.addr))
-                .env("API_B_URL", format!("http://{}", b.addr))
                 .timeout(Duration::from_secs(300));
         });
         assert_eq!(r.code(), 0, "run {n}:\n{}\n{}", r.stdout(), r.stderr());
@@ -162,7 +159,10 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
     }
     // The environment as the servers reported it, never a password.
     for version in [
-        "perfbase-reference/",
+        "fastapi/0.",
+        "go-net-http/go1",
+        "express/5.",
+        "actix-web/4.",
         "PostgreSQL 15",
         "MariaDB 10",
         "FerretDB 1.24",
@@ -178,7 +178,7 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
     for text in [
         "| Endpoint | p50 | p95 | p99 | Max | ± | Notes |",
         "### A vs B per endpoint",
-        "| GET /health/all |",
+        "| GET /health/all sequential |",
         "| select-pk | c=2 |",
         "| find-one | c=2 |",
         "| hset | c=25 |",

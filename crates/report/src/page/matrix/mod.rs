@@ -58,27 +58,39 @@ impl Row<'_> {
         load_words(&self.step.offered)
     }
 
-    /// Every threshold judged on the step's runs that failed, as "error_rate < 1% (4.20 %)".
+    /// Every threshold that failed on a run of the step, with how many of its runs it failed:
+    /// "error_rate < 1% (3 of 5 runs)". The runs' figures differ; the errors column has the
+    /// step's over all of them.
     pub(crate) fn failed(&self) -> Vec<String> {
         let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
-        let mut out: Vec<String> = Vec::new();
-        for v in self
+        let judged: Vec<_> = self
             .scenario
             .thresholds
             .iter()
-            .filter(|v| names.contains(&v.phase.as_str()) && !v.verdict.passed)
-        {
+            .filter(|v| names.contains(&v.phase.as_str()))
+            .collect();
+        let mut out: Vec<(String, usize, usize)> = Vec::new();
+        for v in &judged {
             let t = &v.verdict.threshold;
-            let text = match crate::study_text::threshold_value(t, v.verdict.actual) {
-                Some(actual) => format!("{t} ({actual})"),
-                None => t.clone(),
+            let at = match out.iter().position(|(o, _, _)| o == t) {
+                Some(i) => i,
+                None => {
+                    out.push((t.clone(), 0, 0));
+                    out.len() - 1
+                }
             };
-            // A repeated step fails once per run: the first run's figure says it.
-            if !out.iter().any(|o| o.starts_with(t.as_str())) {
-                out.push(text);
+            out[at].2 += 1;
+            if !v.verdict.passed {
+                out[at].1 += 1;
             }
         }
-        out
+        out.into_iter()
+            .filter(|(_, failed, _)| *failed > 0)
+            .map(|(t, failed, runs)| match runs {
+                1 => t,
+                _ => format!("{t} ({failed} of {runs} runs)"),
+            })
+            .collect()
     }
 
     /// The step's errors by class over its runs, most frequent first.
