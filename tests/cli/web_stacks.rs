@@ -188,6 +188,7 @@ fn a_short_run_writes_the_seed_shaped_table_with_every_column_filled() {
     }
     let obs = observations(&dir.path().join("out"));
     assert!(obs.contains("Passed every step"), "{obs}");
+    assert!(obs.contains("At 12 VUs, by RPS: "), "{obs}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ pub(super) fn observations(
 ) -> Vec<String> {
     let mut out = Vec::new();
     failures(input, m, rows, &mut out);
+    ranked(rows, &mut out);
     knees(m, rows, &mut out);
     pairs(input, m, rows, &mut out);
     out
@@ -109,6 +110,53 @@ fn failures(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mu
     if !passed.is_empty() {
         out.push(format!("Passed every step: {}.", passed.join(", ")));
     }
+}
+
+/// Every member side by side at the highest load they all ran, by throughput: where the
+/// labels share no value (each server with its own drivers) this is the only comparison
+/// across them, so it is said as a ranking, not as like for like.
+fn ranked(rows: &[Row<'_>], out: &mut Vec<String>) {
+    let mut members: Vec<&str> = Vec::new();
+    for r in rows {
+        if !members.contains(&r.member.scenario.as_str()) {
+            members.push(&r.member.scenario);
+        }
+    }
+    if members.len() < 2 {
+        return;
+    }
+    // The highest load every member ran.
+    let top = rows
+        .iter()
+        .map(|r| r.step.offered)
+        .filter(|o| {
+            members.iter().all(|m| {
+                rows.iter()
+                    .any(|r| r.member.scenario == *m && r.step.offered == *o)
+            })
+        })
+        .max_by(|a, b| a.amount().total_cmp(&b.amount()));
+    let Some(top) = top else {
+        return;
+    };
+    let mut at: Vec<&Row<'_>> = rows.iter().filter(|r| r.step.offered == top).collect();
+    at.sort_by(|a, b| b.step.achieved_rps.total_cmp(&a.step.achieved_rps));
+    let listed: Vec<String> = at
+        .iter()
+        .map(|r| {
+            let failed = if r.failed().is_empty() {
+                ""
+            } else {
+                " (failed)"
+            };
+            format!("{} {}{failed}", r.member.title(), rps(r.step.achieved_rps))
+        })
+        .collect();
+    out.push(format!(
+        "At {}, by RPS: {}.",
+        load_words(&top),
+        listed.join(", ")
+    ));
 }
 
 /// Each member's knee, or the highest load it held without one.
