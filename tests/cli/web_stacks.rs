@@ -94,8 +94,8 @@ fn stack_env(keep: &[&str]) -> Option<Vec<(String, String)>> {
     Some(env)
 }
 
-/// The matrix table's rows on the page in `dir`: cells of each `| … |` line after the head.
-fn matrix_rows(dir: &Path) -> Vec<Vec<String>> {
+/// The page's Markdown in `dir` (`web-stacks-*.md`).
+fn page_md(dir: &Path) -> String {
     let page = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -104,7 +104,12 @@ fn matrix_rows(dir: &Path) -> Vec<Vec<String>> {
             n.starts_with("web-stacks-") && n.ends_with(".md")
         })
         .unwrap_or_else(|| panic!("no web-stacks-*.md in {}", dir.display()));
-    let md = std::fs::read_to_string(page).unwrap();
+    std::fs::read_to_string(page).unwrap()
+}
+
+/// The matrix table's rows on the page in `dir`: cells of each `| … |` line after the head.
+fn matrix_rows(dir: &Path) -> Vec<Vec<String>> {
+    let md = page_md(dir);
     let at = md
         .find("\n## Web servers × SQL drivers\n")
         .unwrap_or_else(|| panic!("no matrix section:\n{md}"));
@@ -123,18 +128,20 @@ fn matrix_rows(dir: &Path) -> Vec<Vec<String>> {
 }
 
 fn observations(dir: &Path) -> String {
-    let page = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.to_string_lossy().ends_with(".md") && p.to_string_lossy().contains("web-stacks-")
-        })
-        .unwrap();
-    let md = std::fs::read_to_string(page).unwrap();
+    let md = page_md(dir);
     let at = md
         .find("— observations")
         .expect("the matrix's observations");
     md[at..].split("\n## ").next().unwrap().to_string()
+}
+
+/// `perfbase run` of the cut plan at scale 0.02 (150 VUs → 3) with the stacks' variables.
+fn run(dir: &Path, plan: &str, env: &[(String, String)]) -> Run {
+    run_plan_with(dir, plan, |c| {
+        c.args(["--scale", "0.02"])
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .timeout(Duration::from_secs(240));
+    })
 }
 
 #[test]
@@ -147,11 +154,7 @@ fn a_short_run_writes_the_seed_shaped_table_with_every_column_filled() {
     };
     let dir = tmp();
     let plan = cut_plan(&keep, "[150, 600]", "400ms", 5);
-    let r = run_plan_with(dir.path(), &plan, |c| {
-        c.args(["--scale", "0.02"])
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .timeout(Duration::from_secs(240));
-    });
+    let r = run(dir.path(), &plan, &env);
     assert_eq!(r.code(), 0, "{}\n{}", r.stdout(), r.stderr());
     let rows = matrix_rows(&dir.path().join("out"));
     // Grouped as the seed: each server's name once, then its driver's rows by VUs.
@@ -216,11 +219,7 @@ fn a_stack_killed_mid_run_fails_its_rows_and_leaves_the_others_whole() {
         std::thread::sleep(Duration::from_secs(4));
         kill(victim);
     });
-    let r = run_plan_with(dir.path(), &plan, |c| {
-        c.args(["--scale", "0.02"])
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .timeout(Duration::from_secs(240));
-    });
+    let r = run(dir.path(), &plan, &env);
     killer.join().unwrap();
     let took = started.elapsed();
     // Put it back for the tests after this one, whatever happened.
