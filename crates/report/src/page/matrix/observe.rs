@@ -166,15 +166,15 @@ fn knees(m: &Matrix, rows: &[Row<'_>], out: &mut Vec<String>) {
         let (Some(first), true) = (mine.first(), mine.len() > 1) else {
             continue;
         };
+        // The peak of the steps that passed: a failed step's rate counts its errors too.
         let peak = mine
             .iter()
-            .max_by(|a, b| a.step.achieved_rps.total_cmp(&b.step.achieved_rps))
-            .expect("two rows or more");
-        let best = format!(
-            "peak {} RPS at {}",
-            rps(peak.step.achieved_rps),
-            peak.load()
-        );
+            .filter(|r| r.failed().is_empty())
+            .max_by(|a, b| a.step.achieved_rps.total_cmp(&b.step.achieved_rps));
+        let best = match peak {
+            Some(p) => format!("peak {} RPS at {}", rps(p.step.achieved_rps), p.load()),
+            None => "no step passed its thresholds".into(),
+        };
         let s = first.scenario;
         match s.knee.as_ref().and_then(|k| k.first_bad.map(|b| (b, k))) {
             Some((bad, k)) => {
@@ -210,8 +210,8 @@ fn differs_in_one(a: &Member, b: &Member) -> Option<usize> {
     (diff.len() == 1).then(|| diff[0])
 }
 
-/// Every like-for-like pair at the highest load both ran: throughput, p95 and whether their
-/// runs tell the mean latencies apart.
+/// Every like-for-like pair at the highest load both ran and passed: throughput, p95 and
+/// whether their runs tell the mean latencies apart.
 fn pairs(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mut Vec<String>) {
     for (i, a) in m.members.iter().enumerate() {
         for b in &m.members[i + 1..] {
@@ -219,14 +219,6 @@ fn pairs(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mut V
                 continue;
             };
             let (ra, rb) = (rows_of(rows, a), rows_of(rows, b));
-            let common = ra.iter().rev().find_map(|x| {
-                rb.iter()
-                    .find(|y| y.step.offered == x.step.offered)
-                    .map(|y| (*x, *y))
-            });
-            let Some((x, y)) = common else {
-                continue;
-            };
             let fixed: Vec<&str> = (0..a.values.len())
                 .filter(|&k| k != d)
                 .map(|k| a.values[k].as_str())
@@ -237,6 +229,28 @@ fn pairs(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mut V
                 format!("{}: ", fixed.join(" · "))
             };
             let (va, vb) = (&a.values[d], &b.values[d]);
+            // Compared where both passed: a failed step's figures are its errors' (a dead
+            // server refuses fast), not the stack's.
+            let common = ra.iter().rev().find_map(|x| {
+                rb.iter()
+                    .find(|y| {
+                        y.step.offered == x.step.offered
+                            && x.failed().is_empty()
+                            && y.failed().is_empty()
+                    })
+                    .map(|y| (*x, *y))
+            });
+            let Some((x, y)) = common else {
+                if ra
+                    .iter()
+                    .any(|x| rb.iter().any(|y| y.step.offered == x.step.offered))
+                {
+                    out.push(format!(
+                        "{context}{va} vs {vb}: no load at which both passed their thresholds."
+                    ));
+                }
+                continue;
+            };
             let ratio = if x.step.achieved_rps > 0.0 {
                 format!(" ({vb} ×{:.2})", y.step.achieved_rps / x.step.achieved_rps)
             } else {
