@@ -178,6 +178,9 @@ fn the_dev_stack_plan_writes_the_whole_page_and_a_second_run_has_a_changelog() {
     for text in [
         "| Endpoint | p50 | p95 | p99 | Max | ± | Notes |",
         "### A vs B per endpoint",
+        // Seed 000's finding, per stack: health checks in turn against at once.
+        "### Within each implementation",
+        "| GET /health/all sequential | GET /health/all concurrent |",
         "| GET /health/all sequential |",
         "| select-pk | c=2 |",
         "| find-one | c=2 |",

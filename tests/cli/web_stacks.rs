@@ -44,7 +44,7 @@ fn cut_plan(keep: &[&str], ladder: &str, duration: &str, repetitions: u32) -> St
             l if l.starts_with("concurrency = [") => format!("concurrency = {ladder}"),
             l if l.starts_with("duration = ") => format!("duration = \"{duration}\""),
             l if l.starts_with("repetitions = ") => format!("repetitions = {repetitions}"),
-            "warmup = \"1s\"" => "warmup = \"200ms\"".into(),
+            "warmup = \"5s\"" => "warmup = \"200ms\"".into(),
             "idle = \"2s\"" => "idle = \"500ms\"".into(),
             _ => l.to_string(),
         })

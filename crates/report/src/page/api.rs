@@ -132,7 +132,81 @@ pub(crate) fn blocks(input: &PageInput<'_>) -> Vec<Block> {
         ));
     }
     blocks.extend(comparisons(input));
+    blocks.extend(within(input));
     blocks
+}
+
+/// The plan's `[[versus]]` between two endpoints of one implementation (health checks in
+/// turn against at once, on the same stack): a table of their own, since the pairs above
+/// compare implementations.
+fn within(input: &PageInput<'_>) -> Vec<Block> {
+    let row_of = |name: &str| input.api.iter().find(|r| r.scenario == name);
+    let mut rows = Vec::new();
+    for v in &input.study.versus {
+        let (Some(a), Some(b)) = (row_of(&v.a), row_of(&v.b)) else {
+            continue;
+        };
+        if a.implementation != b.implementation {
+            continue;
+        }
+        for step in &v.steps {
+            let Some(mean) = step.stats.iter().find(|s| s.stat == "mean") else {
+                continue;
+            };
+            rows.push(vec![
+                Cell::from(a.implementation.clone()),
+                Cell::from(a.endpoint.clone()),
+                Cell::from(b.endpoint.clone()),
+                Cell::from(at_ms(mean.a.mean)),
+                Cell::from(at_ms(mean.b.mean)),
+                Cell::from(mean.delta_pct.map_or("—".into(), |d| format!("{d:+.1} %"))),
+                Cell::from(signif::significance(mean)),
+                Cell::from(verdict(&b.endpoint, mean)),
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Block::Heading("Within each implementation".into()),
+        Block::Text(
+            "The plan's comparisons of two endpoints on one implementation, their runs \
+             interleaved; tested as above."
+                .into(),
+        ),
+        table_cells(
+            &[
+                "implementation",
+                "A",
+                "B",
+                "A mean",
+                "B mean",
+                "B vs A",
+                "significance",
+                "verdict",
+            ],
+            rows,
+            3,
+            &[6, 7],
+        ),
+    ]
+}
+
+/// "X is 12 % faster", "X is 3 % slower", or why the runs do not tell.
+fn verdict(b: &str, mean: &perfbase_core::study::VersusStat) -> String {
+    if signif::resolved(mean) {
+        match mean.delta_pct {
+            Some(d) if d < 0.0 => format!("{b} is {:.0} % faster", -d),
+            Some(d) => format!("{b} is {d:.0} % slower"),
+            None => "resolved".into(),
+        }
+    } else {
+        format!(
+            "not resolved with {}",
+            signif::runs_phrase(mean.a.n, mean.b.n)
+        )
+    }
 }
 
 /// A row of an implementation's table: `step` of the scenario behind `row`.
@@ -211,18 +285,7 @@ fn pair_row(p: &ApiPair<'_>) -> Vec<Cell> {
         return Vec::new();
     };
     let delta = mean.delta_pct.map_or("—".into(), |d| format!("{d:+.1} %"));
-    let verdict = if signif::resolved(mean) {
-        match mean.delta_pct {
-            Some(d) if d < 0.0 => format!("{} is {:.0} % faster", p.b.implementation, -d),
-            Some(d) => format!("{} is {d:.0} % slower", p.b.implementation),
-            None => "resolved".into(),
-        }
-    } else {
-        format!(
-            "not resolved with {}",
-            signif::runs_phrase(mean.a.n, mean.b.n)
-        )
-    };
+    let verdict = verdict(&p.b.implementation, mean);
     vec![
         Cell::from(p.endpoint),
         Cell::from(p.load.clone()),
