@@ -11,6 +11,17 @@ use crate::table::Cell;
 use perfbase_analysis::versus::versus_step;
 use perfbase_core::study::{ScenarioStudy, StepRow, VersusStep};
 
+/// The columns of a comparison, after what it compares at.
+const COMPARED: [&str; 7] = [
+    "A",
+    "B",
+    "A mean",
+    "B mean",
+    "B vs A",
+    "significance",
+    "verdict",
+];
+
 /// Two implementations' scenarios at one endpoint under the same load, and their comparison.
 pub(crate) struct ApiPair<'a> {
     pub endpoint: &'a str,
@@ -176,16 +187,7 @@ fn within(input: &PageInput<'_>) -> Vec<Block> {
                 .into(),
         ),
         table_cells(
-            &[
-                "implementation",
-                "A",
-                "B",
-                "A mean",
-                "B mean",
-                "B vs A",
-                "significance",
-                "verdict",
-            ],
+            &[&["implementation"][..], &COMPARED].concat(),
             rows,
             3,
             &[6, 7],
@@ -253,17 +255,7 @@ fn comparisons(input: &PageInput<'_>) -> Vec<Block> {
     ));
     let rows = pairs.iter().map(pair_row).collect();
     blocks.push(table_cells(
-        &[
-            "Endpoint",
-            "load",
-            "A",
-            "B",
-            "A mean",
-            "B mean",
-            "B vs A",
-            "significance",
-            "verdict",
-        ],
+        &[&["Endpoint", "load"][..], &COMPARED].concat(),
         rows,
         4,
         &[7, 8],
