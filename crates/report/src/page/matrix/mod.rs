@@ -50,47 +50,16 @@ pub(crate) struct Row<'a> {
     pub step: &'a StepRow,
     /// The step's measured phases (one per repetition).
     pub phases: Vec<&'a PhaseResult>,
+    /// Every threshold that failed on a run of the step (see [`failed_thresholds`]).
+    pub failed: Vec<String>,
+    /// Whether the step had thresholds to judge at all.
+    pub judged: bool,
 }
 
 impl Row<'_> {
     /// The step's load in a sentence: "16 VUs", "500/s".
     pub(crate) fn load(&self) -> String {
         load_words(&self.step.offered)
-    }
-
-    /// Every threshold that failed on a run of the step, with how many of its runs it failed:
-    /// "error_rate < 1% (3 of 5 runs)". The runs' figures differ; the errors column has the
-    /// step's over all of them.
-    pub(crate) fn failed(&self) -> Vec<String> {
-        let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
-        let judged: Vec<_> = self
-            .scenario
-            .thresholds
-            .iter()
-            .filter(|v| names.contains(&v.phase.as_str()))
-            .collect();
-        let mut out: Vec<(String, usize, usize)> = Vec::new();
-        for v in &judged {
-            let t = &v.verdict.threshold;
-            let at = match out.iter().position(|(o, _, _)| o == t) {
-                Some(i) => i,
-                None => {
-                    out.push((t.clone(), 0, 0));
-                    out.len() - 1
-                }
-            };
-            out[at].2 += 1;
-            if !v.verdict.passed {
-                out[at].1 += 1;
-            }
-        }
-        out.into_iter()
-            .filter(|(_, failed, _)| *failed > 0)
-            .map(|(t, failed, runs)| match runs {
-                1 => t,
-                _ => format!("{t} ({failed} of {runs} runs)"),
-            })
-            .collect()
     }
 
     /// The step's errors by class over its runs, most frequent first.
@@ -106,15 +75,40 @@ impl Row<'_> {
         classes.sort_by_key(|c| std::cmp::Reverse(c.1));
         classes
     }
+}
 
-    /// Whether the step had thresholds to judge at all.
-    pub(crate) fn judged(&self) -> bool {
-        let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
-        self.scenario
-            .thresholds
-            .iter()
-            .any(|v| names.contains(&v.phase.as_str()))
+/// Every threshold that failed on a run of the step, with how many of its runs it failed:
+/// "error_rate < 1% (3 of 5 runs)". The runs' figures differ; the errors column has the
+/// step's over all of them.
+fn failed_thresholds(s: &ScenarioStudy, phases: &[&PhaseResult]) -> Vec<String> {
+    let names: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
+    let judged: Vec<_> = s
+        .thresholds
+        .iter()
+        .filter(|v| names.contains(&v.phase.as_str()))
+        .collect();
+    let mut out: Vec<(String, usize, usize)> = Vec::new();
+    for v in &judged {
+        let t = &v.verdict.threshold;
+        let at = match out.iter().position(|(o, _, _)| o == t) {
+            Some(i) => i,
+            None => {
+                out.push((t.clone(), 0, 0));
+                out.len() - 1
+            }
+        };
+        out[at].2 += 1;
+        if !v.verdict.passed {
+            out[at].1 += 1;
+        }
     }
+    out.into_iter()
+        .filter(|(_, failed, _)| *failed > 0)
+        .map(|(t, failed, runs)| match runs {
+            1 => t,
+            _ => format!("{t} ({failed} of {runs} runs)"),
+        })
+        .collect()
 }
 
 /// "16", "500/s": a step's load in the matrix's load column.
@@ -169,7 +163,7 @@ pub(crate) fn rows<'a>(input: &'a PageInput<'_>, m: &'a Matrix) -> Vec<Row<'a>> 
             continue; // interrupted before it ran
         };
         for (index, step) in s.steps.iter().enumerate() {
-            let phases = input
+            let phases: Vec<&PhaseResult> = input
                 .result
                 .phases
                 .iter()
@@ -183,6 +177,11 @@ pub(crate) fn rows<'a>(input: &'a PageInput<'_>, m: &'a Matrix) -> Vec<Row<'a>> 
                 scenario: s,
                 index,
                 step,
+                failed: failed_thresholds(s, &phases),
+                judged: s
+                    .thresholds
+                    .iter()
+                    .any(|v| phases.iter().any(|p| p.name == v.phase)),
                 phases,
             });
         }
@@ -240,10 +239,9 @@ fn cells(input: &PageInput<'_>, row: &Row<'_>, previous: Option<&Row<'_>>) -> Ve
     }
     out.push(api::precision_cell(precision::cell(row.scenario, &st.name)));
     out.push(Cell::from(errors_text(row)));
-    let failed = row.failed();
-    out.push(if !failed.is_empty() {
-        Cell::new(format!("FAIL {}", failed.join("; ")), Look::Fail)
-    } else if row.judged() {
+    out.push(if !row.failed.is_empty() {
+        Cell::new(format!("FAIL {}", row.failed.join("; ")), Look::Fail)
+    } else if row.judged {
         Cell::from("pass")
     } else {
         Cell::from("—")

@@ -83,9 +83,9 @@ fn failures(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mu
     let mut passed: Vec<String> = Vec::new();
     for member in &m.members {
         let mine = rows_of(rows, member);
-        match mine.iter().find(|r| !r.failed().is_empty()) {
+        match mine.iter().find(|r| !r.failed.is_empty()) {
             Some(r) => first.push(r),
-            None if mine.iter().any(|r| r.judged()) => {
+            None if mine.iter().any(|r| r.judged) => {
                 let top = mine.last().map(|r| r.load()).unwrap_or_default();
                 passed.push(format!("{} (up to {top})", member.title()));
             }
@@ -103,7 +103,7 @@ fn failures(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mu
             "{lead}: {} at {} — {}; {}.",
             r.member.title(),
             r.load(),
-            r.failed().join("; "),
+            r.failed.join("; "),
             why(input, r)
         ));
     }
@@ -144,11 +144,7 @@ fn ranked(rows: &[Row<'_>], out: &mut Vec<String>) {
     let listed: Vec<String> = at
         .iter()
         .map(|r| {
-            let failed = if r.failed().is_empty() {
-                ""
-            } else {
-                " (failed)"
-            };
+            let failed = if r.failed.is_empty() { "" } else { " (failed)" };
             format!("{} {}{failed}", r.member.title(), rps(r.step.achieved_rps))
         })
         .collect();
@@ -169,7 +165,7 @@ fn knees(m: &Matrix, rows: &[Row<'_>], out: &mut Vec<String>) {
         // The peak of the steps that passed: a failed step's rate counts its errors too.
         let peak = mine
             .iter()
-            .filter(|r| r.failed().is_empty())
+            .filter(|r| r.failed.is_empty())
             .max_by(|a, b| a.step.achieved_rps.total_cmp(&b.step.achieved_rps));
         let best = match peak {
             Some(p) => format!("peak {} RPS at {}", rps(p.step.achieved_rps), p.load()),
@@ -235,8 +231,8 @@ fn pairs(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mut V
                 rb.iter()
                     .find(|y| {
                         y.step.offered == x.step.offered
-                            && x.failed().is_empty()
-                            && y.failed().is_empty()
+                            && x.failed.is_empty()
+                            && y.failed.is_empty()
                     })
                     .map(|y| (*x, *y))
             });
