@@ -131,6 +131,7 @@ impl LoadArgs {
             labels: Vec::new(),
             app: None,
             api: None,
+            faults: Vec::new(),
         }
     }
 

@@ -534,6 +534,7 @@ mod tests {
                 offered_rate: Some(rate),
                 offered_connections: None,
                 missing_segments: Vec::new(),
+                faults: Vec::new(),
                 measurement: m,
             };
             frames.step_done("ladder", &saved);

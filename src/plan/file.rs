@@ -308,6 +308,18 @@ pub(crate) struct ScenarioDef {
     /// The process under test (a monitor target, watched for the whole run): its CPU and
     /// memory go in the scenario's matrix rows.
     pub app: Option<S<String>>,
+    /// `[[scenarios.faults]]`: commands run at set times into each measured run.
+    #[serde(default)]
+    pub faults: Vec<FaultDef>,
+}
+
+/// A fault: `run` (a command and its arguments, no shell) `at` into each measured run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FaultDef {
+    pub at: S<String>,
+    pub run: Vec<S<String>>,
+    pub timeout: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -31,6 +31,7 @@ mod checks;
 mod context;
 mod corpus;
 mod describe;
+mod faults;
 mod fields;
 mod file;
 mod http_fields;

@@ -210,6 +210,18 @@ pub struct Scenario {
     pub labels: Vec<(String, String)>,
     /// `app`: the monitor target that is the system under test, as written (expanded).
     pub app: Option<String>,
+    /// `[[scenarios.faults]]`, in the order given.
+    pub faults: Vec<Fault>,
+}
+
+/// A command run `at` into each measured run of a scenario (its steps × repetitions, not the
+/// warm-up), from the current directory, killed after `timeout`.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub at: Duration,
+    /// The program and its arguments (`${ENV}` expanded), run without a shell.
+    pub run: Vec<String>,
+    pub timeout: Duration,
 }
 
 /// An exact expectation: `requests` sequential requests (over `connections`) give exactly

@@ -172,6 +172,7 @@ fn scenario(
             suite_steps(cx, field, sd, kind, &steps[0], suite)?,
         )
     };
+    let faults = super::faults::faults(cx, field, sd, &steps)?;
     Ok(Scenario {
         name: sd.name.get_ref().clone(),
         workload,
@@ -208,6 +209,7 @@ fn scenario(
         api: api_row(cx, field, sd)?,
         labels: super::matrix::scenario_labels(cx, field, sd)?,
         app: super::matrix::app(cx, field, sd)?,
+        faults,
     })
 }
 

@@ -6,6 +6,7 @@
 
 mod abort;
 mod analyse;
+mod faults;
 mod interleave;
 mod jsonl;
 pub mod rejudge;

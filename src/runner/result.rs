@@ -154,6 +154,7 @@ impl Progressive<'_> {
             offered_rate,
             offered_connections,
             missing_segments: Vec::new(),
+            faults: Vec::new(),
             measurement,
         });
     }
@@ -310,6 +311,7 @@ impl Progressive<'_> {
                 offered_rate: r.config.rate,
                 offered_connections: r.config.connections,
                 missing_segments: Vec::new(),
+                faults: Vec::new(),
                 measurement: m.clone(),
             };
             r.phases = vec![phase("publish", &r.measurement), phase("consume", consumed)];
@@ -338,6 +340,7 @@ impl Progressive<'_> {
                 offered_rate: r.config.rate,
                 offered_connections: r.config.connections,
                 missing_segments: Vec::new(),
+                faults: Vec::new(),
                 measurement: m.clone(),
             })
             .collect();

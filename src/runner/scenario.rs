@@ -25,6 +25,9 @@ struct Saver<'a, 'b> {
     slots: Vec<Option<Slot>>,
     /// The first failure to save, which stops the run once the engine returns.
     error: Option<anyhow::Error>,
+    /// The scenario's faults, and those of the measured phase running now.
+    faults: &'b [crate::plan::Fault],
+    armed: Option<super::faults::Armed>,
 }
 
 impl<'a, 'b> Saver<'a, 'b> {
@@ -32,17 +35,26 @@ impl<'a, 'b> Saver<'a, 'b> {
         state: &'b mut Progressive<'a>,
         scenario: (usize, String),
         slots: Vec<Option<Slot>>,
+        faults: &'b [crate::plan::Fault],
     ) -> Self {
         Saver {
             state,
             scenario,
             slots,
             error: None,
+            faults,
+            armed: None,
         }
     }
 }
 
 impl Observer for Saver<'_, '_> {
+    fn phase_started(&mut self, phase: &PhaseSpec) {
+        if phase.record {
+            self.armed = super::faults::arm(self.faults);
+        }
+    }
+
     fn tick(&mut self, phase: &PhaseSpec, elapsed: Duration, p: perfbase_engine::ProgressSnapshot) {
         self.state.sinks.tick(&self.scenario.1, phase, elapsed, p);
     }
@@ -61,6 +73,16 @@ impl Observer for Saver<'_, '_> {
         let slot = self.slots.get(phase.index).copied().flatten();
         self.state
             .add((self.scenario.0, &self.scenario.1), slot, phase);
+        if let Some(armed) = self.armed.take() {
+            let offset = phase
+                .recorder
+                .timeline
+                .span()
+                .map_or(Duration::ZERO, |s| s.0);
+            if let Some(p) = self.state.phases.last_mut() {
+                p.faults = armed.finish(offset);
+            }
+        }
         let state = &mut *self.state;
         state
             .sinks
@@ -137,7 +159,12 @@ impl<'p> ScenarioRun<'p> {
             };
             let mut observer = Labelled {
                 monitor,
-                inner: Saver::new(state, (self.k, s.name.clone()), slots[run.clone()].to_vec()),
+                inner: Saver::new(
+                    state,
+                    (self.k, s.name.clone()),
+                    slots[run.clone()].to_vec(),
+                    &s.faults,
+                ),
             };
             let ran = backend.run(
                 &context(plan, name),
@@ -413,7 +440,7 @@ pub(super) fn run_check(
     let scenario = (usize::MAX, format!("check {}", c.name));
     let mut observer = Labelled {
         monitor,
-        inner: Saver::new(state, scenario, vec![None]),
+        inner: Saver::new(state, scenario, vec![None], &[]),
     };
     // One thread: requests in order, as a client hitting a rate limiter would send them.
     let ran = plan.workloads[&c.workload].backend.run(

@@ -350,6 +350,7 @@ mod tests {
             under_ms: Vec::new(),
             invalid: None,
             p99_thirds_ms: None,
+            availability: None,
         }
     }
 

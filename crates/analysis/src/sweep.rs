@@ -61,6 +61,7 @@ pub fn step_row(name: &str, offered: Offered, m: &Measurement, buckets_ms: &[f64
         under_ms,
         invalid: fell_short(m),
         p99_thirds_ms: p99_thirds(&m.timeline),
+        availability: m.availability.clone().filter(|a| a.was_out()),
     }
 }
 

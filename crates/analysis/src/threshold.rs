@@ -13,7 +13,9 @@ pub use perfbase_core::study::Verdict;
 
 /// Every metric name a threshold accepts, for error messages and docs.
 pub const METRICS: &str = "min, mean, p50, p75, p90, p95, p99, p999, max (latency), error_rate, \
-     success_ratio, rps, checks (a journey's check pass rate); or k6's p(95), avg, med, http_req_failed, http_reqs; \
+     success_ratio, rps, checks (a journey's check pass rate), outage_s (the longest stretch \
+     without a successful operation), recovery_s (the longest time from a failure to the next \
+     success); or k6's p(95), avg, med, http_req_failed, http_reqs; \
      or a script's metric as NAME STAT, e.g. 'my_trend p(95) < 200'";
 
 /// A threshold in k6's words rewritten in perfbase's: `p(95)<200` → `p95<200`, `p(99.9)` →
@@ -119,6 +121,11 @@ pub enum Metric {
     /// Share of a journey's checks that passed, 0..1 (every check of every step together;
     /// undefined without checks, so it never passes on none).
     Checks,
+    /// The longest stretch without a successful operation, seconds.
+    OutageS,
+    /// The longest time from a failure to the first success after it, seconds (to the end of
+    /// the phase when none came).
+    RecoveryS,
     /// A statistic of a script's own metric, named in [`Threshold::of`].
     Custom(CustomStat),
 }
@@ -136,6 +143,8 @@ impl Metric {
             "success_ratio" => Some(Metric::SuccessRatio),
             "rps" => Some(Metric::Rps),
             "checks" => Some(Metric::Checks),
+            "outage_s" => Some(Metric::OutageS),
+            "recovery_s" => Some(Metric::RecoveryS),
             _ => None,
         }
     }
@@ -148,6 +157,8 @@ impl Metric {
             Metric::SuccessRatio => "success_ratio",
             Metric::Rps => "rps",
             Metric::Checks => "checks",
+            Metric::OutageS => "outage_s",
+            Metric::RecoveryS => "recovery_s",
             Metric::Custom(c) => c.name(),
         }
     }
@@ -277,6 +288,8 @@ const LATENCY_FORMS: &str =
 const RATIO_FORMS: &str = "use a ratio between 0 and 1 such as 0.01, or a percentage such as 1%";
 const CUSTOM_FORMS: &str =
     "use a number in the metric's own unit such as 200, 0.95 or -3, a percentage such as 95%, or a duration such as 200ms";
+const SECONDS_FORMS: &str =
+    "use a duration such as 10s, 1.5s or 500ms (a bare number means seconds)";
 const RPS_FORMS: &str =
     "use a non-negative number of operations per second such as 100, 2.5k or 300/s";
 
@@ -358,6 +371,7 @@ pub(crate) fn judged(text: &str, metric: Metric, rest: &str) -> Result<Threshold
             Metric::LatencyMs(_) => LATENCY_FORMS,
             Metric::ErrorRate | Metric::SuccessRatio | Metric::Checks => RATIO_FORMS,
             Metric::Rps => RPS_FORMS,
+            Metric::OutageS | Metric::RecoveryS => SECONDS_FORMS,
             Metric::Custom(_) => CUSTOM_FORMS,
         },
     })?;
@@ -390,6 +404,10 @@ fn parse_value(metric: Metric, s: &str) -> Option<f64> {
                 None => plain_number(s)?,
             };
             (0.0..=1.0).contains(&ratio).then_some(ratio)
+        }
+        // Seconds, as the metric's name says: `recovery_s < 10`, or a duration, `< 500ms`.
+        Metric::OutageS | Metric::RecoveryS => {
+            plain_number(s).or_else(|| parse_duration(s).ok().map(|d| d.as_secs_f64()))
         }
         // A plain number (0 allowed), else a rate as elsewhere: 2.5k, 300/s, 120/m.
         Metric::Rps => plain_number(s).or_else(|| parse_rate(s).ok()),
@@ -436,6 +454,9 @@ impl Threshold {
             Metric::SuccessRatio => m.success_ratio,
             Metric::Rps => m.rps,
             Metric::Checks => perfbase_core::result::CheckResult::pass_ratio(&m.checks),
+            // A result written before availability was kept has nothing to judge: never passes.
+            Metric::OutageS => m.availability.as_ref().map_or(f64::NAN, |a| a.outage_s),
+            Metric::RecoveryS => m.availability.as_ref().map_or(f64::NAN, |a| a.recovery_s),
             // A metric the measurement does not have matched nothing: it never passes.
             Metric::Custom(stat) => m
                 .metrics

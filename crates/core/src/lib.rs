@@ -10,6 +10,7 @@
 //! It must not depend on tokio or on any other perfbase crate: drivers, the engine and the
 //! reports all meet here, so it stays free of runtimes and I/O.
 
+pub mod availability;
 pub mod clock;
 pub mod closing;
 pub mod conditions;
@@ -24,6 +25,7 @@ pub mod metric;
 pub mod monitor;
 pub mod nan;
 pub mod omission;
+pub mod outage;
 pub mod outcome;
 pub mod percent;
 pub mod phase;

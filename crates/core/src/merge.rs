@@ -9,6 +9,7 @@ use crate::histogram::{decode_histogram, encode_histogram};
 use crate::iteration::{CheckResult, GroupResult, Iterations};
 use crate::latency::LatencyMs;
 use crate::metric::MetricResult;
+use crate::outage::AvailabilityOut;
 use crate::recorder::{new_histogram, SIGFIG};
 use crate::result::{
     AgentEnv, ErrorSampleOut, Histograms, Measurement, OpenModelStats, RunResult,
@@ -98,6 +99,9 @@ pub fn merge_measurements(parts: &[&Measurement]) -> Measurement {
         checks,
         groups,
         metrics: MetricResult::merge(parts.iter().flat_map(|m| &m.metrics), duration_s),
+        availability: AvailabilityOut::sequential(
+            parts.iter().filter_map(|m| m.availability.as_ref()),
+        ),
     }
 }
 
@@ -175,6 +179,15 @@ pub fn merge_concurrent(parts: &[&Measurement]) -> Measurement {
     m.metrics =
         crate::metric::MetricResult::merge(parts.iter().flat_map(|p| &p.metrics), m.duration_s);
     m.timeline = timelines(parts);
+    let each: Vec<&AvailabilityOut> = parts
+        .iter()
+        .filter_map(|p| p.availability.as_ref())
+        .collect();
+    m.availability = if each.len() == parts.len() {
+        AvailabilityOut::concurrent(&each)
+    } else {
+        None
+    };
     m
 }
 

@@ -2,6 +2,7 @@
 //! a phase. HDR histograms (hdrhistogram crate) keep every latency at 3 significant digits, so
 //! merging recorders gives the same percentiles as recording everything in one place.
 
+use crate::availability::Availability;
 pub use crate::histogram::{new_histogram, HIGHEST_US, SIGFIG, UNIT_PER_S};
 use crate::metric::{MetricKind, MetricSet, MetricStats, Samples};
 use crate::outcome::{CheckBits, Class, Outcome, MAX_CHECKS};
@@ -55,6 +56,8 @@ pub struct Recorder {
     pub aborted: u64,
     samples: Vec<ErrorSample>,
     pub timeline: Timeline,
+    /// The stretches without a successful operation ([`Availability`]).
+    pub availability: Availability,
     /// Per kind of operation, when the driver names them ([`Recorder::with_labels`]):
     /// `by_label[i]` holds the outcomes of label `i + 1`.
     by_label: Vec<LabelStats>,
@@ -89,6 +92,7 @@ impl Recorder {
             aborted: self.aborted,
             samples: Vec::new(),
             timeline: Timeline::new(),
+            availability: Availability::new(),
             by_label: self.by_label.clone(),
             timing: self.timing.clone(),
             stream: self.stream.clone(),
@@ -114,6 +118,7 @@ impl Recorder {
             aborted: 0,
             samples: Vec::new(),
             timeline: Timeline::new(),
+            availability: Availability::new(),
             by_label: Vec::new(),
             timing: None,
             stream: None,
@@ -298,6 +303,8 @@ impl Recorder {
         }
         let failed = if outcome.class.is_error() { n - ok } else { 0 };
         self.timeline.record_n(at, response_us, n, failed);
+        self.availability
+            .record(at, n - failed, failed, outcome.class, response_us);
         if outcome.timing.conn != crate::ConnUse::Untimed {
             self.timing
                 .get_or_insert_with(Default::default)
@@ -353,6 +360,8 @@ impl Recorder {
         }
         let failed = if outcome.class.is_error() { n - ok } else { 0 };
         self.timeline.count_n(at, n, failed);
+        self.availability
+            .record(at, n - failed, failed, outcome.class, 0);
     }
 
     fn sample(&mut self, class: Class, message: &str, count: u64) {
@@ -493,6 +502,7 @@ impl Recorder {
         }
         self.metrics.merge(&other.metrics);
         self.timeline.merge(&other.timeline);
+        self.availability.merge(&other.availability);
         // By name, not by position: a plan's total merges phases of different drivers.
         for l in &other.by_label {
             match self.by_label.iter().position(|m| m.name == l.name) {

@@ -9,6 +9,7 @@ pub use crate::iteration::{CheckResult, GroupResult, Iterations};
 pub use crate::latency::LatencyMs;
 use crate::metric::MetricResult;
 pub use crate::omission::CoEstimate;
+pub use crate::outage::{AvailabilityOut, Outage};
 use crate::recorder::Recorder;
 use crate::timeline::TimelinePoint;
 use serde::{Deserialize, Serialize};
@@ -145,6 +146,11 @@ pub struct Measurement {
     /// Scripts: each of their own metrics (counters, gauges, rates and trends).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<MetricResult>,
+    /// Availability over time: the longest stretch without a successful operation, the
+    /// outages (stretches without success in which operations failed), their errors and the
+    /// time to recover. Absent in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability: Option<AvailabilityOut>,
 }
 
 impl Measurement {
@@ -219,6 +225,11 @@ impl Measurement {
                 .iter()
                 .map(|s| MetricResult::from_stats(s, secs))
                 .collect(),
+            // The phase's end on the run's clock, where an outage still open ends.
+            availability: Some(AvailabilityOut::of(
+                &rec.availability,
+                rec.timeline.span().map_or(elapsed, |(_, to)| to),
+            )),
         }
     }
 }
@@ -340,8 +351,27 @@ pub struct PhaseResult {
     /// all its segments is not the load it names: it is invalid, and the run partial.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_segments: Vec<String>,
+    /// The plan's faults run during this phase (`[[scenarios.faults]]`), in the order run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultEvent>,
     #[serde(flatten)]
     pub measurement: Measurement,
+}
+
+/// A fault a plan ran during a phase: its command, when it ran and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultEvent {
+    /// When the command started, seconds on the run's clock.
+    pub at_s: f64,
+    /// The command as run (arguments joined by spaces, redacted).
+    pub command: String,
+    /// Its exit status; absent when it could not start, was killed at its timeout or by a
+    /// signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<i32>,
+    pub took_ms: f64,
+    /// The start of what it printed (stdout, then stderr), redacted, or why it failed.
+    pub output: String,
 }
 
 /// A whole run: what `--json FILE` writes.

@@ -188,6 +188,10 @@ pub struct StepRow {
     /// means a queue that keeps growing, so the step is past capacity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_thirds_ms: Option<[f64; 3]>,
+    /// The step's availability when something was out in it (an outage, or a second or more
+    /// without success): see the measurement's `availability`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub availability: Option<crate::outage::AvailabilityOut>,
 }
 
 /// The limits that make a ladder step "bad"; how they are applied is documented on
@@ -441,6 +445,7 @@ mod tests {
             under_ms: vec![(1.0, 0.5), (10.0, 1.0)],
             invalid: None,
             p99_thirds_ms: None,
+            availability: None,
         }
     }
 

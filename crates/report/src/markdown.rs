@@ -2,7 +2,7 @@
 //! knee, operating point and headroom, repetition statistics, thresholds, checks, every phase,
 //! and the test environment captured at run time.
 
-use crate::study_text::{findings, stream_line};
+use crate::study_text::{availability_line, findings, stream_line};
 use crate::table::{md_code, md_text};
 use crate::{journey_tables, run_tables, study_tables};
 use crate::{thousands, thousands_f};
@@ -74,6 +74,9 @@ pub fn render_run(r: &RunResult) -> String {
     }
     if let Some(st) = &m.stream {
         let _ = writeln!(out, "\nStreamed replies: {}.", stream_line(st));
+    }
+    if let Some(line) = m.availability.as_ref().and_then(availability_line) {
+        let _ = writeln!(out, "\nAvailability: {line}.");
     }
     if let Some(o) = &m.open_model {
         let _ = writeln!(

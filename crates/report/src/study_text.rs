@@ -109,6 +109,72 @@ pub fn stream_line(st: &perfbase_core::stream::StreamFigures) -> String {
     )
 }
 
+/// A measurement's availability in words, when something was out (an outage, or a stretch
+/// of a second or more without success): `no success for 6.41 s from 12.30 s; back 6.20 s after
+/// the first failure; 1,234 failed in it: 1,200 connect, 34 http_5xx; first successes after
+/// 45 ms, 52 ms, … max 310 ms (1 outage)`. None for a run that never stopped succeeding.
+pub fn availability_line(a: &perfbase_core::result::AvailabilityOut) -> Option<String> {
+    if !a.was_out() {
+        return None;
+    }
+    let mut out = format!(
+        "no success for {} s from {} s",
+        crate::figure(a.outage_s),
+        crate::figure(a.outage_at_s)
+    );
+    let longest = a.outages.first();
+    if let Some(o) = longest {
+        match (o.recovery_s, o.to_s) {
+            (Some(r), Some(_)) => {
+                out += &format!("; back {} s after the first failure", crate::figure(r))
+            }
+            (Some(r), None) => {
+                out += &format!(
+                    "; not back by the end, {} s after the first failure",
+                    crate::figure(r)
+                )
+            }
+            (None, _) => {}
+        }
+        if o.failures() > 0 {
+            let by: Vec<String> = o
+                .errors
+                .iter()
+                .map(|(k, v)| format!("{} {k}", crate::thousands(*v)))
+                .collect();
+            out += &format!(
+                "; {} failed in it: {}",
+                crate::thousands(o.failures()),
+                by.join(", ")
+            );
+        }
+        if !o.first_successes_ms.is_empty() {
+            let firsts: Vec<String> = o
+                .first_successes_ms
+                .iter()
+                .take(3)
+                .map(|v| format!("{} ms", ms(*v)))
+                .collect();
+            let max = o.first_successes_ms.iter().copied().fold(0.0, f64::max);
+            out += &format!(
+                "; first successes after {}, … max {} ms",
+                firsts.join(", "),
+                ms(max)
+            );
+        }
+    }
+    let n = a.outages_total;
+    out += &format!(
+        " ({} outage{})",
+        crate::thousands(n),
+        if n == 1 { "" } else { "s" }
+    );
+    if a.recovery_s > longest.and_then(|o| o.recovery_s).unwrap_or(0.0) {
+        out += &format!("; longest recovery {} s", crate::figure(a.recovery_s));
+    }
+    Some(out)
+}
+
 /// A verdict's measured value in its threshold's unit (`12.3 ms`, `0.52 %`, `1,234.5/s`), or
 /// None when nothing was measured (no operation completed). Every report says it this way.
 pub fn threshold_value(threshold: &str, v: f64) -> Option<String> {
@@ -122,6 +188,7 @@ pub fn threshold_value(threshold: &str, v: f64) -> Option<String> {
             format!("{:.2} %", v * 100.0)
         }
         Ok(Metric::Rps) => format!("{}/s", crate::thousands_f(v)),
+        Ok(Metric::OutageS | Metric::RecoveryS) => format!("{} s", crate::figure(v)),
         // A script metric's own unit, which perfbase does not know.
         Ok(Metric::Custom(_)) => crate::figure(v),
         // A threshold this version cannot read (another version's result): its bare figure.
@@ -142,14 +209,31 @@ pub fn counts(m: &std::collections::BTreeMap<String, u64>) -> String {
 pub fn findings(s: &ScenarioStudy, study: &Study) -> Vec<String> {
     let mut out = shape(s, study);
     out.extend(stability(s));
+    out.extend(availability(s));
     out.extend(thresholds(s));
     out
+}
+
+/// Each step that had something out: its availability line.
+fn availability(s: &ScenarioStudy) -> Vec<String> {
+    s.steps
+        .iter()
+        .filter_map(|row| {
+            let line = availability_line(row.availability.as_ref()?)?;
+            Some(if s.steps.len() > 1 {
+                format!("step {}: {line}", row.name)
+            } else {
+                line
+            })
+        })
+        .collect()
 }
 
 /// The findings without the stability lines, for a report that shows stability in a column
 /// of its own (the baselines page's ±).
 pub fn judgements(s: &ScenarioStudy, study: &Study) -> Vec<String> {
     let mut out = shape(s, study);
+    out.extend(availability(s));
     out.extend(thresholds(s));
     out
 }

@@ -1,7 +1,7 @@
 //! The terminal summary, laid out so a wrk user finds requests, rate, transfer, status codes,
 //! errors and latency percentiles where they expect them.
 
-use crate::study_text::{counts, findings, offered, stream_line};
+use crate::study_text::{availability_line, counts, findings, offered, stream_line};
 use crate::table::text::{Column, Layout};
 use crate::table::{Cell, Table};
 use crate::{bytes, status_text, thousands, thousands_f};
@@ -349,6 +349,9 @@ fn latency_lines(out: &mut String, m: &Measurement) {
     }
     if let Some(st) = &m.stream {
         let _ = writeln!(out, "  {:<13} {}", "Stream", stream_line(st));
+    }
+    if let Some(line) = m.availability.as_ref().and_then(availability_line) {
+        let _ = writeln!(out, "  {:<13} {line}", "Availability");
     }
 }
 

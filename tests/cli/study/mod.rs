@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::path::Path;
 
 mod checks_and_thresholds;
+mod faults;
 mod http_targets;
 mod ladders;
 mod phases;

@@ -111,6 +111,7 @@ fn repetitions_without_a_study_still_get_a_box_plot() {
         offered_rate: None,
         offered_connections: Some(8),
         missing_segments: Vec::new(),
+        faults: Vec::new(),
         measurement: measurement(40, ms, 1),
     };
     let r = run(

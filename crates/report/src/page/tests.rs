@@ -64,6 +64,7 @@ fn step_row(name: &str, offered: Offered, r: &Runs, success: f64) -> StepRow {
         under_ms: vec![],
         invalid: None,
         p99_thirds_ms: None,
+        availability: None,
     }
 }
 
@@ -113,6 +114,7 @@ fn scenario(
                     Offered::Rate(_) => None,
                 },
                 missing_segments: Vec::new(),
+                faults: Vec::new(),
                 measurement: m,
             });
         }

@@ -209,6 +209,7 @@ pub fn plan_run() -> RunResult {
             offered_rate: Some(rate),
             offered_connections: None,
             missing_segments: Vec::new(),
+            faults: Vec::new(),
             measurement: m.clone(),
         });
         ladder_ms.push(m);
@@ -271,6 +272,7 @@ pub fn plan_run() -> RunResult {
             offered_rate: Some(200.0),
             offered_connections: None,
             missing_segments: Vec::new(),
+            faults: Vec::new(),
             measurement: m.clone(),
         });
         runs.push(m);

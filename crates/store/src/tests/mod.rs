@@ -87,6 +87,7 @@ fn sample_result(seed: u64, open: bool) -> RunResult {
             offered_rate: Some(0.1 + 0.2),
             offered_connections: None,
             missing_segments: Vec::new(),
+            faults: Vec::new(),
             measurement: m.clone(),
         }],
         study: Some(perfbase_core::study::Study {
