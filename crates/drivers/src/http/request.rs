@@ -101,6 +101,10 @@ pub struct HttpOptions {
     /// (see `events::stream_deadline`), which then reports what it brought, where the
     /// engine's own cut would lose it. None leaves every response to the engine.
     pub stream_timeout: Option<std::time::Duration>,
+    /// A 3xx response fails (class `driver`) instead of counting as a success: for an API
+    /// whose every answer is a 2xx, where a redirect means the request was not served (a
+    /// Vault standby that cannot forward it to an active node sends the client elsewhere).
+    pub redirect_fails: bool,
 }
 
 /// The HTTP version sessions speak.
@@ -125,6 +129,7 @@ impl Default for HttpOptions {
             ok_status: Vec::new(),
             describe_error: None,
             stream_timeout: None,
+            redirect_fails: false,
         }
     }
 }

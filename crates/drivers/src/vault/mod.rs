@@ -229,6 +229,9 @@ impl VaultDriver {
         // Resolves the host and builds the TLS client now, so a bad one fails before load.
         Fetcher::new(&base, &http.tls)?;
         http.describe_error = Some(describe_error);
+        // Every answer of Vault's API is a 2xx; a standby that cannot forward (no active
+        // node yet, in a failover) redirects instead, and that served nothing.
+        http.redirect_fails = true;
         Ok(VaultDriver {
             base,
             token,
