@@ -127,7 +127,10 @@ fn run(f: &Fault) -> FaultEvent {
         .into_iter()
         .flatten()
         .filter_map(|h| h.join().ok())
-        .collect();
+        .map(|t| t.trim_end().to_string())
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
     if status.is_none() {
         text.push_str(&format!(
             "\n(killed after its timeout of {})",
