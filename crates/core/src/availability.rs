@@ -64,7 +64,7 @@ impl Failures {
     }
 
     /// The failures in [from, to), to the bucket.
-    fn within(&self, from: Duration, to: Option<Duration>) -> Failures {
+    pub(crate) fn within(&self, from: Duration, to: Option<Duration>) -> Failures {
         let (a, b) = (bucket_of(from), to.map_or(u32::MAX, bucket_of));
         Failures {
             buckets: self
@@ -120,6 +120,9 @@ pub struct Availability {
     floor: Duration,
     /// Successes still to note as "after" of the stretch before the current one.
     after_left: usize,
+    /// The time the measured phases covered on the run's clock, in order, apart: a stretch
+    /// is only an outage inside it (between two phases nothing was measured).
+    covered: Vec<(Duration, Duration)>,
 }
 
 impl Default for Availability {
@@ -139,7 +142,31 @@ impl Availability {
             }],
             floor: MIN_GAP,
             after_left: 0,
+            covered: Vec::new(),
         }
+    }
+
+    /// Notes that this recorder's phase covered [from, to) of the run's clock.
+    pub fn cover(&mut self, from: Duration, to: Duration) {
+        self.covered.push((from, to.max(from)));
+        self.join_covered();
+    }
+
+    /// The time covered, in order (empty when no phase said).
+    pub fn covered(&self) -> &[(Duration, Duration)] {
+        &self.covered
+    }
+
+    fn join_covered(&mut self) {
+        self.covered.sort_by_key(|c| c.0);
+        let mut out: Vec<(Duration, Duration)> = Vec::with_capacity(self.covered.len());
+        for &(a, b) in &self.covered {
+            match out.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => out.push((a, b)),
+            }
+        }
+        self.covered = out;
     }
 
     /// Stretches shorter than this may be missing.
@@ -260,6 +287,8 @@ impl Availability {
             }
         }
         self.floor = self.floor.max(other.floor);
+        self.covered.extend_from_slice(&other.covered);
+        self.join_covered();
         let floor = self.floor;
         let last = out.len().saturating_sub(1);
         let mut k = 0;

@@ -70,29 +70,95 @@ fn secs(d: Duration) -> f64 {
     d.as_secs_f64()
 }
 
-fn outage(g: &Gap, end: Duration) -> Outage {
-    let first = g.failures.first();
-    // Before any success a stretch starts with its first failure, not at zero.
-    let from = if g.from == Duration::ZERO {
-        first.unwrap_or(g.from)
-    } else {
-        g.from
-    };
-    let to = g.to.unwrap_or(end.max(from));
-    let by = g.failures.by_class();
+/// One piece of a stretch, clipped to a covered span: [from, to), its failures, and whether it
+/// ran to the span's end without a success (`to` is then the span's end, not a success).
+struct Piece<'a> {
+    gap: &'a Gap,
+    from: Duration,
+    to: Duration,
+    open_end: bool,
+    failures: crate::availability::Failures,
+}
+
+fn outage(p: &Piece<'_>) -> Outage {
+    let first = p.failures.first().map(|f| f.max(p.from));
+    let by = p.failures.by_class();
     Outage {
-        from_s: secs(from),
-        to_s: g.to.map(secs),
-        length_s: secs(to.saturating_sub(from)),
+        from_s: secs(p.from),
+        to_s: (!p.open_end).then(|| secs(p.to)),
+        length_s: secs(p.to.saturating_sub(p.from)),
         first_failure_s: first.map(secs),
-        recovery_s: first.map(|f| secs(to.saturating_sub(f))),
+        recovery_s: first.map(|f| secs(p.to.saturating_sub(f))),
         errors: Class::ALL
             .into_iter()
             .filter(|c| by[c.index()] > 0)
             .map(|c| (c.name().to_string(), by[c.index()]))
             .collect(),
-        first_successes_ms: g.after.iter().map(|s| s.1 as f64 / 1000.0).collect(),
+        first_successes_ms: if p.open_end {
+            Vec::new()
+        } else {
+            p.gap.after.iter().map(|s| s.1 as f64 / 1000.0).collect()
+        },
     }
+}
+
+/// The stretches cut to the covered time (`end` closes it when no phase said): a stretch
+/// across two phases is two pieces, one at the end of the first and one at the start of the
+/// next, since nothing was measured between them.
+fn pieces(a: &Availability, end: Duration) -> Vec<(Piece<'_>, bool)> {
+    let fallback = [(Duration::ZERO, end)];
+    let covered = if a.covered().is_empty() {
+        &fallback[..]
+    } else {
+        a.covered()
+    };
+    let mut out = Vec::new();
+    for g in a.stretches() {
+        for &(c0, c1) in covered {
+            let to = g.to.unwrap_or(Duration::MAX);
+            if to <= c0 || g.from >= c1 {
+                // Outside this span; a success at the very start of a span still closes a
+                // leading piece of length zero, which is nothing.
+                continue;
+            }
+            let (from, until) = (g.from.max(c0), to.min(c1));
+            let leading = g.from <= c0;
+            let open_end = to > c1;
+            // An open piece keeps the failures up to its span's end (and its last bucket:
+            // an operation cut off at the end completes just after it).
+            let upto = if open_end {
+                until + Duration::from_millis(10)
+            } else {
+                until
+            };
+            let failures = g.failures.within(from, Some(upto));
+            let piece = Piece {
+                gap: g,
+                // Before the first success of a span, an outage starts at its first failure.
+                from: if leading {
+                    failures.first().map_or(from, |f| f.max(from))
+                } else {
+                    from
+                },
+                to: until,
+                open_end,
+                failures,
+            };
+            // The wait for a span's first success is no outage unless something failed in
+            // it; a quiet end of a span is, from a second on (operations that hung).
+            let counts = if leading {
+                !piece.failures.is_empty()
+            } else if open_end {
+                !piece.failures.is_empty() || until.saturating_sub(from) >= QUIET_END
+            } else {
+                until.saturating_sub(from) >= a.floor()
+            };
+            if counts {
+                out.push((piece, open_end));
+            }
+        }
+    }
+    out
 }
 
 impl AvailabilityOut {
@@ -101,30 +167,16 @@ impl AvailabilityOut {
         self.outages_total > 0 || self.outage_s >= 1.0
     }
 
-    /// The block of a finished recorder whose phase ended at `end` on the run's clock.
+    /// The block of a finished recorder; `end` closes the covered time when no phase gave it.
     pub fn of(a: &Availability, end: Duration) -> AvailabilityOut {
-        let all = a.stretches();
-        let last = all.len().saturating_sub(1);
         let mut outages: Vec<Outage> = Vec::new();
         let (mut longest, mut at) = (0.0f64, 0.0f64);
-        for (i, g) in all.iter().enumerate() {
-            let o = outage(g, end);
-            let (first, open) = (i == 0, i == last);
-            // The wait for the first success is no outage unless something failed in it.
-            let counts = if first {
-                !g.failures.is_empty()
-            } else if open {
-                !g.failures.is_empty() || end.saturating_sub(g.from) >= QUIET_END
-            } else {
-                true
-            };
-            if !counts {
-                continue;
-            }
+        for (p, open_end) in pieces(a, end) {
+            let o = outage(&p);
             if o.length_s > longest {
                 (longest, at) = (o.length_s, o.from_s);
             }
-            if o.failures() > 0 || (open && !first) {
+            if o.failures() > 0 || open_end {
                 outages.push(o);
             }
         }
@@ -265,6 +317,36 @@ mod tests {
             (out.outage_s, out.recovery_s, out.outages_total),
             (0.0, 0.0, 0)
         );
+    }
+
+    /// Interleaved repetitions: a step's runs 0–2 s and 5–7 s, other scenarios between. The
+    /// 3 s between them measured nothing and is no outage; a failing end of the first run is.
+    #[test]
+    fn the_time_between_two_runs_of_a_step_is_no_outage() {
+        let run = |from: u64, fail_from: Option<u64>| {
+            let mut a = Availability::new();
+            for t in (from..from + 2000).step_by(10) {
+                match fail_from {
+                    Some(f) if t >= f => a.record(ms(t), 0, 1, Class::Http5xx, 100),
+                    _ => a.record(ms(t), 1, 0, Class::Ok, 100),
+                }
+            }
+            a.cover(ms(from), ms(from + 2000));
+            a
+        };
+        let mut m = run(0, None);
+        m.merge(&run(5000, None));
+        let out = AvailabilityOut::of(&m, ms(7000));
+        assert_eq!((out.outage_s, out.outages_total), (0.0, 0), "{out:?}");
+        let mut m = run(0, Some(1500));
+        m.merge(&run(5000, None));
+        let out = AvailabilityOut::of(&m, ms(7000));
+        assert_eq!(out.outages_total, 1, "{out:?}");
+        let o = &out.outages[0];
+        // From the last success (1.49 s) to the end of the first run, not to 5 s.
+        assert!((o.length_s - 0.51).abs() < 1e-9, "{o:?}");
+        assert_eq!((o.to_s, o.errors["http_5xx"]), (None, 50));
+        assert!(!out.recovered);
     }
 
     #[test]

@@ -284,6 +284,7 @@ fn merge(
     // The phase's span on the run's clock: its timeline's first and last seconds are
     // partial, and a rate per second divides by the part the phase covered.
     recorder.timeline.set_span(offset, offset + elapsed);
+    recorder.availability.cover(offset, offset + elapsed);
     PhaseOutcome {
         index,
         spec: spec.clone(),

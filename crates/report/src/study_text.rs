@@ -118,7 +118,7 @@ pub fn availability_line(a: &perfbase_core::result::AvailabilityOut) -> Option<S
         return None;
     }
     let mut out = format!(
-        "no success for {} s from {} s",
+        "no success for {} s from {} s into the run",
         crate::figure(a.outage_s),
         crate::figure(a.outage_at_s)
     );

@@ -224,7 +224,12 @@ fn at_ms(v: f64) -> String {
 }
 
 /// A row's cells; a label's value is written on the first row of its group only.
-fn cells(input: &PageInput<'_>, row: &Row<'_>, previous: Option<&Row<'_>>) -> Vec<Cell> {
+fn cells(
+    input: &PageInput<'_>,
+    row: &Row<'_>,
+    previous: Option<&Row<'_>>,
+    operations: bool,
+) -> Vec<Cell> {
     let mut out: Vec<Cell> = Vec::new();
     let mut same = previous.is_some();
     for (d, v) in row.member.values.iter().enumerate() {
@@ -232,6 +237,9 @@ fn cells(input: &PageInput<'_>, row: &Row<'_>, previous: Option<&Row<'_>>) -> Ve
         out.push(Cell::from(if same { String::new() } else { v.clone() }));
     }
     let st = row.step;
+    if operations {
+        out.push(Cell::from(st.name.clone()));
+    }
     out.push(Cell::from(load_text(&st.offered)));
     out.push(Cell::from(rps(st.achieved_rps)));
     for v in [st.mean_ms, st.min_ms, st.max_ms, st.p90_ms, st.p95_ms] {
@@ -290,6 +298,11 @@ pub(crate) fn sections(input: &PageInput<'_>) -> Vec<Section> {
             continue;
         }
         let mut head: Vec<&str> = m.labels.iter().map(String::as_str).collect();
+        // A suite's steps are its operations at one load: the row names its operation.
+        let operations = rows.iter().any(|r| r.scenario.kind == "suite");
+        if operations {
+            head.push("operation");
+        }
         let labels = head.len();
         head.push(load_head(&rows));
         head.extend([
@@ -308,7 +321,7 @@ pub(crate) fn sections(input: &PageInput<'_>) -> Vec<Section> {
         let table: Vec<Vec<Cell>> = rows
             .iter()
             .enumerate()
-            .map(|(i, r)| cells(input, r, i.checked_sub(1).map(|p| &rows[p])))
+            .map(|(i, r)| cells(input, r, i.checked_sub(1).map(|p| &rows[p]), operations))
             .collect();
         let mut blocks = vec![
             Block::Text(
