@@ -143,20 +143,29 @@ vlt_setup() {
   done
 }
 
+# vlt_kv_transit_check LABEL CLI [ARG...]: KV v2 at secret/ and a transit round trip (key
+# `check`) through `CLI ARG...` (a function running the server's CLI against one node); LABEL
+# names it in errors. Shared with vault_ha.sh's clusters.
+vlt_kv_transit_check() {
+  local label=$1 mounts ct pt
+  shift
+  # Read whole, then matched: grep -q would stop reading early, and pipefail fail on SIGPIPE.
+  mounts=$("$@" secrets list -detailed) || die "$label: secrets list failed"
+  grep -Eq '^secret/[[:space:]]+kv[[:space:]].*map\[version:2\]' <<<"$mounts" ||
+    die "$label: no KV v2 engine at secret/ (secrets list -detailed)"
+  "$@" write -f transit/keys/check >/dev/null || die "$label: cannot create transit key check"
+  ct=$("$@" write -field=ciphertext transit/encrypt/check plaintext=cGVyZmJhc2U=) ||
+    die "$label: transit encrypt failed"
+  pt=$("$@" write -field=plaintext transit/decrypt/check ciphertext="$ct") ||
+    die "$label: transit decrypt failed"
+  [ "$pt" = cGVyZmJhc2U= ] || die "$label: transit decrypted '$pt', not cGVyZmJhc2U="
+}
+
 # vlt_check NAME: KV v2 at secret/, a transit round trip, a certificate from pki/issue/perfbase,
 # a KV v2 write and read.
 vlt_check() {
-  local name=$1 mounts ct pt serial v
-  # Read whole, then matched: grep -q would stop reading early, and pipefail fail on SIGPIPE.
-  mounts=$(vlt_cli "$name" secrets list -detailed) || die "$name: secrets list failed"
-  grep -Eq '^secret/[[:space:]]+kv[[:space:]].*map\[version:2\]' <<<"$mounts" ||
-    die "$name: no KV v2 engine at secret/ (secrets list -detailed)"
-  vlt_cli "$name" write -f transit/keys/check >/dev/null || die "$name: cannot create transit key check"
-  ct=$(vlt_cli "$name" write -field=ciphertext transit/encrypt/check plaintext=cGVyZmJhc2U=) ||
-    die "$name: transit encrypt failed"
-  pt=$(vlt_cli "$name" write -field=plaintext transit/decrypt/check ciphertext="$ct") ||
-    die "$name: transit decrypt failed"
-  [ "$pt" = cGVyZmJhc2U= ] || die "$name: transit decrypted '$pt', not cGVyZmJhc2U="
+  local name=$1 serial v
+  vlt_kv_transit_check "$name" vlt_cli "$name"
   serial=$(vlt_cli "$name" write -field=serial_number pki/issue/perfbase common_name=check.perfbase.test ttl=1m) ||
     die "$name: pki/issue/perfbase failed"
   [ -n "$serial" ] || die "$name: pki/issue/perfbase returned no serial number"

@@ -377,7 +377,7 @@ vha_enable() {
 # itself (forwarded to the active node, not redirected), and its ciphertext decrypted by the
 # active node.
 vha_check() {
-  local a s n mounts ct pt out
+  local a s n out
   a=$(vha_active) || die "$H_NAME: no active node"
   for n in "${VHA_NODES[@]}"; do
     if vha_is "$n" standby; then
@@ -386,15 +386,7 @@ vha_check() {
     fi
   done
   [ -n "${s:-}" ] || die "$H_NAME: no standby node"
-  mounts=$(vha_cli "$a" secrets list -detailed) || die "$H_NAME: secrets list failed"
-  grep -Eq '^secret/[[:space:]]+kv[[:space:]].*map\[version:2\]' <<<"$mounts" ||
-    die "$H_NAME: no KV v2 engine at secret/ (secrets list -detailed)"
-  vha_cli "$a" write -f transit/keys/check >/dev/null || die "$H_NAME: cannot create transit key check"
-  ct=$(vha_cli "$a" write -field=ciphertext transit/encrypt/check plaintext=cGVyZmJhc2U=) ||
-    die "$H_NAME: transit encrypt through the active node$a failed"
-  pt=$(vha_cli "$a" write -field=plaintext transit/decrypt/check ciphertext="$ct") ||
-    die "$H_NAME: transit decrypt through the active node$a failed"
-  [ "$pt" = cGVyZmJhc2U= ] || die "$H_NAME: transit through node$a decrypted '$pt', not cGVyZmJhc2U="
+  vlt_kv_transit_check "$H_NAME, through the active node$a" vha_cli "$a"
   out=$(vha_api "$s" POST transit/encrypt/check '{"plaintext":"cGVyZmJhc2U="}')
   [ "${out##*$'\n'}" = 200 ] ||
     die "$H_NAME: transit encrypt through the standby node$s answered ${out##*$'\n'}, not 200 (forwarded to the active node): $(head -n 1 <<<"$out" | cut -c1-300)"
