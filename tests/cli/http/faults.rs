@@ -71,6 +71,18 @@ fn stop_server_mid_run(extra: &[&str]) {
             .map(|x| x.as_u64().unwrap())
             .sum::<u64>()
     );
+    // Stopped 1.2 s into a 3 s run and never back: an outage to the end, not recovered.
+    let a = &v["availability"];
+    let out = a["outage_s"].as_f64().unwrap();
+    assert!((1.2..2.3).contains(&out), "outage {out} s: {a}");
+    assert_eq!(a["recovered"], false, "{a}");
+    let o = &a["outages"][0];
+    assert!(o.get("to_s").is_none(), "{o}");
+    assert!(
+        o["errors"]["connect"].as_u64().unwrap_or(0) + o["errors"]["read"].as_u64().unwrap_or(0)
+            > 0,
+        "{o}"
+    );
     validate(&v);
 }
 

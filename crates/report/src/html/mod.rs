@@ -490,6 +490,17 @@ fn summary(out: &mut String, m: &Measurement) {
             );
         }
     }
+    if let Some(line) = m
+        .availability
+        .as_ref()
+        .and_then(crate::study_text::availability_line)
+    {
+        let _ = writeln!(
+            out,
+            "<p class=\"banner warn\">Availability: {}.</p>",
+            escape(&line)
+        );
+    }
     if m.aborted_in_flight > 0 {
         let _ = writeln!(
             out,

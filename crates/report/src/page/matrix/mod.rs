@@ -62,6 +62,23 @@ impl Row<'_> {
         load_words(&self.step.offered)
     }
 
+    /// Where it was measured in a sentence: its load, and a suite's operation ("13 VUs,
+    /// verify").
+    pub(crate) fn at(&self) -> String {
+        if self.scenario.kind == "suite" {
+            format!("{}, {}", self.load(), self.step.name)
+        } else {
+            self.load()
+        }
+    }
+
+    /// Whether `other` ran the same step: the same load, and for a suite the same operation
+    /// (a suite's steps are its operations at one load).
+    pub(crate) fn same_step(&self, other: &Row<'_>) -> bool {
+        self.step.offered == other.step.offered
+            && (self.scenario.kind != "suite" || self.step.name == other.step.name)
+    }
+
     /// The step's errors by class over its runs, most frequent first.
     pub(crate) fn error_classes(&self) -> Vec<(String, u64)> {
         let mut classes: Vec<(String, u64)> = Vec::new();

@@ -139,7 +139,11 @@ fn ranked(rows: &[Row<'_>], out: &mut Vec<String>) {
     let Some(top) = top else {
         return;
     };
-    let mut at: Vec<&Row<'_>> = rows.iter().filter(|r| r.step.offered == top).collect();
+    // A suite's operations at that load: ranked on the last one the first member ran there.
+    let Some(last) = rows.iter().rev().find(|r| r.step.offered == top) else {
+        return;
+    };
+    let mut at: Vec<&Row<'_>> = rows.iter().filter(|r| r.same_step(last)).collect();
     at.sort_by(|a, b| b.step.achieved_rps.total_cmp(&a.step.achieved_rps));
     let listed: Vec<String> = at
         .iter()
@@ -148,11 +152,7 @@ fn ranked(rows: &[Row<'_>], out: &mut Vec<String>) {
             format!("{} {}{failed}", r.member.title(), rps(r.step.achieved_rps))
         })
         .collect();
-    out.push(format!(
-        "At {}, by RPS: {}.",
-        load_words(&top),
-        listed.join(", ")
-    ));
+    out.push(format!("At {}, by RPS: {}.", last.at(), listed.join(", ")));
 }
 
 /// Each member's knee, or the highest load it held without one.
@@ -229,18 +229,11 @@ fn pairs(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mut V
             // server refuses fast), not the stack's.
             let common = ra.iter().rev().find_map(|x| {
                 rb.iter()
-                    .find(|y| {
-                        y.step.offered == x.step.offered
-                            && x.failed.is_empty()
-                            && y.failed.is_empty()
-                    })
+                    .find(|y| y.same_step(x) && x.failed.is_empty() && y.failed.is_empty())
                     .map(|y| (*x, *y))
             });
             let Some((x, y)) = common else {
-                if ra
-                    .iter()
-                    .any(|x| rb.iter().any(|y| y.step.offered == x.step.offered))
-                {
+                if ra.iter().any(|x| rb.iter().any(|y| y.same_step(x))) {
                     out.push(format!(
                         "{context}{va} vs {vb}: no load at which both passed their thresholds."
                     ));
@@ -254,7 +247,7 @@ fn pairs(input: &super::PageInput<'_>, m: &Matrix, rows: &[Row<'_>], out: &mut V
             };
             let mut text = format!(
                 "{context}{va} vs {vb} at {}: {} vs {} RPS{ratio}, p95 {} vs {} ms",
-                x.load(),
+                x.at(),
                 rps(x.step.achieved_rps),
                 rps(y.step.achieved_rps),
                 ms(x.step.p95_ms),
