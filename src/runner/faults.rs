@@ -14,8 +14,6 @@ use std::time::{Duration, Instant};
 const READ_CAP: u64 = 64 * 1024;
 /// The most of it kept in the result, after redaction.
 const KEEP_CHARS: usize = 2000;
-/// The engine starts a phase this long after telling its observers (every worker waiting).
-const LEAD: Duration = Duration::from_millis(5);
 
 /// The faults of one running phase.
 pub(super) struct Armed {
@@ -28,7 +26,7 @@ pub(super) fn arm(faults: &[Fault]) -> Option<Armed> {
     if faults.is_empty() {
         return None;
     }
-    let started = Instant::now() + LEAD;
+    let started = Instant::now() + perfbase_engine::START_LEAD;
     let cancel = Arc::new((Mutex::new(false), Condvar::new()));
     let runs = faults
         .iter()

@@ -207,15 +207,11 @@ impl Availability {
         if at < from {
             return;
         }
-        // The open stretch ends here. The first one (before any success) is kept when it had
-        // failures; later ones when they were long enough.
+        // The open stretch ends here. The first one (before any success) always closes: the
+        // wait for a run's first success is judged when reported; later ones stay when long
+        // enough to be an outage.
         let first = n == 1 && open.from == Duration::ZERO;
-        let keep = if first {
-            !open.failures.is_empty()
-        } else {
-            at - from >= self.floor
-        };
-        if keep || first {
+        if first || at - from >= self.floor {
             open.to = Some(at);
             open.after.push((at, latency_us));
             self.after_left = AFTER - 1;
@@ -240,14 +236,18 @@ impl Availability {
     fn thin(&mut self) {
         while self.stretches.len() > MAX_GAPS {
             self.floor *= 2;
-            let floor = self.floor;
-            let last = self.stretches.len() - 1;
-            let mut i = 0;
-            self.stretches.retain(|g| {
-                i += 1;
-                i == 1 || i - 1 == last || g.to.is_some_and(|to| to - g.from >= floor)
-            });
+            self.drop_short();
         }
+    }
+
+    /// Drops the closed stretches shorter than the floor, but the first and the open one.
+    fn drop_short(&mut self) {
+        let (floor, last) = (self.floor, self.stretches.len().saturating_sub(1));
+        let mut i = 0;
+        self.stretches.retain(|g| {
+            i += 1;
+            i == 1 || i - 1 == last || g.to.is_some_and(|to| to - g.from >= floor)
+        });
     }
 
     /// The stretches where neither `self` nor `other` had a success: their intersection,
@@ -289,18 +289,10 @@ impl Availability {
         self.floor = self.floor.max(other.floor);
         self.covered.extend_from_slice(&other.covered);
         self.join_covered();
-        let floor = self.floor;
-        let last = out.len().saturating_sub(1);
-        let mut k = 0;
-        out.retain(|g| {
-            k += 1;
-            k == 1 || k - 1 == last || g.to.is_some_and(|to| to - g.from >= floor)
-        });
         self.stretches = out;
         self.after_left = 0;
-        if self.stretches.len() > MAX_GAPS {
-            self.thin();
-        }
+        self.drop_short();
+        self.thin();
     }
 }
 

@@ -28,6 +28,6 @@ pub use pacer::Pacer;
 pub use phase::{EngineError, Load, PhaseOutcome, PhaseSpec};
 pub use progress::{Progress, ProgressSnapshot};
 pub use runtime::{
-    pacing_problem, run, EngineConfig, Observer, RunClock, DEFAULT_PACING, MAX_PACING,
+    pacing_problem, run, EngineConfig, Observer, RunClock, DEFAULT_PACING, MAX_PACING, START_LEAD,
 };
 pub use segment::Segment;

@@ -75,6 +75,10 @@ impl RunClock {
     }
 }
 
+/// How long after telling its observers (`phase_started`) a phase starts: a short lead so
+/// every worker is waiting before the common start instant.
+pub const START_LEAD: Duration = Duration::from_millis(5);
+
 /// Hooks the caller gets while the engine runs (progress lines, saving each phase at once).
 pub trait Observer {
     /// Just before a phase starts (a monitor labels its samples with the phase from here on).
@@ -115,8 +119,7 @@ pub fn run<D: Driver>(
         }
         progress.reset();
         observer.phase_started(spec);
-        // A short lead so every worker is waiting before the common start instant.
-        let lead = Duration::from_millis(5);
+        let lead = START_LEAD;
         let start = Instant::now() + lead;
         let started_at = SystemTime::now() + lead;
         let active = spec.load.active_workers(threads);

@@ -65,7 +65,7 @@ impl Row<'_> {
     /// Where it was measured in a sentence: its load, and a suite's operation ("13 VUs,
     /// verify").
     pub(crate) fn at(&self) -> String {
-        if self.scenario.kind == "suite" {
+        if self.is_suite() {
             format!("{}, {}", self.load(), self.step.name)
         } else {
             self.load()
@@ -76,7 +76,12 @@ impl Row<'_> {
     /// (a suite's steps are its operations at one load).
     pub(crate) fn same_step(&self, other: &Row<'_>) -> bool {
         self.step.offered == other.step.offered
-            && (self.scenario.kind != "suite" || self.step.name == other.step.name)
+            && (!self.is_suite() || self.step.name == other.step.name)
+    }
+
+    /// Whether its scenario is a suite, whose steps are operations at one load.
+    pub(crate) fn is_suite(&self) -> bool {
+        self.scenario.kind == "suite"
     }
 
     /// The step's errors by class over its runs, most frequent first.
@@ -316,7 +321,7 @@ pub(crate) fn sections(input: &PageInput<'_>) -> Vec<Section> {
         }
         let mut head: Vec<&str> = m.labels.iter().map(String::as_str).collect();
         // A suite's steps are its operations at one load: the row names its operation.
-        let operations = rows.iter().any(|r| r.scenario.kind == "suite");
+        let operations = rows.iter().any(Row::is_suite);
         if operations {
             head.push("operation");
         }
