@@ -126,6 +126,15 @@ pub trait Session: 'static {
         Then::Done
     }
 
+    /// When the response to the request `execute` just completed arrived, as the kernel
+    /// stamped it on the socket, if the session knows: the engine takes it as the request's
+    /// end, so a worker that reads responses in batches still times each one exactly (the
+    /// open model then lets responses wait in their sockets between pacing slots). None,
+    /// the default: the request ends when `execute` returns, by the engine's clock.
+    fn arrived(&self) -> Option<std::time::Instant> {
+        None
+    }
+
     /// Bytes (read, written) that the last op moved before the engine gave up on it (it
     /// timed out, and its future was dropped): a request that was written counts as written
     /// even if no answer came. The default knows of none.

@@ -36,6 +36,11 @@ pub(crate) struct Shared<D: Driver> {
     pub(crate) iteration_span: Option<Duration>,
     /// [`Driver::names_grow`]: labels, checks and groups are named as the run finds them.
     pub(crate) grows: bool,
+    /// Whether the last request's end came stamped by the kernel ([`Session::arrived`]):
+    /// only then may the open model leave responses unread until its next slot.
+    ///
+    /// [`Session::arrived`]: perfbase_core::Session::arrived
+    pub(crate) stamped: Cell<bool>,
 }
 
 impl<D: Driver> Shared<D> {
@@ -54,7 +59,15 @@ impl<D: Driver> Shared<D> {
             groups,
             iteration_span,
             grows,
+            stamped: Cell::new(false),
         }
+    }
+
+    /// The end of a request that `execute` returned at `now`: its kernel arrival time when
+    /// the session gives one (kept within `sent`..`now`), else `now`.
+    pub(crate) fn end_of(&self, arrived: Option<Instant>, sent: Instant, now: Instant) -> Instant {
+        self.stamped.set(arrived.is_some());
+        arrived.map_or(now, |t| t.clamp(sent, now))
     }
 
     /// Whether steps are timed by group: the driver names groups, or may name them later.

@@ -28,7 +28,7 @@ pub(crate) async fn run<D: Driver>(
     loop {
         let sent = Instant::now();
         let mut outcome = sh.execute(session, n, label).await;
-        let done = Instant::now();
+        let done = sh.end_of(session.arrived(), sent, Instant::now());
         let then = session.then(&mut outcome);
         let last = then == Then::Done;
         all_ok &= !outcome.class.is_error();

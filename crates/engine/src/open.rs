@@ -8,7 +8,9 @@
 //!
 //! Waking once per op costs an idle→busy transition per op (measured: 42 CPU-µs per request
 //! at 20k/s against oha's 13), so the schedule is quantised to a pacing granularity (1 ms by
-//! default, as wrk2's and oha's timers are): see the comment in the dispatcher.
+//! default, as wrk2's and oha's timers are): see the comment in the dispatcher. When the
+//! driver gives each response's kernel arrival time, the worker also stops waking for
+//! responses between slots: see [`wait_for_slot`].
 
 use crate::context::{PhaseCtx, Shared};
 use crate::local::{Mailbox, Signal};
@@ -82,19 +84,24 @@ pub(crate) async fn run<D: Driver>(
             };
             if batch != Some(intended) {
                 batch = Some(intended);
-                if sh.timer.sleep_until(intended).await.is_err() {
-                    // A failing timerfd is not expected; fall back to tokio's coarser timer.
-                    tokio::time::sleep_until(intended.into()).await;
-                }
+                wait_for_slot(sh, intended).await;
             }
             // An op waits for a free session at most the timeout from its intended start,
             // inside the window or after it closed: a stall at the window's end must not
             // hide the ops queued behind it.
             let expires = intended + sh.setup.timeout;
             let mut waited = false;
+            let mut read_first = sh.stamped.get();
             let slot = loop {
                 if let Some(s) = slots.idle.borrow_mut().pop() {
                     break Some(s);
+                }
+                // Responses may wait unread in their sockets (see `wait_for_slot`): reading
+                // them frees their sessions, so the batch reuses those rather than opening
+                // more, or waiting for one as if the server were slow.
+                if std::mem::take(&mut read_first) {
+                    tokio::task::yield_now().await;
+                    continue;
                 }
                 if (slots.all.borrow().len() as u64) < max_inflight {
                     let s = Rc::new(Slot::new());
@@ -171,6 +178,34 @@ pub(crate) async fn run<D: Driver>(
         ctx.rec.borrow_mut().unsent += mine.saturating_sub(dispatched.get());
     }
     last_dispatch.get()
+}
+
+/// The longest the worker thread sleeps with responses left unread in their sockets.
+const BLOCK_AT_MOST: Duration = Duration::from_millis(2);
+
+/// Waits for the slot of the next batch, at `at`.
+///
+/// While the sessions' responses come with the kernel's arrival times ([`Shared::stamped`])
+/// and the slot is near, the thread itself sleeps: responses that arrive meanwhile wait in
+/// their sockets, and are read, exactly timed, just after the next batch is sent. The
+/// worker so wakes once per slot, not once per slot and again for each burst of responses:
+/// those wake-ups were the open model's largest cost (bench/README.md, issue 52). Otherwise
+/// the event loop waits, waking for each response as it comes.
+async fn wait_for_slot<D: Driver>(sh: &Shared<D>, at: Instant) {
+    let now = Instant::now();
+    if sh.stamped.get() && at > now && at - now <= BLOCK_AT_MOST {
+        // First the tasks that are ready run (the batch just dispatched writes its requests)
+        // and what has arrived is read: tokio polls its sockets before it resumes a task
+        // that yields.
+        tokio::task::yield_now().await;
+        if sh.timer.block_until(at).is_ok() {
+            return;
+        }
+    }
+    if sh.timer.sleep_until(at).await.is_err() {
+        // A failing timerfd is not expected; fall back to tokio's coarser timer.
+        tokio::time::sleep_until(at.into()).await;
+    }
 }
 
 async fn slot_task<D: Driver>(

@@ -13,6 +13,7 @@
 //!   handshake, which would look like unsolicited bytes), and a request that finds it closed
 //!   is retried once when idempotent, like any reused connection.
 
+use super::stamp::{self, Arrivals};
 use super::HttpError;
 use perfbase_core::{Class, Outcome};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -22,6 +23,7 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, Interest};
@@ -199,9 +201,10 @@ pub(crate) async fn handshake(
         })
 }
 
-/// One open connection.
+/// One open connection. A plain one's reads come with the kernel's arrival times
+/// (stamp.rs), kept since the last request.
 pub(crate) enum Conn {
-    Plain(TcpStream),
+    Plain(TcpStream, Arrivals),
     Tls(Box<TlsStream<TcpStream>>),
 }
 
@@ -218,7 +221,10 @@ impl Conn {
         let connected = std::time::Instant::now();
         let connect_us = micros(connected - start);
         match tls {
-            None => Ok((Conn::Plain(tcp), (connect_us, 0))),
+            None => {
+                stamp::enable(tcp.as_raw_fd());
+                Ok((Conn::Plain(tcp, Arrivals::default()), (connect_us, 0)))
+            }
             Some(tls) => {
                 let stream = handshake(tcp, tls, addr).await?;
                 Ok((
@@ -233,7 +239,7 @@ impl Conn {
     /// last response. Costs no syscall unless the socket became readable while idle. Always
     /// false for TLS (see the module docs).
     pub(crate) fn closed_while_idle(&self) -> bool {
-        let Conn::Plain(stream) = self else {
+        let Conn::Plain(stream, _) = self else {
             return false;
         };
         let mut buf = [0u8; 64];
@@ -248,10 +254,11 @@ impl Conn {
         }
     }
 
-    /// Writes all of `bytes`.
+    /// Writes all of `bytes`, a request: the arrival times start again.
     pub(crate) async fn write_all(&mut self, mut bytes: &[u8]) -> io::Result<()> {
         match self {
-            Conn::Plain(stream) => {
+            Conn::Plain(stream, arrivals) => {
+                *arrivals = Arrivals::default();
                 while !bytes.is_empty() {
                     match stream.try_write(bytes) {
                         Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -275,7 +282,7 @@ impl Conn {
     /// follows says how), so the caller can take a read buffer only then. A TLS connection
     /// returns at once: its records may already sit decrypted in rustls's own buffer.
     pub(crate) async fn readable(&self) {
-        if let Conn::Plain(stream) = self {
+        if let Conn::Plain(stream, _) = self {
             let _ = stream.readable().await;
         }
     }
@@ -285,10 +292,15 @@ impl Conn {
     /// like a plain close.
     pub(crate) async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Conn::Plain(stream) => loop {
-                match stream.try_read(buf) {
+            Conn::Plain(stream, arrivals) => loop {
+                let fd = stream.as_raw_fd();
+                match stream.try_io(Interest::READABLE, || stamp::recv(fd, buf)) {
+                    Ok((n, at)) => {
+                        arrivals.note(at);
+                        return Ok(n);
+                    }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => stream.readable().await?,
-                    other => return other,
+                    Err(e) => return Err(e),
                 }
             },
             Conn::Tls(stream) => match stream.read(buf).await {
@@ -298,11 +310,20 @@ impl Conn {
         }
     }
 
+    /// When the first and the last bytes read since the last request arrived, by the
+    /// kernel's stamps; None for TLS, or when a read was not stamped.
+    pub(crate) fn arrivals(&self) -> Option<(std::time::Instant, std::time::Instant)> {
+        match self {
+            Conn::Plain(_, arrivals) => arrivals.span(),
+            Conn::Tls(_) => None,
+        }
+    }
+
     /// After a complete response, when nothing else is expected until the next request:
     /// forgets the read readiness without a syscall, so the next read waits for epoll instead
     /// of first trying a read that would block (plain connections only).
     pub(crate) fn forget_readiness(&self) {
-        if let Conn::Plain(stream) = self {
+        if let Conn::Plain(stream, _) = self {
             let _ = stream.try_io(Interest::READABLE, || {
                 Err::<(), _>(io::ErrorKind::WouldBlock.into())
             });

@@ -17,6 +17,7 @@ pub(crate) mod h2;
 pub mod journey;
 pub(crate) mod request;
 mod response;
+mod stamp;
 pub mod targets;
 
 pub use conn::TlsOptions;
@@ -374,6 +375,7 @@ impl Driver for HttpDriver {
                 written_by_op: 0,
                 opened: None,
                 until: None,
+                arrived: None,
             });
         }
         let mut s = HttpSession {
@@ -386,6 +388,7 @@ impl Driver for HttpDriver {
             written_by_op: 0,
             opened: None,
             until: None,
+            arrived: None,
         };
         // Keep-alive sessions connect now, so the connect is not in the first latency (as
         // wrk does); fresh-connection sessions connect inside every request instead.
@@ -428,6 +431,9 @@ pub struct HttpSession {
     /// When the current op's event stream is cut (its start plus the stream deadline), and
     /// the run's timeout.
     until: Option<(std::time::Instant, std::time::Duration)>,
+    /// When the current op's response arrived, by the kernel's stamps (plain HTTP/1.1
+    /// without an event stream): see [`Session::arrived`].
+    arrived: Option<std::time::Instant>,
 }
 
 impl HttpSession {
@@ -489,8 +495,15 @@ impl HttpSession {
                 o.stream = resp.events.map(|e| Box::new(e.reply(sent, end)));
                 Ok(o)
             }
-            Ok(resp) => {
-                let end = std::time::Instant::now();
+            Ok(mut resp) => {
+                let mut end = std::time::Instant::now();
+                // Read late (the open model's slots), a response still ends when it came; an
+                // event stream's messages are timed as they are read, so it keeps the clock.
+                if let (Some((first, last)), None) = (stream.arrivals(), &resp.events) {
+                    resp.first_byte = first.clamp(sent, end);
+                    end = last.clamp(sent, end);
+                    self.arrived = Some(end);
+                }
                 timing.waiting_us = conn::micros(resp.first_byte.saturating_duration_since(sent));
                 timing.receiving_us = conn::micros(end.saturating_duration_since(resp.first_byte));
                 if resp.close || !shared.keepalive {
@@ -595,6 +608,7 @@ impl HttpSession {
 impl Session for HttpSession {
     async fn execute(&mut self, op: u64) -> Outcome {
         self.written_by_op = 0;
+        self.arrived = None;
         self.until = self
             .shared
             .stream_deadline
@@ -606,6 +620,10 @@ impl Session for HttpSession {
                 Some(format!("redirected ({}): the server did not serve it", o.status).into());
         }
         self.shared.ok_status.apply(o)
+    }
+
+    fn arrived(&self) -> Option<std::time::Instant> {
+        self.arrived
     }
 
     fn bytes_of_abandoned_op(&mut self) -> (u64, u64) {
