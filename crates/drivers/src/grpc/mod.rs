@@ -1,5 +1,6 @@
 //! gRPC over HTTP/2 (`grpc://` h2c with prior knowledge, `grpcs://` TLS with ALPN h2), on the
-//! HTTP/2 driver's connections: a worker's sessions share them, `streams` calls on each.
+//! HTTP/2 driver's connection pool: a worker's sessions share its connections, `streams`
+//! calls on each. The calls go through the h2 crate directly (channel.rs), one write each.
 //!
 //! - **Calls.** All four kinds. A client stream's messages (`messages` per call) go out as
 //!   one request body, as ghz sends them; a bidirectional call's replies are read as they
@@ -20,6 +21,7 @@
 //!   A server-streaming or bidirectional reply is a stream (`Outcome::stream`): its messages
 //!   and the gaps between them, 0 for messages one DATA frame completed together.
 
+mod channel;
 mod reflect;
 mod schema;
 mod wire;
@@ -29,9 +31,9 @@ pub use wire::status_name;
 
 use crate::http::conn::{Tls, TlsOptions};
 use crate::http::events::Clock;
-use crate::http::h2::{self, Lease, Pool};
+use crate::http::h2::{Lease, Pool};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use channel::{failure, Channel};
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, Method as HttpMethod, Request, Uri};
 use perfbase_core::outcome::StreamReply;
@@ -98,7 +100,7 @@ struct Shared {
     uri: Uri,
     headers: HeaderMap,
     deadline: Option<Duration>,
-    pool: Pool,
+    pool: Pool<Channel>,
     /// Messages a call sends.
     sent_per_call: u64,
     /// Messages received and sent over the run (replies counted whole).
@@ -287,7 +289,7 @@ impl Driver for GrpcDriver {
 /// One call at a time, on a stream slot of its worker's connections.
 pub struct GrpcSession {
     worker: usize,
-    lease: Option<Lease>,
+    lease: Option<Lease<Channel>>,
     shared: Arc<Shared>,
 }
 
@@ -311,13 +313,14 @@ impl Session for GrpcSession {
                 }
             }
         };
-        let mut req = Request::new(Full::new(body));
+        let mut req = Request::new(());
         *req.method_mut() = HttpMethod::POST;
         *req.uri_mut() = d.uri.clone();
         *req.headers_mut() = d.headers.clone();
         let streamed = matches!(d.method.kind, CallKind::ServerStreaming | CallKind::Bidi);
         let mut arrivals = Arrivals::default();
-        let result = match within(until, call(lease, req, streamed, &mut arrivals)).await {
+        let exchange = call(lease.sender(), (req, body), streamed, &mut arrivals);
+        let result = match within(until, exchange).await {
             Ok(r) => r,
             // Cut by the deadline: a stream still brought what it brought.
             Err(mut o) => {
@@ -418,18 +421,23 @@ struct Reply {
     timing: Timing,
 }
 
-/// One call: sends the request, counts the reply's messages (timing the gaps between them
-/// when the reply is `streamed`), reads its status; or the failed call's outcome.
+/// One call: sends the request (its HEADERS and its DATA queued together), counts the
+/// reply's messages (timing the gaps between them when the reply is `streamed`), reads its
+/// status; or the failed call's outcome.
 async fn call(
-    lease: &mut Lease,
-    req: Request<Full<Bytes>>,
+    channel: &mut Channel,
+    (req, body): (Request<()>, Bytes),
     streamed: bool,
     arrivals: &mut Arrivals,
 ) -> Result<Reply, Outcome> {
-    let send = lease.sender();
-    send.ready().await.map_err(|e| h2::failure(&e))?;
+    let send = &mut channel.send;
+    std::future::poll_fn(|cx| send.poll_ready(cx))
+        .await
+        .map_err(|e| failure(&e))?;
     let sent = *arrivals.sent.insert(Instant::now());
-    let resp = send.send_request(req).await.map_err(|e| h2::failure(&e))?;
+    let (resp, mut stream) = send.send_request(req, false).map_err(|e| failure(&e))?;
+    stream.send_data(body, true).map_err(|e| failure(&e))?;
+    let resp = resp.await.map_err(|e| failure(&e))?;
     let http = resp.status().as_u16();
     if http != 200 {
         return Err(status_outcome(
@@ -444,18 +452,14 @@ async fn call(
         }
     }
     let mut body = resp.into_body();
-    let mut status = None;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| h2::failure(&e))?;
-        match frame.into_data() {
-            Ok(data) => arrivals.take(&data),
-            Err(frame) => {
-                if let Ok(trailers) = frame.into_trailers() {
-                    status = wire::status_of(&trailers);
-                }
-            }
-        }
+    while let Some(data) = body.data().await {
+        let data = data.map_err(|e| failure(&e))?;
+        arrivals.take(&data);
+        // Read, so the window opens again (h2 sends WINDOW_UPDATE once half of it is used).
+        let _ = body.flow_control().release_capacity(data.len());
     }
+    let trailers = body.trailers().await.map_err(|e| failure(&e))?;
+    let status = trailers.as_ref().and_then(wire::status_of);
     let end = Instant::now();
     let first = arrivals.clock.first.unwrap_or(end);
     let timing = Timing {

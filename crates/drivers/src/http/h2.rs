@@ -30,6 +30,7 @@ use perfbase_core::outcome::StreamReply;
 use perfbase_core::{Class, ConnUse, Outcome, Timing};
 use std::collections::HashMap;
 use std::error::Error as _;
+use std::future::Future;
 use std::io::IoSlice;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -182,16 +183,45 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
     }
 }
 
+/// A connection's request sender as the pool keeps it: hyper's client for HTTP/2 (and gRPC's
+/// reflection), the h2 crate's own for gRPC's calls (grpc/channel.rs).
+pub(crate) trait Sender: Clone + Send + Sync + Sized + 'static {
+    /// Whether the connection can no longer carry requests (GOAWAY, closed, failed).
+    fn is_closed(&self) -> bool;
+
+    /// The HTTP/2 handshake over `io`; the connection then runs as its own task on the
+    /// worker.
+    fn start<T>(io: T, addr: SocketAddr) -> impl Future<Output = Result<Self, Outcome>>
+    where
+        T: AsyncRead + AsyncWrite + Send + Unpin + 'static;
+}
+
+impl Sender for SendRequest<Full<Bytes>> {
+    fn is_closed(&self) -> bool {
+        SendRequest::is_closed(self)
+    }
+
+    fn start<T>(io: T, addr: SocketAddr) -> impl Future<Output = Result<Self, Outcome>>
+    where
+        T: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+    {
+        start(io, addr)
+    }
+}
+
+/// hyper's sender, which HTTP/2 requests and gRPC's reflection use.
+pub(crate) type HyperSender = SendRequest<Full<Bytes>>;
+
 /// An open HTTP/2 connection of one worker and how many sessions use it.
-struct Multiplexed {
-    send: SendRequest<Full<Bytes>>,
+struct Multiplexed<S> {
+    send: S,
     users: Arc<AtomicUsize>,
     bytes: Arc<WireBytes>,
 }
 
 /// A session's share of a connection; giving it back (dropping it) frees a stream slot.
-pub(crate) struct Lease {
-    send: SendRequest<Full<Bytes>>,
+pub(crate) struct Lease<S = HyperSender> {
+    send: S,
     users: Arc<AtomicUsize>,
     bytes: Arc<WireBytes>,
     /// The connect and TLS times (µs) of the connection this lease opened, told with its
@@ -199,13 +229,13 @@ pub(crate) struct Lease {
     opened: Option<(u32, u32)>,
 }
 
-impl Drop for Lease {
+impl<S> Drop for Lease<S> {
     fn drop(&mut self) {
         self.users.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-impl Lease {
+impl<S: Sender> Lease<S> {
     /// Whether the connection can no longer carry requests (GOAWAY, closed, failed).
     pub(crate) fn is_closed(&self) -> bool {
         self.send.is_closed()
@@ -214,10 +244,10 @@ impl Lease {
 
 /// What a protocol on HTTP/2 that reads its replies its own way (gRPC) needs of a lease.
 #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
-impl Lease {
+impl<S> Lease<S> {
     /// The connection's request sender, for a protocol on HTTP/2 that reads its replies
     /// its own way (gRPC).
-    pub(crate) fn sender(&mut self) -> &mut SendRequest<Full<Bytes>> {
+    pub(crate) fn sender(&mut self) -> &mut S {
         &mut self.send
     }
 
@@ -234,18 +264,21 @@ impl Lease {
 }
 
 /// The connections of every worker, and how to open more.
-pub(crate) struct Pool {
+pub(crate) struct Pool<S = HyperSender> {
     addr: SocketAddr,
     tls: Option<Tls>,
     streams: usize,
     /// Per worker, its connections. A worker's sessions run on its one thread, so its async
     /// mutex is never contended across threads; it stops two sessions from both opening a
     /// connection where one would do.
-    workers: Mutex<HashMap<usize, Arc<tokio::sync::Mutex<Vec<Multiplexed>>>>>,
+    workers: Mutex<HashMap<usize, WorkerConns<S>>>,
 }
 
-impl Pool {
-    pub(crate) fn new(addr: SocketAddr, tls: Option<Tls>, streams: usize) -> Pool {
+/// One worker's connections.
+type WorkerConns<S> = Arc<tokio::sync::Mutex<Vec<Multiplexed<S>>>>;
+
+impl<S: Sender> Pool<S> {
+    pub(crate) fn new(addr: SocketAddr, tls: Option<Tls>, streams: usize) -> Pool<S> {
         Pool {
             addr,
             tls,
@@ -256,7 +289,7 @@ impl Pool {
 
     /// A stream slot on one of `worker`'s connections, opening a connection when every one
     /// is full or closed.
-    pub(crate) async fn lease(&self, worker: usize) -> Result<Lease, Outcome> {
+    pub(crate) async fn lease(&self, worker: usize) -> Result<Lease<S>, Outcome> {
         let slot = {
             let mut workers = self.workers.lock().unwrap_or_else(|p| p.into_inner());
             workers.entry(worker).or_default().clone()
@@ -295,10 +328,7 @@ impl Pool {
 
     /// A new connection, and how long its TCP connect and its TLS handshake took (µs; the
     /// HTTP/2 handshake after them counts with neither).
-    async fn connect(
-        &self,
-        bytes: &Arc<WireBytes>,
-    ) -> Result<(SendRequest<Full<Bytes>>, (u32, u32)), Outcome> {
+    async fn connect(&self, bytes: &Arc<WireBytes>) -> Result<(S, (u32, u32)), Outcome> {
         let addr = self.addr;
         let t0 = std::time::Instant::now();
         let tcp = conn::connect(addr).await?;
@@ -309,7 +339,7 @@ impl Pool {
             bytes: bytes.clone(),
         };
         match &self.tls {
-            None => Ok((start(counted(tcp), addr).await?, (connect_us, 0))),
+            None => Ok((S::start(counted(tcp), addr).await?, (connect_us, 0))),
             Some(tls) => {
                 let stream = conn::handshake(tcp, tls, addr).await?;
                 let tls_us = conn::micros(connected.elapsed());
@@ -324,7 +354,7 @@ impl Pool {
                 }
                 // Counted above TLS: the bytes of the HTTP/2 stream, as HTTP/1.1 counts the
                 // request and response, not the TLS records around them.
-                let send = start(
+                let send = S::start(
                     Counted {
                         io: stream,
                         bytes: bytes.clone(),
@@ -470,15 +500,19 @@ pub(crate) fn failure(e: &hyper::Error) -> Outcome {
     } else {
         Class::Malformed
     };
-    let mut text = chain(e);
+    Outcome::error(class, with_hint(chain(e)))
+}
+
+/// An HTTP/2 error's text, with a hint when the server may not speak HTTP/2 at all.
+pub(crate) fn with_hint(mut text: String) -> String {
     if text.contains("frame with invalid size") || text.contains("PROTOCOL_ERROR") {
         text.push_str(" (does the server speak HTTP/2 with prior knowledge? drop --http2 if not)");
     }
-    Outcome::error(class, text)
+    text
 }
 
 /// An error and its causes, `outer: inner: …`.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
