@@ -12,6 +12,7 @@ mod common;
 mod edges;
 mod exports;
 mod grpc;
+mod grpc_hostile;
 mod hostile;
 mod hostile2;
 mod hostile3;
