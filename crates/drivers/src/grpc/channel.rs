@@ -6,19 +6,17 @@
 //! HEADERS, then the DATA, which hyper sends from a task it spawns per call; each write is a
 //! TCP segment the kernel carries and acknowledges on both sides. Here a call queues its
 //! HEADERS and its DATA (END_STREAM) together, and the connection's first attempt to write
-//! after a wake-up yields once ([`Corked`]), so the replies it just read reach their calls,
-//! which queue their next requests, before one write carries them all with the PING's ACK.
+//! after a wake-up yields once (`Sender::CORKED`, in http/h2.rs's `Counted`), so the replies
+//! it just read reach their calls, which queue their next requests, before one write carries
+//! them all with the PING's ACK.
 
 use crate::http::h2::{chain, with_hint, Sender};
 use bytes::Bytes;
 use perfbase_core::{Class, Outcome};
-use std::io::IoSlice;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 /// hyper's client's limits, kept: 2 MiB per stream and 5 MiB per connection of flow-control
 /// window (no WINDOW_UPDATE per call), 16 KiB of headers at most (a hostile server cannot grow
@@ -36,6 +34,8 @@ pub(crate) struct Channel {
 }
 
 impl Sender for Channel {
+    const CORKED: bool = true;
+
     fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Relaxed)
     }
@@ -50,7 +50,7 @@ impl Sender for Channel {
             .max_header_list_size(MAX_HEADER_LIST)
             .max_send_buffer_size(MAX_SEND_BUFFER)
             .enable_push(false)
-            .handshake::<_, Bytes>(Corked { io, held: false })
+            .handshake::<_, Bytes>(io)
             .await
             .map_err(|e| {
                 Outcome::error(
@@ -61,7 +61,7 @@ impl Sender for Channel {
         let closed = Arc::new(AtomicBool::new(false));
         let ended = closed.clone();
         // On the worker's LocalSet, as the sessions are: a task woken there runs after those
-        // woken before it, which Corked relies on.
+        // woken before it, which the held writes rely on.
         tokio::task::spawn_local(async move {
             // Its errors reach the calls in flight, which report them.
             let _ = connection.await;
@@ -82,68 +82,4 @@ pub(crate) fn failure(e: &h2::Error) -> Outcome {
         Class::Malformed
     };
     Outcome::error(class, with_hint(chain(e)))
-}
-
-/// A connection's IO whose first write after each wake-up yields once (the task wakes itself
-/// and returns Pending): the tasks woken before it (the calls whose replies it just read) run
-/// first and queue their next requests, and the write that follows carries them all.
-struct Corked<T> {
-    io: T,
-    /// This write attempt is the one after the yield: it goes through.
-    held: bool,
-}
-
-impl<T> Corked<T> {
-    /// Pending, once, for the first write of a turn; Ready for the one after.
-    fn hold(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        self.held = !self.held;
-        if !self.held {
-            Poll::Ready(())
-        } else {
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    }
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Corked<T> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Corked<T> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        std::task::ready!(self.hold(cx));
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        std::task::ready!(self.hold(cx));
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
-    }
 }

@@ -125,10 +125,33 @@ impl WireBytes {
     }
 }
 
-/// A connection's IO that counts the bytes crossing it.
+/// A connection's IO that counts the bytes crossing it, and may hold its writes for a turn.
 pub(crate) struct Counted<T> {
     pub(crate) io: T,
     pub(crate) bytes: Arc<WireBytes>,
+    /// With [`Sender::CORKED`]: whether the next write goes through (`Some(true)`) or first
+    /// yields once, the task waking itself (`Some(false)`). The tasks woken before it (the
+    /// calls whose replies the connection just read) then run and queue their next requests,
+    /// and the write that follows carries them all (grpc/channel.rs).
+    pub(crate) held: Option<bool>,
+}
+
+impl<T> Counted<T> {
+    /// Pending, once, for the first write of a turn when corked; Ready otherwise.
+    fn hold(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match &mut self.held {
+            Some(through) if !*through => {
+                *through = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Some(through) => {
+                *through = false;
+                Poll::Ready(())
+            }
+            None => Poll::Ready(()),
+        }
+    }
 }
 
 impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
@@ -151,6 +174,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
+        std::task::ready!(self.hold(cx));
         let r = Pin::new(&mut self.io).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = r {
             self.bytes.written.fetch_add(n as u64, Ordering::Relaxed);
@@ -163,6 +187,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
+        std::task::ready!(self.hold(cx));
         let r = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
         if let Poll::Ready(Ok(n)) = r {
             self.bytes.written.fetch_add(n as u64, Ordering::Relaxed);
@@ -186,6 +211,9 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
 /// A connection's request sender as the pool keeps it: hyper's client for HTTP/2 (and gRPC's
 /// reflection), the h2 crate's own for gRPC's calls (grpc/channel.rs).
 pub(crate) trait Sender: Clone + Send + Sync + Sized + 'static {
+    /// Whether its connections hold each turn's first write ([`Counted::held`]).
+    const CORKED: bool = false;
+
     /// Whether the connection can no longer carry requests (GOAWAY, closed, failed).
     fn is_closed(&self) -> bool;
 
@@ -337,6 +365,7 @@ impl<S: Sender> Pool<S> {
         let counted = |io| Counted {
             io,
             bytes: bytes.clone(),
+            held: S::CORKED.then_some(false),
         };
         match &self.tls {
             None => Ok((S::start(counted(tcp), addr).await?, (connect_us, 0))),
@@ -358,6 +387,7 @@ impl<S: Sender> Pool<S> {
                     Counted {
                         io: stream,
                         bytes: bytes.clone(),
+                        held: S::CORKED.then_some(false),
                     },
                     addr,
                 )
