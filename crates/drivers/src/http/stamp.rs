@@ -132,11 +132,23 @@ mod tests {
         let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (mut server, _) = listener.accept().unwrap();
         enable(client.as_raw_fd());
+        // The kernel turns stamping on a moment after the first socket asks for it (a
+        // static key flipped from a work queue): until then reads come unstamped, which the
+        // engine takes as its cue to read responses as they come.
+        let mut buf = [0u8; 16];
+        let warm = (0..200).any(|_| {
+            server.write_all(b"w").unwrap();
+            let stamped = recv(client.as_raw_fd(), &mut buf).unwrap().1.is_some();
+            if !stamped {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            stamped
+        });
+        assert!(warm, "the kernel never stamped loopback TCP");
         let before = Instant::now();
         server.write_all(b"hello").unwrap();
         let written = Instant::now();
         std::thread::sleep(Duration::from_millis(50));
-        let mut buf = [0u8; 16];
         let (n, at) = recv(client.as_raw_fd(), &mut buf).unwrap();
         assert_eq!(&buf[..n], b"hello");
         let at = at.expect("the kernel stamps loopback TCP");
