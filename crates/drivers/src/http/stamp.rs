@@ -5,6 +5,11 @@
 //! The kernel stamps with the wall clock; a stamp becomes an `Instant` by its age against
 //! the wall clock read at once, so only a step of the wall clock between the two (not its
 //! setting) can move it, and the engine keeps every end between its send and its read.
+//!
+//! The kernel turns stamping on a moment after the first socket of the machine asks for it
+//! (a static key flipped from a work queue): the first reads of a run may come unstamped,
+//! and those responses are timed by the clock, read as they come (see the engine's
+//! `Shared::stamped`).
 
 use std::io;
 use std::os::fd::RawFd;
