@@ -10,7 +10,7 @@
 //! it just read reach their calls, which queue their next requests, before one write carries
 //! them all with the PING's ACK.
 
-use crate::http::h2::{chain, with_hint, Sender};
+use crate::http::h2::{chain, handshake_failed, with_hint, Sender};
 use bytes::Bytes;
 use perfbase_core::{Class, Outcome};
 use std::net::SocketAddr;
@@ -52,12 +52,7 @@ impl Sender for Channel {
             .enable_push(false)
             .handshake::<_, Bytes>(io)
             .await
-            .map_err(|e| {
-                Outcome::error(
-                    Class::Connect,
-                    format!("HTTP/2 handshake with {addr}: {}", chain(&e)),
-                )
-            })?;
+            .map_err(|e| handshake_failed(addr, &e))?;
         let closed = Arc::new(AtomicBool::new(false));
         let ended = closed.clone();
         // On the worker's LocalSet, as the sessions are: a task woken there runs after those

@@ -406,12 +406,7 @@ where
     let (send, connection) = http2::Builder::new(TokioExecutor::new())
         .handshake(TokioIo::new(io))
         .await
-        .map_err(|e| {
-            Outcome::error(
-                Class::Connect,
-                format!("HTTP/2 handshake with {addr}: {}", chain(&e)),
-            )
-        })?;
+        .map_err(|e| handshake_failed(addr, &e))?;
     tokio::spawn(async move {
         // Its errors reach the requests in flight, which report them.
         let _ = connection.await;
@@ -531,6 +526,14 @@ pub(crate) fn failure(e: &hyper::Error) -> Outcome {
         Class::Malformed
     };
     Outcome::error(class, with_hint(chain(e)))
+}
+
+/// A failed HTTP/2 handshake with `addr`: class `connect`, its causes in its message.
+pub(crate) fn handshake_failed(addr: SocketAddr, e: &dyn std::error::Error) -> Outcome {
+    Outcome::error(
+        Class::Connect,
+        format!("HTTP/2 handshake with {addr}: {}", chain(e)),
+    )
 }
 
 /// An HTTP/2 error's text, with a hint when the server may not speak HTTP/2 at all.
