@@ -69,8 +69,14 @@ fn a_slowdown_from_run_25_is_found_there_and_gated() {
             assert!(out.contains("FAIL nightly / lookup / c=8 / p50"), "{out}");
         }
     }
+    // The machine itself moves: a fresh CI run once found throughput 1.4 % higher from run
+    // 14 on (p < 0.001), a real shift of the machine, not of the service. Changes under 3 %
+    // are below what this test is about; the step it plants is ~9 %.
     let json = dir.path().join("trend.json");
-    let (code, out, err) = trend(dir.path(), &["--json", json.to_str().unwrap()]);
+    let (code, out, err) = trend(
+        dir.path(),
+        &["--json", json.to_str().unwrap(), "--min-change", "3%"],
+    );
     assert_eq!(code, 0, "{out}{err}");
     let t: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(t["schema"], "perfbase.trend/v1");
