@@ -33,19 +33,11 @@ impl Exit {
     /// threshold or check (`passed` false), then a target on which no request succeeded, or
     /// no iteration of a journey or script.
     pub fn of(result: &RunResult, passed: bool) -> Exit {
-        let m = &result.measurement;
-        let ok = m.requests.saturating_sub(m.errors.values().sum::<u64>());
-        // A journey or script none of whose iterations succeeded did not work, however many
-        // of its single requests did (issue 47: `on_failure = "continue"`).
-        let no_iteration = m
-            .iterations
-            .as_ref()
-            .is_some_and(|it| it.count > 0 && it.ok == 0);
         if result.interrupted {
             Exit::Interrupted
         } else if !passed {
             Exit::CheckFailed
-        } else if ok == 0 || no_iteration {
+        } else if perfbase_core::run_outcome::unusable(&result.measurement) {
             Exit::Unusable
         } else {
             Exit::Success

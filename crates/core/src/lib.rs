@@ -32,6 +32,7 @@ pub mod phase;
 pub mod recorder;
 pub mod redact;
 pub mod result;
+pub mod run_outcome;
 pub mod stream;
 pub mod study;
 mod tally;

@@ -26,6 +26,7 @@ mod tests;
 
 pub use error::{Cause, StoreError};
 pub use schema::SCHEMA_VERSION;
+pub use store::{BrowsedRun, LiveRun, PlanRow, RunPage, RunQuery};
 pub use store::{Pruned, Store, Trend, TrendKey, TrendPoint, TrendQuery, TrendRun};
 
 use perfbase_core::result::RunResult;

@@ -12,7 +12,7 @@
 //! columns beside it are for listing without parsing every result.
 
 /// The schema version this perfbase writes and understands.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// One step of the schema.
 pub(crate) struct Migration {
@@ -30,6 +30,8 @@ pub(crate) struct Migration {
 pub(crate) enum Fill {
     /// v4: the trend figures and environment of every run saved before.
     TrendFigures,
+    /// v6: the plan and outcome of every run saved before.
+    PlanAndOutcome,
 }
 
 /// Bootstrap, run before any migration: the version table, at version 0 when new.
@@ -259,5 +261,21 @@ CREATE TABLE agent_live (
 );
 ",
         fill: None,
+    },
+    Migration {
+        version: 6,
+        sqlite: "
+ALTER TABLE runs ADD COLUMN plan TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN outcome TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_plan ON runs (plan, id);
+CREATE INDEX runs_outcome ON runs (outcome, id);
+",
+        postgres: "
+ALTER TABLE runs ADD COLUMN plan TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN outcome TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_plan ON runs (plan, id);
+CREATE INDEX runs_outcome ON runs (outcome, id);
+",
+        fill: Some(Fill::PlanAndOutcome),
     },
 ];

@@ -4,10 +4,12 @@
 
 mod barrier;
 mod baselines;
+mod browse;
 mod row;
 mod runs;
 mod trend;
 
+pub use browse::{BrowsedRun, LiveRun, PlanRow, RunPage, RunQuery};
 pub use trend::{Pruned, Trend, TrendKey, TrendPoint, TrendQuery, TrendRun};
 
 use crate::database::{pg_err, sqlite_err, Kind, PgTx, SqliteTx, Tx, Val};
@@ -246,6 +248,7 @@ impl Store {
                 })?;
                 match m.fill {
                     Some(schema::Fill::TrendFigures) => trend::backfill(db)?,
+                    Some(schema::Fill::PlanAndOutcome) => browse::backfill(db)?,
                     None => {}
                 }
                 db.execute(

@@ -109,6 +109,16 @@ pub fn is_written_secret(name: &str, value: &str) -> bool {
     !rest.trim().is_empty()
 }
 
+/// A label's value as shown to others (a web page, a shared table): redacted whole under a
+/// secret name, else with any URL's password and libpq password in it redacted.
+pub fn label(key: &str, value: &str) -> String {
+    if is_secret_name(key) {
+        REDACTED.to_string()
+    } else {
+        text(value)
+    }
+}
+
 /// `Name: value` with the value redacted when the name is secret.
 pub fn header_line(name: &str, value: &str) -> String {
     if is_secret_name(name) {

@@ -22,7 +22,7 @@ fn local_ms() -> i64 {
 
 /// The store's "now" in an SQL statement whose parameters are `params`: PostgreSQL's clock, or
 /// for SQLite this machine's, as parameter `$n` (appended).
-fn now_param(kind: Kind, params: &mut Vec<Val>) -> String {
+pub(super) fn now_param(kind: Kind, params: &mut Vec<Val>) -> String {
     match kind {
         Kind::Postgres => PG_NOW_MS.to_string(),
         Kind::Sqlite => {

@@ -7,13 +7,14 @@ use crate::error::StoreError;
 use crate::{valid_label_key, Labels, RunId, RunRef, RunSummary, StoredRun};
 use perfbase_core::clock::now_rfc3339;
 use perfbase_core::result::RunResult;
+use perfbase_core::run_outcome::RunOutcome;
 use std::collections::BTreeMap;
 
 /// The summary columns, in the order [`summary_from_row`] reads them.
-const SUMMARY_COLUMNS: &str = "runs.id, runs.saved_at, runs.started_at, runs.kind, \
+pub(super) const SUMMARY_COLUMNS: &str = "runs.id, runs.saved_at, runs.started_at, runs.kind, \
      runs.target, runs.model, runs.requests, runs.rps, runs.success_ratio, runs.p50_ms, \
      runs.p95_ms, runs.p99_ms, runs.interrupted, runs.labels_json";
-const SUMMARY_LEN: usize = 14;
+pub(super) const SUMMARY_LEN: usize = 14;
 
 /// A run ready to be inserted.
 struct NewRun<'a> {
@@ -76,7 +77,7 @@ impl Store {
         #[cfg(not(test))]
         let inject_failure = false;
         self.tx(true, |db| {
-            let id = insert_run(db, &run)?;
+            let id = insert_run(db, &run, true)?;
             if inject_failure {
                 return Err(StoreError::Db(
                     "injected failure after the runs insert (test hook)".into(),
@@ -117,29 +118,45 @@ impl Store {
     }
 }
 
-/// Inserts the `runs` row and returns its id.
-fn insert_run(db: &mut dyn Tx, run: &NewRun<'_>) -> Result<RunId, StoreError> {
+/// Inserts the `runs` row and returns its id; with `plan_and_outcome` (schema v6 on), those
+/// two columns too.
+fn insert_run(
+    db: &mut dyn Tx,
+    run: &NewRun<'_>,
+    plan_and_outcome: bool,
+) -> Result<RunId, StoreError> {
     let m = &run.result.measurement;
+    let mut params = vec![
+        Val::text(run.saved_at.as_str()),
+        Val::text(run.result.started_at.as_str()),
+        Val::text(run.kind),
+        Val::text(run.result.target.as_str()),
+        Val::text(run.result.model.name()),
+        Val::Int(run.requests),
+        Val::Real(m.rps),
+        Val::Real(m.success_ratio),
+        Val::Real(m.latency_ms.p50),
+        Val::Real(m.latency_ms.p95),
+        Val::Real(m.latency_ms.p99),
+        Val::Bool(run.result.interrupted),
+        Val::text(run.labels_json.as_str()),
+        Val::text(run.result_json.as_str()),
+    ];
+    let (columns, values) = if plan_and_outcome {
+        params.push(Val::text(super::browse::plan_of(run.result)));
+        params.push(Val::text(RunOutcome::of(run.result).name()));
+        (", plan, outcome", ", $15, $16")
+    } else {
+        ("", "")
+    };
     let rows = db.query(
-        "INSERT INTO runs (saved_at, started_at, kind, target, model, requests, rps, \
-         success_ratio, p50_ms, p95_ms, p99_ms, interrupted, labels_json, result_json) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
-        &[
-            Val::text(run.saved_at.as_str()),
-            Val::text(run.result.started_at.as_str()),
-            Val::text(run.kind),
-            Val::text(run.result.target.as_str()),
-            Val::text(run.result.model.name()),
-            Val::Int(run.requests),
-            Val::Real(m.rps),
-            Val::Real(m.success_ratio),
-            Val::Real(m.latency_ms.p50),
-            Val::Real(m.latency_ms.p95),
-            Val::Real(m.latency_ms.p99),
-            Val::Bool(run.result.interrupted),
-            Val::text(run.labels_json.as_str()),
-            Val::text(run.result_json.as_str()),
-        ],
+        &format!(
+            "INSERT INTO runs (saved_at, started_at, kind, target, model, requests, rps, \
+             success_ratio, p50_ms, p95_ms, p99_ms, interrupted, labels_json, result_json\
+             {columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14\
+             {values}) RETURNING id"
+        ),
+        &params,
     )?;
     rows.first()
         .map(|r| int(r, 0, "runs.id"))
@@ -184,14 +201,7 @@ fn select_runs(
     let mut params = Vec::new();
     for (i, (k, v)) in filter.iter().enumerate() {
         sql.push_str(if i == 0 { " WHERE " } else { " AND " });
-        let n = params.len() + 1;
-        sql.push_str(&format!(
-            "EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = runs.id \
-             AND l.key = ${n} AND l.value = ${})",
-            n + 1
-        ));
-        params.push(Val::text(k.as_str()));
-        params.push(Val::text(v.as_str()));
+        label_condition(&mut sql, &mut params, k, v);
     }
     sql.push_str(" ORDER BY runs.id DESC");
     if let Some(limit) = limit {
@@ -202,6 +212,18 @@ fn select_runs(
     rows.iter()
         .map(|r| summary_and_json(r, with_result))
         .collect()
+}
+
+/// `EXISTS (…)`: the run carries label `k` = `v`; its two parameters pushed.
+pub(super) fn label_condition(sql: &mut String, params: &mut Vec<Val>, k: &str, v: &str) {
+    let n = params.len() + 1;
+    sql.push_str(&format!(
+        "EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = runs.id \
+         AND l.key = ${n} AND l.value = ${})",
+        n + 1
+    ));
+    params.push(Val::text(k));
+    params.push(Val::text(v));
 }
 
 fn summary_and_json(
@@ -217,7 +239,7 @@ fn summary_and_json(
     Ok((summary, json))
 }
 
-fn summary_from_row(row: &Row) -> Result<RunSummary, StoreError> {
+pub(super) fn summary_from_row(row: &Row) -> Result<RunSummary, StoreError> {
     let id = int(row, 0, "runs.id")?;
     let labels_json = text(row, 13, "runs.labels_json")?;
     let labels: BTreeMap<String, String> = serde_json::from_str(&labels_json)
@@ -274,6 +296,6 @@ impl Store {
             result_json: serde_json::to_string(result)
                 .map_err(|e| StoreError::Invalid(e.to_string()))?,
         };
-        self.tx(true, |db| insert_run(db, &run))
+        self.tx(true, |db| insert_run(db, &run, false))
     }
 }

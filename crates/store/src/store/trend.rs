@@ -264,7 +264,7 @@ fn selection(q: &TrendQuery, run: &str) -> (String, Vec<Val>) {
     (sql, params)
 }
 
-fn json_map(id: RunId, text: &str) -> Result<BTreeMap<String, String>, StoreError> {
+pub(super) fn json_map(id: RunId, text: &str) -> Result<BTreeMap<String, String>, StoreError> {
     if text.is_empty() {
         return Ok(BTreeMap::new());
     }

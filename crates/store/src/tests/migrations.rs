@@ -27,6 +27,12 @@ fn check_migration_from_v1(loc: &str) {
     assert_eq!(count(&mut s, "run_env"), 2);
     let got = s.get(&RunRef::Id(a)).unwrap();
     assert_eq!(got.result, ra);
+    // v6 read each run's plan and outcome from its result.
+    let browsed = s.browsed(b).unwrap();
+    assert_eq!(
+        (browsed.plan.as_str(), browsed.outcome.as_str()),
+        ("checkout", "interrupted")
+    );
     assert_eq!(got.summary.labels, labels_a().0);
     assert_eq!(s.get(&RunRef::Id(b)).unwrap().result, rb);
     // Found through the backfilled run_labels.
@@ -134,6 +140,14 @@ fn a_checked_in_v1_store_migrates() {
         vec![2, 1]
     );
     assert_eq!(s.baseline("release").unwrap().summary.id, 1);
+    // v6 read each old run's plan and outcome from its result.
+    let (one, two) = (s.browsed(1).unwrap(), s.browsed(2).unwrap());
+    eprintln!(
+        "v6 fill: {:?} {:?}",
+        (&one.plan, &one.outcome),
+        (&two.plan, &two.outcome)
+    );
+    assert_eq!(one.outcome, "passed");
     let c = s
         .save("http", &sample_result(3, false), &labels_c())
         .unwrap();

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 mod barrier;
+mod browse;
 mod history;
 mod locations;
 mod migrations;
