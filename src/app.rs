@@ -88,6 +88,7 @@ fn dispatch(cli: Cli) -> Result<Exit, AppError> {
             crate::merge::merge(a, &store)
         }
         Command::Import(a) => crate::import::import(a),
+        Command::Ui(a) => crate::ui::ui(a),
         Command::Completions(a) => completions(a.shell),
         Command::Man => shell_text(|cmd, out| clap_mangen::Man::new(cmd.clone()).render(out)),
     }

@@ -39,3 +39,4 @@ pub mod serve;
 pub mod store;
 pub mod terminal;
 pub mod trend;
+pub mod ui;

@@ -12,6 +12,7 @@ mod script;
 mod serve;
 mod tls;
 mod trend;
+pub mod ui;
 
 pub use import::{ImportArgs, ImportWhat};
 pub use inspect::{
@@ -302,6 +303,9 @@ pub enum Command {
     K8s(K8sArgs),
     /// Write a plan from a curl command or a HAR recording: perfbase import har FILE.har
     Import(ImportArgs),
+    /// Browse the store in a web browser: runs, comparisons, plans' trends, baselines and the
+    /// runs agents are doing now (read-only; loopback unless --allow-remote)
+    Ui(ui::UiArgs),
     /// Print a shell completion script: source <(perfbase completions bash)
     Completions(CompletionsArgs),
     /// Print perfbase's man page (roff): perfbase man | man -l -

@@ -7,48 +7,20 @@
 //! Each browser has a thread that sends the newest frame when there is one, so a slow one
 //! skips seconds, and a write that stalls for 2 s drops that browser.
 
+use super::feed::{events, Feed};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long a browser may take to accept a write before it is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
-/// A comment line this often keeps proxies and browsers from closing a quiet stream.
-const KEEP_ALIVE: Duration = Duration::from_secs(10);
 /// After the run, how long the server waits for an open page to fetch the report.
 const LINGER: Duration = Duration::from_secs(5);
 
-#[derive(Default)]
-struct State {
-    /// Bumped with every new frame.
-    seq: u64,
-    frame: Option<Arc<String>>,
-    report: Option<Arc<String>>,
-    ended: bool,
-    /// The server stops accepting.
-    closing: bool,
-    /// Pages following `/events` now, those that were when the run ended, and reports served.
-    following: usize,
-    following_at_end: usize,
-    reports_served: usize,
-}
-
-#[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    changed: Condvar,
-}
-
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
 pub struct Dashboard {
-    shared: Arc<Shared>,
+    shared: Arc<Feed>,
     pub addr: SocketAddr,
     accept: Option<JoinHandle<()>>,
 }
@@ -60,7 +32,7 @@ impl Dashboard {
         let listener = TcpListener::bind(addr)?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Feed::default());
         let page = Arc::new(perfbase_report::html::live_page(title));
         let s = shared.clone();
         let accept = std::thread::Builder::new()
@@ -73,23 +45,19 @@ impl Dashboard {
         })
     }
 
+    /// What the page follows, for a publisher of its own (`merge --dashboard`'s follower).
+    pub fn feed(&self) -> Arc<Feed> {
+        self.shared.clone()
+    }
+
     /// The newest frame, as JSON; browsers get it at their next write.
     pub fn publish(&self, frame_json: String) {
-        let mut st = self.shared.lock();
-        st.seq += 1;
-        st.frame = Some(Arc::new(frame_json));
-        drop(st);
-        self.shared.changed.notify_all();
+        self.shared.publish(frame_json);
     }
 
     /// The run is over: pages are told so, and `/report` serves `html` from now on.
     pub fn end(&self, html: String) {
-        let mut st = self.shared.lock();
-        st.report = Some(Arc::new(html));
-        st.ended = true;
-        st.following_at_end = st.following;
-        drop(st);
-        self.shared.changed.notify_all();
+        self.shared.end(html);
     }
 
     /// Gives a page that was open at the end up to [`LINGER`] to fetch the report, then stops
@@ -115,7 +83,7 @@ impl Dashboard {
     }
 }
 
-fn accept_loop(listener: TcpListener, addr: SocketAddr, shared: Arc<Shared>, page: Arc<String>) {
+fn accept_loop(listener: TcpListener, addr: SocketAddr, shared: Arc<Feed>, page: Arc<String>) {
     loop {
         if shared.lock().closing {
             return;
@@ -137,7 +105,7 @@ fn accept_loop(listener: TcpListener, addr: SocketAddr, shared: Arc<Shared>, pag
 
 /// One browser connection: reads the request line and answers it, if it is addressed to
 /// this server ([`perfbase_core::host::answers`]: not through a rebound name).
-fn serve(stream: TcpStream, addr: SocketAddr, shared: &Shared, page: &str) {
+fn serve(stream: TcpStream, addr: SocketAddr, shared: &Feed, page: &str) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
@@ -212,63 +180,4 @@ fn reply(out: &mut impl Write, status: &str, kind: &str, body: &str) -> std::io:
         body.len()
     )?;
     out.flush()
-}
-
-/// The event stream of one page: the newest frame whenever there is a new one, then `end`.
-fn events(out: &mut impl Write, shared: &Shared) {
-    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n";
-    if out
-        .write_all(head.as_bytes())
-        .and_then(|_| out.flush())
-        .is_err()
-    {
-        return;
-    }
-    shared.lock().following += 1;
-    let mut seen = 0;
-    loop {
-        let mut st = shared.lock();
-        while st.seq == seen && !st.ended {
-            st = match shared.changed.wait_timeout(st, KEEP_ALIVE) {
-                Ok((g, t)) if t.timed_out() => {
-                    drop(g);
-                    if out
-                        .write_all(b": still running\n\n")
-                        .and_then(|_| out.flush())
-                        .is_err()
-                    {
-                        return left(shared);
-                    }
-                    shared.lock()
-                }
-                Ok((g, _)) => g,
-                Err(e) => e.into_inner().0,
-            };
-        }
-        let (frame, ended) = (st.frame.clone().filter(|_| st.seq != seen), st.ended);
-        seen = st.seq;
-        drop(st);
-        let mut text = String::new();
-        if let Some(f) = frame {
-            text = format!("event: frame\ndata: {f}\n\n");
-        }
-        if ended {
-            text.push_str("event: end\ndata: {}\n\n");
-        }
-        if out
-            .write_all(text.as_bytes())
-            .and_then(|_| out.flush())
-            .is_err()
-            || ended
-        {
-            return left(shared);
-        }
-    }
-}
-
-fn left(shared: &Shared) {
-    let mut st = shared.lock();
-    st.following = st.following.saturating_sub(1);
-    drop(st);
-    shared.changed.notify_all();
 }

@@ -4,6 +4,7 @@
 //! most of them are in (exactly, as the final merge does), and shows the merged figures.
 
 use super::dashboard::Dashboard;
+use super::feed::Feed;
 use super::frame::Frames;
 use perfbase_core::merge::merge_concurrent;
 use perfbase_core::result::{decode_histogram, Measurement};
@@ -19,12 +20,17 @@ pub struct Follow {
     thread: Option<JoinHandle<()>>,
 }
 
+/// Says, each second, whether the followed run has ended: then the report the feed ends on.
+pub type Ended = Box<dyn FnMut(&mut perfbase_store::Store) -> Option<String> + Send>;
+
 impl Follow {
-    /// Follows run `run` in `store`, showing it on `dashboard`.
+    /// Follows run `run` in `store`, publishing its merged figures on `feed` each second;
+    /// with `ended`, until that says the run is over (the feed is then ended on its report).
     pub fn start(
         mut store: perfbase_store::Store,
         run: String,
-        dashboard: Arc<Dashboard>,
+        feed: Arc<Feed>,
+        mut ended: Option<Ended>,
     ) -> Follow {
         let done = Arc::new(AtomicBool::new(false));
         let d = done.clone();
@@ -35,7 +41,11 @@ impl Follow {
                 frames.charts = true;
                 while !d.load(Ordering::Relaxed) {
                     if let Some(json) = merged_second(&mut store, &run, &mut frames) {
-                        dashboard.publish(json);
+                        feed.publish(json);
+                    }
+                    if let Some(report) = ended.as_mut().and_then(|e| e(&mut store)) {
+                        feed.end(report);
+                        return;
                     }
                     std::thread::sleep(Duration::from_secs(1));
                 }
@@ -101,7 +111,8 @@ impl Watching {
         let follow = Follow::start(
             crate::store::open(store)?,
             run.to_string(),
-            dashboard.clone(),
+            dashboard.feed(),
+            None,
         );
         Ok(Some(Watching { dashboard, follow }))
     }

@@ -3,6 +3,7 @@
 //! figures so far. Both are one sink of the run ([`Live`]), told what the others are told.
 
 pub mod dashboard;
+pub mod feed;
 pub mod follow;
 pub mod frame;
 mod tui;

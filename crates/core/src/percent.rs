@@ -67,3 +67,17 @@ mod tests {
         );
     }
 }
+
+/// `s` as one component of a query string or path: everything but `A–Z a–z 0–9 - . _ ~`
+/// percent-encoded, UTF-8 byte by byte.
+pub fn encode_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -5,7 +5,7 @@ use crate::thousands_f;
 use perfbase_analysis::versus::runs::{Comparison, RankRow};
 use std::fmt::Write;
 
-fn value(metric: &str, v: f64) -> String {
+pub(crate) fn value(metric: &str, v: f64) -> String {
     match metric {
         "rps" => thousands_f(v),
         "error_rate" => format!("{:.2} %", v * 100.0),
@@ -13,7 +13,7 @@ fn value(metric: &str, v: f64) -> String {
     }
 }
 
-fn delta(metric: &str, d: f64, pct: Option<f64>) -> String {
+pub(crate) fn delta(metric: &str, d: f64, pct: Option<f64>) -> String {
     let abs = match metric {
         "rps" => format!("{d:+.1}"),
         "error_rate" => format!("{:+.2} pp", d * 100.0),

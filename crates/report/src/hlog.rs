@@ -64,6 +64,34 @@ pub fn interval_log(start: SystemTime, intervals: &[Interval]) -> Result<String,
     String::from_utf8(out).map_err(|e| e.to_string())
 }
 
+/// A stored run's log: one interval per phase (the store keeps a histogram per phase, not per
+/// second), one after another from the run's start; a run without phases is one interval.
+pub fn phases_log(r: &perfbase_core::result::RunResult) -> Result<String, String> {
+    let start = perfbase_core::clock::parse_time(&r.started_at).unwrap_or(SystemTime::UNIX_EPOCH);
+    let mut parts: Vec<(&str, &perfbase_core::result::Measurement)> = r
+        .phases
+        .iter()
+        .map(|p| (p.name.as_str(), &p.measurement))
+        .collect();
+    if parts.is_empty() {
+        parts.push(("run", &r.measurement));
+    }
+    let mut at = 0.0;
+    let mut intervals = Vec::with_capacity(parts.len());
+    for (name, m) in parts {
+        let histogram = perfbase_core::result::decode_histogram(&m.histogram.response)
+            .map_err(|e| format!("{name}: the response histogram: {e}"))?;
+        intervals.push(Interval {
+            tag: name.to_string(),
+            start_s: at,
+            duration_s: m.duration_s,
+            histogram,
+        });
+        at += m.duration_s.max(0.0);
+    }
+    interval_log(start, &intervals)
+}
+
 /// The percentile distribution of `h` (µs) in ms, as HdrHistogram prints it: five ticks per
 /// half distance to 100 %, then mean, standard deviation, max and count.
 pub fn percentile_distribution(h: &Histogram<u64>) -> String {

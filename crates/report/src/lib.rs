@@ -23,6 +23,7 @@ mod svg;
 pub mod table;
 pub mod terminal;
 pub mod trend;
+pub mod ui;
 
 pub use perfbase_core::units::thousands;
 

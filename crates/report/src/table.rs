@@ -28,6 +28,9 @@ pub struct Cell {
     pub text: String,
     pub look: Look,
     pub tags: Vec<Tag>,
+    /// Where the text leads, in HTML (a page of `perfbase ui`); the other markups show the
+    /// text alone.
+    pub link: Option<String>,
 }
 
 /// A word that marks a cell (a sweep step's `knee`): in parentheses after the text in Markdown,
@@ -60,7 +63,14 @@ impl Cell {
             text: text.into(),
             look,
             tags: Vec::new(),
+            link: None,
         }
+    }
+
+    /// The same cell leading to `href` in HTML.
+    pub fn link(mut self, href: impl Into<String>) -> Cell {
+        self.link = Some(href.into());
+        self
     }
 
     /// The same cell with a tag after its text.
@@ -274,11 +284,15 @@ fn html_cell(out: &mut String, c: &Cell, left: bool) {
         (false, Some(t)) => write!(out, "<td class=\"{t}\">"),
         (false, None) => write!(out, "<td>"),
     };
-    let text = escape(&c.text);
+    let mut text = escape(&c.text);
     if c.look == Look::Code {
-        let _ = write!(out, "<code>{text}</code>");
-    } else {
-        out.push_str(&text);
+        text = format!("<code>{text}</code>");
+    }
+    match &c.link {
+        Some(href) => {
+            let _ = write!(out, "<a href=\"{}\">{text}</a>", escape(href));
+        }
+        None => out.push_str(&text),
     }
     for t in &c.tags {
         let _ = match &t.title {

@@ -61,7 +61,7 @@ use charts::*;
 pub use live::{live_distribution, live_ladder, live_page, live_rates, LiveStep};
 use sections::*;
 
-const STYLE: &str = r#"
+pub const STYLE: &str = r#"
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { margin: 0 auto; max-width: 1120px; padding: 28px 32px 48px; background: #fff; color: #1f2328;
@@ -140,15 +140,7 @@ pub fn render(runs: &[RunResult]) -> String {
         escape(env!("CARGO_PKG_VERSION")),
         escape(&title)
     );
-    let multi = runs.len() > 1;
-    if runs.is_empty() {
-        out.push_str("<h1>perfbase report</h1>\n<p>No runs to show.</p>\n");
-    } else if multi {
-        overview(&mut out, runs);
-    }
-    for (i, r) in runs.iter().enumerate() {
-        run_section(&mut out, r, i, multi);
-    }
+    body(&mut out, runs);
     let _ = write!(
         out,
         "<footer>Written by perfbase {}. This page is self-contained: no scripts, no fonts, \
@@ -159,13 +151,36 @@ pub fn render(runs: &[RunResult]) -> String {
     out
 }
 
+/// The report's content without its document (`perfbase ui` puts it in a page of its own,
+/// with [`STYLE`]): the overview of several runs, then each run.
+pub fn body(out: &mut String, runs: &[RunResult]) {
+    let multi = runs.len() > 1;
+    if runs.is_empty() {
+        out.push_str("<h1>perfbase report</h1>\n<p>No runs to show.</p>\n");
+    } else if multi {
+        let _ = writeln!(out, "<h1>perfbase report: {} runs</h1>", runs.len());
+        out.push_str(
+            "<p class=\"meta\">Each run is shown in full below; first, side by side.</p>\n",
+        );
+        overview(out, runs);
+    }
+    for (i, r) in runs.iter().enumerate() {
+        run_section(out, r, i, multi);
+    }
+}
+
+/// Several runs side by side (their headline table and their latency distributions on one
+/// chart), as the report of several runs opens: for `perfbase ui`'s comparison.
+pub fn side_by_side(out: &mut String, runs: &[RunResult]) {
+    overview(out, runs);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Page structure
 
 fn overview(out: &mut String, runs: &[RunResult]) {
-    let _ = writeln!(out, "<h1>perfbase report: {} runs</h1>", runs.len());
     out.push_str(
-        "<p class=\"meta\">Each run is shown in full below; first, side by side.</p>\n<table>\n\
+        "<table>\n\
          <tr><th>run</th><th class=\"l\">target</th><th class=\"l\">started</th><th class=\"l\">model</th>\
          <th>requests</th><th>req/s</th><th>success</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th></tr>\n",
     );

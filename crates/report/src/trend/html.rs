@@ -18,6 +18,14 @@ pub fn render(trend: &Trend, title: &str) -> String {
         t = escape(title),
         style = crate::page::markup::STYLE,
     );
+    body(&mut out, trend);
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// The page's content under its heading (`perfbase ui` shows it in a page of its own, with
+/// [`crate::page::markup::STYLE`]).
+pub fn body(out: &mut String, trend: &Trend) {
     out.push_str(&format!(
         "<p class=\"intro\">{} series. Change points by E-Divisive means, each kept only when \
          a t test of level or of spread between its neighbouring segments (runs as units) \
@@ -38,13 +46,11 @@ pub fn render(trend: &Trend, title: &str) -> String {
     for s in &trend.series {
         out.push_str(&format!("<section><h2>{}</h2>\n", escape(&s.name)));
         match chart(s) {
-            Some(svg) => caption_figure(&mut out, &svg, &changes_caption(s)),
+            Some(svg) => caption_figure(out, &svg, &changes_caption(s)),
             None => out.push_str("<p>Too few runs to draw.</p>\n"),
         }
         out.push_str("</section>\n");
     }
-    out.push_str("</body></html>\n");
-    out
 }
 
 fn changes_caption(s: &Series) -> String {
