@@ -84,11 +84,17 @@ impl Aborts {
     }
 }
 
-/// The run id an agent saves under, and its store, when this run is an agent's.
+/// Whether this run is an agent's: its figures are published each second.
+pub(super) fn is_agent(o: &super::RunOptions) -> bool {
+    o.store
+        .labels
+        .iter()
+        .any(|(k, _)| k == crate::store::RUN_LABEL)
+}
+
+/// The run id an agent saves under, and its store, when this run is an agent's (one of N, or
+/// the only one: `--segment 0/1` is followed live by `perfbase ui` all the same).
 pub(super) fn agents(o: &super::RunOptions) -> Option<Agents> {
-    if o.segment.is_whole() {
-        return None;
-    }
     let run = o
         .store
         .labels

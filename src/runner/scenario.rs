@@ -399,11 +399,12 @@ fn engine(plan: &Plan, threads: usize, clock: &RunClock, o: &RunOptions) -> Engi
         timeout: plan.timeout,
         pacing: plan.pacing,
         clock: clock.clone(),
-        // Live copies of the workers' recorders, once a second: for the live exports, and for
-        // abort_on_fail, judged on them.
+        // Live copies of the workers' recorders, once a second: for the live exports, for
+        // abort_on_fail, judged on them, and for an agent's figures in the store.
         live: o.metrics.enabled()
             || o.live.enabled(o.progress, plan)
             || !o.segment.is_whole()
+            || super::abort::is_agent(o)
             || plan.scenarios.iter().any(|s| !s.abort_on_fail.is_empty()),
         segment: o.segment,
     }

@@ -178,3 +178,12 @@ pub fn write(out: &mut impl Write, r: &Response, head_only: bool) -> std::io::Re
     }
     out.flush()
 }
+
+/// After an answer to a request not read whole: stops writing and reads (and drops) up to
+/// 64 KiB more for a second, so that closing does not reset the connection before the
+/// client has read the answer.
+pub fn linger(stream: &TcpStream) {
+    let _ = stream.shutdown(std::net::Shutdown::Write);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    let _ = std::io::copy(&mut stream.take(64 * 1024), &mut std::io::sink());
+}

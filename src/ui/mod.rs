@@ -113,6 +113,7 @@ fn connection(server: &Server, mut stream: TcpStream) {
         Err(why) => {
             let r = http::Response::text("400 Bad Request", why);
             let _ = http::write(&mut stream, &r, false);
+            http::linger(&stream);
             return;
         }
     };

@@ -8,6 +8,7 @@
 mod agents;
 mod agents_stop;
 mod brokers;
+mod browser;
 mod common;
 mod edges;
 mod exports;
@@ -34,6 +35,7 @@ mod steps;
 mod store;
 mod study;
 mod trend;
+mod ui;
 mod vault;
 mod vault_ha;
 mod web_stacks;

@@ -162,7 +162,7 @@ pub fn body(out: &mut String, runs: &[RunResult]) {
         out.push_str(
             "<p class=\"meta\">Each run is shown in full below; first, side by side.</p>\n",
         );
-        overview(out, runs);
+        overview(out, runs, true);
     }
     for (i, r) in runs.iter().enumerate() {
         run_section(out, r, i, multi);
@@ -172,13 +172,14 @@ pub fn body(out: &mut String, runs: &[RunResult]) {
 /// Several runs side by side (their headline table and their latency distributions on one
 /// chart), as the report of several runs opens: for `perfbase ui`'s comparison.
 pub fn side_by_side(out: &mut String, runs: &[RunResult]) {
-    overview(out, runs);
+    overview(out, runs, false);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Page structure
 
-fn overview(out: &mut String, runs: &[RunResult]) {
+/// With `anchors`, each run's number leads to its section below.
+fn overview(out: &mut String, runs: &[RunResult], anchors: bool) {
     out.push_str(
         "<table>\n\
          <tr><th>run</th><th class=\"l\">target</th><th class=\"l\">started</th><th class=\"l\">model</th>\
@@ -187,9 +188,15 @@ fn overview(out: &mut String, runs: &[RunResult]) {
     for (i, r) in runs.iter().enumerate() {
         let m = &r.measurement;
         let l = &m.latency_ms;
+        let n = i + 1;
+        let number = if anchors {
+            format!("<a href=\"#run-{n}\">#{n}</a>")
+        } else {
+            format!("#{n}")
+        };
         let _ = writeln!(
             out,
-            "<tr><td><a href=\"#run-{n}\">#{n}</a></td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
+            "<tr><td>{number}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
              <td>{}</td><td>{}</td><td>{:.2} %</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&r.target),
             escape(&r.started_at),
@@ -202,7 +209,6 @@ fn overview(out: &mut String, runs: &[RunResult]) {
             ms(l.p99),
             ms(l.p999),
             ms(l.max),
-            n = i + 1
         );
     }
     out.push_str("</table>\n");

@@ -88,7 +88,7 @@ pub fn body(c: &Comparison, a: (&str, &RunResult), b: (&str, &RunResult)) -> Str
             .class("verdicts")
             .html(&mut out);
     }
-    out.push_str("<h2>Side by side</h2>\n");
+    out.push_str("<h2>Side by side</h2>\n<p class=\"meta\">#1 is A, #2 is B.</p>\n");
     crate::html::side_by_side(&mut out, &[a.1.clone(), b.1.clone()]);
     out
 }

@@ -29,7 +29,8 @@ solid #d0d7de;padding:6px 0 10px;margin-bottom:12px}nav.ui a{text-decoration:non
 nav.ui a.on{font-weight:600;color:#1f2328}nav.ui .store{margin-left:auto;color:#57606a;\
 font-size:12px}form.filter{display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin:8px 0}\
 form.filter label{display:flex;flex-direction:column;font-size:12px;color:#57606a}\
-p.pages{display:flex;gap:16px}p.error{color:#b42318;font-weight:600}";
+p.pages{display:flex;gap:16px}p.error{color:#b42318;font-weight:600}body{max-width:1500px}\
+table.runs td{white-space:nowrap}table.runs td:nth-child(5){white-space:normal;max-width:26em}";
 
 /// A whole page: `title`, the bar with `section` marked and the store's (redacted) name, and
 /// `body`.
