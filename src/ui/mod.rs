@@ -47,9 +47,6 @@ pub fn ui(a: UiArgs) -> Result<Exit, AppError> {
     drop(crate::store::open(&o)?);
     let listener = TcpListener::bind(addr)
         .map_err(|e| bad_input(format!("--listen {addr}: cannot listen: {e}")))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| AppError::Failed(anyhow::anyhow!("the listening socket: {e}")))?;
     let addr = listener
         .local_addr()
         .map_err(|e| AppError::Failed(anyhow::anyhow!("the listening socket: {e}")))?;
@@ -69,35 +66,47 @@ pub fn ui(a: UiArgs) -> Result<Exit, AppError> {
         live: live::Watches::default(),
     });
     let interrupt = crate::interrupt::install();
-    let active = Arc::new(AtomicUsize::new(0));
+    // Accepting blocks on a thread of its own (a poll with sleeps would add its period to
+    // every page); this one waits for Ctrl-C, and the process ends with the listener.
+    std::thread::Builder::new()
+        .name("perfbase-ui-accept".into())
+        .spawn(move || accept(&listener, &server))
+        .map_err(|e| AppError::Failed(anyhow::anyhow!("cannot start a thread: {e}")))?;
     while !interrupt.load(Ordering::Relaxed) {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                if active.fetch_add(1, Ordering::AcqRel) >= CONNECTIONS {
-                    active.fetch_sub(1, Ordering::AcqRel);
-                    busy(stream);
-                    continue;
-                }
-                let (s, n) = (server.clone(), active.clone());
-                let spawned = std::thread::Builder::new()
-                    .name("perfbase-ui".into())
-                    .spawn(move || {
-                        connection(&s, stream);
-                        n.fetch_sub(1, Ordering::AcqRel);
-                    });
-                if spawned.is_err() {
-                    active.fetch_sub(1, Ordering::AcqRel);
-                }
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
+        std::thread::sleep(Duration::from_millis(100));
     }
     Ok(Exit::Success)
 }
 
+/// Takes each connection onto a thread of its own, at most [`CONNECTIONS`] at once.
+fn accept(listener: &TcpListener, server: &Arc<Server>) {
+    let active = Arc::new(AtomicUsize::new(0));
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else {
+            // Out of file descriptors, most likely: let some connections end first.
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        };
+        if active.fetch_add(1, Ordering::AcqRel) >= CONNECTIONS {
+            active.fetch_sub(1, Ordering::AcqRel);
+            busy(stream);
+            continue;
+        }
+        let (s, n) = (server.clone(), active.clone());
+        let spawned = std::thread::Builder::new()
+            .name("perfbase-ui".into())
+            .spawn(move || {
+                connection(&s, stream);
+                n.fetch_sub(1, Ordering::AcqRel);
+            });
+        if spawned.is_err() {
+            active.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// Too many connections: a short answer, so the browser retries rather than waits.
 fn busy(stream: TcpStream) {
-    let _ = stream.set_nonblocking(false);
     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
     let r = http::Response::text("503 Service Unavailable", "busy; try again");
     let _ = http::write(&mut &stream, &r, false);
@@ -105,7 +114,6 @@ fn busy(stream: TcpStream) {
 
 /// One connection: one request read, checked and answered.
 fn connection(server: &Server, mut stream: TcpStream) {
-    let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(http::READ_TIMEOUT));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
     let req = match http::read(&stream) {
