@@ -135,6 +135,7 @@ fn read_store(
         scenario: a.scenario.clone(),
         step: a.step.clone(),
         metrics: a.metrics.clone(),
+        from_run: None,
     };
     let mut store = crate::store::open(o)?;
     let trend = store.trend(&q).map_err(|e| bad_input(e.to_string()))?;

@@ -8,7 +8,7 @@ use perfbase_analysis::changepoint::Settings;
 use perfbase_analysis::trend::check;
 use perfbase_core::trend::{Trend, TrendCheck, TREND_SCHEMA};
 use perfbase_report::ui::{self as view, Section};
-use perfbase_store::{Store, TrendQuery};
+use perfbase_store::{RunQuery, Store, TrendQuery};
 
 /// The newest runs a plan's charts show: the page stays quick and its charts readable over
 /// any history (`perfbase trend` reads them all).
@@ -26,15 +26,20 @@ pub fn page_of(
             "no stored run of a plan named '{name}'"
         )));
     };
+    // The oldest of the newest runs shown: the store reads no figure before it, so the page's
+    // memory does not grow with the history.
+    let newest = store.browse(&RunQuery {
+        plan: Some(name.to_string()),
+        limit: NEWEST,
+        ..RunQuery::default()
+    })?;
     let q = TrendQuery {
         plan: Some(name.to_string()),
+        from_run: newest.runs.last().map(|r| r.summary.id),
         ..TrendQuery::default()
     };
     let settings = Settings::default();
-    let mut inputs = crate::series::group(store.trend(&q)?);
-    for (_, runs) in &mut inputs {
-        runs.drain(..runs.len().saturating_sub(NEWEST));
-    }
+    let inputs = crate::series::group(store.trend(&q)?);
     let series = crate::series::analyse(inputs, &settings);
     let verdicts: Vec<_> = series
         .iter()

@@ -25,6 +25,8 @@ pub struct TrendQuery {
     pub step: Option<String>,
     /// Only these metrics (all when empty).
     pub metrics: Vec<String>,
+    /// Only runs from this id on (a page that shows the newest runs of a long history).
+    pub from_run: Option<RunId>,
 }
 
 /// A run of the selection, oldest first.
@@ -254,6 +256,10 @@ fn selection(q: &TrendQuery, run: &str) -> (String, Vec<Val>) {
              AND l.value = ${n})",
             n - 1
         ));
+    }
+    if let Some(from) = q.from_run {
+        params.push(Val::Int(from));
+        sql.push_str(&format!(" AND {run} >= ${}", params.len()));
     }
     if !q.metrics.is_empty() {
         let first = params.len() + 1;

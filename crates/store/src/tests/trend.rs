@@ -47,6 +47,17 @@ fn check_trend_reads_what_was_saved(loc: &str) {
         ..TrendQuery::default()
     };
     assert!(s.trend(&none).unwrap().runs.is_empty());
+    // From a run on: the newest runs of a long history, without reading the rest.
+    let newest = TrendQuery {
+        from_run: Some(ids[2]),
+        ..q.clone()
+    };
+    let t = s.trend(&newest).unwrap();
+    assert_eq!(
+        t.runs.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![ids[2], ids[3]]
+    );
+    assert!(t.points.iter().all(|p| p.run >= ids[2]));
     let labelled = TrendQuery {
         labels: filter(&[("service", "nope")]),
         ..TrendQuery::default()
