@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 const WATCHES: usize = 8;
 /// A follower with no page for this long stops.
 const IDLE: Duration = Duration::from_secs(60);
+/// Runs whose agents beat this recently are listed as live.
+const LISTED_MS: i64 = 10_000;
 /// Agents whose newest heartbeat is older than this are done (they beat every 250 ms).
 const QUIET_MS: i64 = 3_000;
 
@@ -118,12 +120,7 @@ pub fn answer(server: &Server, req: &Request, stream: &mut TcpStream) -> Option<
     };
     let known = server
         .pool
-        .take()
-        .and_then(|mut s| {
-            let beats = s.heartbeats(run);
-            server.pool.give(s);
-            beats
-        })
+        .with(|s| s.heartbeats(run))
         .map(|b| !b.is_empty());
     match known {
         Ok(true) => {}
@@ -133,12 +130,7 @@ pub fn answer(server: &Server, req: &Request, stream: &mut TcpStream) -> Option<
                 format!("no agent of run {run} has beaten in this store"),
             ))
         }
-        Err(e) => {
-            return Some(Response::text(
-                "503 Service Unavailable",
-                perfbase_core::redact::text(&e.to_string()),
-            ))
-        }
+        Err(e) => return Some(unreadable(&e)),
     }
     let feed = match server.live.feed(&server.location, run) {
         Ok(Some(f)) => f,
@@ -148,12 +140,7 @@ pub fn answer(server: &Server, req: &Request, stream: &mut TcpStream) -> Option<
                 format!("{WATCHES} runs are followed already; try again when one ends"),
             ))
         }
-        Err(e) => {
-            return Some(Response::text(
-                "503 Service Unavailable",
-                perfbase_core::redact::text(&e.to_string()),
-            ))
-        }
+        Err(e) => return Some(unreadable(&e)),
     };
     match what {
         "" => {
@@ -183,12 +170,16 @@ pub fn answer(server: &Server, req: &Request, stream: &mut TcpStream) -> Option<
     }
 }
 
+/// The store could not be read: said, with any password in the message redacted.
+fn unreadable(e: &perfbase_store::StoreError) -> Response {
+    Response::text(
+        "503 Service Unavailable",
+        perfbase_core::redact::text(&e.to_string()),
+    )
+}
+
 fn list(server: &Server) -> Response {
-    let runs = server.pool.take().and_then(|mut s| {
-        let live = s.live_runs(10_000);
-        server.pool.give(s);
-        live
-    });
+    let runs = server.pool.with(|s| s.live_runs(LISTED_MS));
     let body = match runs {
         Ok(runs) => {
             let items: Vec<view::live::LiveItem> = runs

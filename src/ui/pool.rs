@@ -36,4 +36,17 @@ impl Pool {
             idle.push(store);
         }
     }
+
+    /// `f` on a connection, handed back after (unless `f` failed: it may be broken).
+    pub fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut store = self.take()?;
+        let r = f(&mut store);
+        if r.is_ok() {
+            self.give(store);
+        }
+        r
+    }
 }

@@ -122,9 +122,28 @@ fn browse(store: &str, plans: (&str, &str), baseline: &str, shots: bool) {
         b.call(domain, json!({}));
     }
     let mut db = Store::open(store).unwrap();
+    let shot = |b: &mut Browser, name: &str| {
+        if shots {
+            b.screenshot(&screenshots().join(name));
+        }
+    };
+    the_runs(&mut b, &base, &mut db);
+    shot(&mut b, "ui-runs.png");
+    let newest = filtered(&mut b, &mut db, plans.0);
+    a_run(&mut b, &newest);
+    shot(&mut b, "ui-run.png");
+    against(&mut b, baseline);
+    shot(&mut b, "ui-compare.png");
+    the_plan(&mut b, &base, plans.0);
+    shot(&mut b, "ui-plan.png");
+    nothing_went_wrong(&mut b, &base);
+}
+
+/// The runs page: its count is the store's, and it lists a page of them.
+fn the_runs(b: &mut Browser, base: &str, db: &mut Store) {
     // The runs, newest first.
     open(
-        &mut b,
+        b,
         &format!("{base}/"),
         "document.body.dataset.page === 'runs'",
     );
@@ -139,15 +158,17 @@ fn browse(store: &str, plans: (&str, &str), baseline: &str, shots: bool) {
         })
         .unwrap();
     assert_eq!(total, all.total);
-    assert_eq!(rows(&mut b).len(), total.min(50) as usize);
-    if shots {
-        b.screenshot(&screenshots().join("ui-runs.png"));
-    }
+    assert_eq!(rows(b).len(), total.min(50) as usize);
+}
+
+/// The runs of `plan`, through the form: each row's figures are the store's, its secret label
+/// redacted. Returns the newest.
+fn filtered(b: &mut Browser, db: &mut Store, plan: &str) -> perfbase_store::BrowsedRun {
     // Filtered by plan, through the form.
     let submit = format!(
         "document.querySelector('select[name=plan]').value = {}; \
          document.querySelector('form.filter').submit(); true",
-        json!(plans.0)
+        json!(plan)
     );
     b.eval(&submit);
     wait_for(20, "the filtered page", || {
@@ -155,10 +176,10 @@ fn browse(store: &str, plans: (&str, &str), baseline: &str, shots: bool) {
             == json!(true))
         .then_some(())
     });
-    let listed = rows(&mut b);
+    let listed = rows(b);
     let stored = db
         .browse(&RunQuery {
-            plan: Some(plans.0.into()),
+            plan: Some(plan.into()),
             limit: 50,
             ..RunQuery::default()
         })
@@ -166,15 +187,20 @@ fn browse(store: &str, plans: (&str, &str), baseline: &str, shots: bool) {
     assert_eq!(listed.len(), stored.runs.len());
     for (row, run) in listed.iter().zip(&stored.runs) {
         assert_eq!(row.0, run.summary.id);
-        assert_eq!(row.1, plans.0);
+        assert_eq!(row.1, plan);
         assert_eq!(row.2, perfbase_report::study_text::ms(run.summary.p50_ms));
         assert!(
             row.3.contains("token=[redacted]") && !row.3.contains("s3cr3t"),
             "{row:?}"
         );
     }
+    stored.runs[0].clone()
+}
+
+/// A run's page, from its link in the list: its report's tables, charts and figures.
+fn a_run(b: &mut Browser, run: &perfbase_store::BrowsedRun) {
     // A run, from its link.
-    let newest = stored.runs[0].summary.id;
+    let newest = run.summary.id;
     b.eval("document.querySelector('table.runs a').click(); true");
     let ready =
         format!("location.pathname === '/runs/{newest}' && document.readyState === 'complete'");
@@ -188,11 +214,12 @@ fn browse(store: &str, plans: (&str, &str), baseline: &str, shots: bool) {
     assert_eq!(page["h1"], format!("Run {newest}"));
     assert!(page["charts"].as_u64().unwrap() >= 1, "{}", page["charts"]);
     assert!(page["tables"].as_u64().unwrap() >= 3);
-    let requests = perfbase_report::thousands(stored.runs[0].summary.requests);
+    let requests = perfbase_report::thousands(run.summary.requests);
     assert!(page["text"].as_str().unwrap().contains(&requests));
-    if shots {
-        b.screenshot(&screenshots().join("ui-run.png"));
-    }
+}
+
+/// The run against the baseline, chosen in its page's form.
+fn against(b: &mut Browser, baseline: &str) {
     // Against the baseline, chosen in the run's form.
     let choose = format!(
         "document.querySelector('select[name=b]').value = {}; \
@@ -215,12 +242,13 @@ fn browse(store: &str, plans: (&str, &str), baseline: &str, shots: bool) {
         compared["search"].as_str().unwrap().contains("baseline"),
         "shareable by its URL: {compared}"
     );
-    if shots {
-        b.screenshot(&screenshots().join("ui-compare.png"));
-    }
+}
+
+/// The plan's page: a chart per series, the gate, the baseline.
+fn the_plan(b: &mut Browser, base: &str, plan: &str) {
     // The plan's trend.
-    let plan_url = format!("{base}/plans/{}", plans.0);
-    open(&mut b, &plan_url, "document.body.dataset.page === 'plans'");
+    let plan_url = format!("{base}/plans/{plan}");
+    open(b, &plan_url, "document.body.dataset.page === 'plans'");
     let trend: Value = b.eval(
         "({charts: document.querySelectorAll('svg.chart').length, gate: !!document.querySelector('#gate'), \
           baselines: document.querySelectorAll('table.baselines tr').length})",
@@ -231,9 +259,10 @@ fn browse(store: &str, plans: (&str, &str), baseline: &str, shots: bool) {
         trend["baselines"], 2,
         "its head and the one baseline: {trend}"
     );
-    if shots {
-        b.screenshot(&screenshots().join("ui-plan.png"));
-    }
+}
+
+/// No console error or exception in any page, and no request to another address.
+fn nothing_went_wrong(b: &mut Browser, base: &str) {
     // Nothing went wrong in the page, and nothing was fetched from elsewhere.
     b.eval("true");
     for e in &b.events {
@@ -250,7 +279,7 @@ fn browse(store: &str, plans: (&str, &str), baseline: &str, shots: bool) {
         );
         if method == "Network.requestWillBeSent" {
             let url = p["request"]["url"].as_str().unwrap_or("");
-            assert!(url.starts_with(&base) || url.starts_with("data:"), "{url}");
+            assert!(url.starts_with(base) || url.starts_with("data:"), "{url}");
         }
     }
 }
@@ -396,6 +425,26 @@ fn remote_pages_need_the_token_a_known_host_and_only_read() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
     }
+    remote(store, token);
+    // On loopback, no token, but a name other than localhost or an address is refused.
+    let ui = start_ui(store, &["--listen", "127.0.0.1:0"], &[]);
+    let (status, _, _) = get(ui.port, "/", "evil.example", "");
+    assert!(status.contains("403"), "{status}");
+    let (status, _, _) = get(ui.port, "/", &format!("localhost:{}", ui.port), "");
+    assert!(status.contains("200"), "{status}");
+    // An oversized head is refused, not read without end.
+    let (status, _, _) = get(
+        ui.port,
+        "/",
+        "127.0.0.1",
+        &"X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(500),
+    );
+    assert!(status.contains("400"), "{status}");
+}
+
+/// A UI on all addresses: the token (Bearer or the cookie a `?token=` visit sets), a known
+/// Host, GET and HEAD only, no CORS.
+fn remote(store: &str, token: &str) {
     let ui = start_ui(
         store,
         &[
@@ -455,19 +504,4 @@ fn remote_pages_need_the_token_a_known_host_and_only_read() {
         assert!(status.contains("405"), "{method}: {status}");
         assert!(head.contains("Allow: GET, HEAD"), "{head}");
     }
-    drop(ui);
-    // On loopback, no token, but a name other than localhost or an address is refused.
-    let ui = start_ui(store, &["--listen", "127.0.0.1:0"], &[]);
-    let (status, _, _) = get(ui.port, "/", "evil.example", "");
-    assert!(status.contains("403"), "{status}");
-    let (status, _, _) = get(ui.port, "/", &format!("localhost:{}", ui.port), "");
-    assert!(status.contains("200"), "{status}");
-    // An oversized head is refused, not read without end.
-    let (status, _, _) = get(
-        ui.port,
-        "/",
-        "127.0.0.1",
-        &"X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(500),
-    );
-    assert!(status.contains("400"), "{status}");
 }

@@ -25,6 +25,25 @@ pub(crate) fn delta(metric: &str, d: f64, pct: Option<f64>) -> String {
     }
 }
 
+/// " (3 vs 3 runs)" after an entry's name when a side has repeated runs.
+pub(crate) fn runs_note(e: &perfbase_analysis::versus::runs::EntryComparison) -> String {
+    if e.runs_a > 1 || e.runs_b > 1 {
+        format!(" ({} vs {} runs)", e.runs_a, e.runs_b)
+    } else {
+        String::new()
+    }
+}
+
+/// A p value in a column headed "p": "0.11", "< 0.001", "-" when there is none.
+pub(crate) fn p_cell(p: Option<f64>) -> String {
+    p.map_or("-".into(), |p| {
+        let text = perfbase_analysis::versus::welch::p_text(p);
+        text.trim_start_matches("p ")
+            .trim_start_matches("= ")
+            .to_string()
+    })
+}
+
 /// Markdown (also readable in a terminal): one table per compared entry.
 pub fn render(c: &Comparison) -> String {
     let mut out = String::new();
@@ -39,11 +58,7 @@ pub fn render(c: &Comparison) -> String {
         );
     }
     for e in &c.entries {
-        let runs = if e.runs_a > 1 || e.runs_b > 1 {
-            format!(" ({} vs {} runs)", e.runs_a, e.runs_b)
-        } else {
-            String::new()
-        };
+        let runs = runs_note(e);
         let _ = writeln!(
             out,
             "### {}{runs}: **{}**{}\n",
@@ -66,13 +81,7 @@ pub fn render(c: &Comparison) -> String {
                 value(&m.metric, m.a),
                 value(&m.metric, m.b),
                 delta(&m.metric, m.delta, m.delta_pct),
-                m.p_value.map_or("-".into(), |p| {
-                    // The column is headed "p": "0.11", "< 0.001".
-                    let text = perfbase_analysis::versus::welch::p_text(p);
-                    text.trim_start_matches("p ")
-                        .trim_start_matches("= ")
-                        .to_string()
-                }),
+                p_cell(m.p_value),
                 m.verdict
             );
         }

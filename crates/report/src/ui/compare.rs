@@ -2,7 +2,7 @@
 //! entry's metrics as the report's table model, then both runs side by side as the report of
 //! several runs opens (their table and their latency distributions on one chart).
 
-use crate::compare::{delta, value};
+use crate::compare::{delta, p_cell, runs_note, value};
 use crate::svg::escape;
 use crate::table::{Cell, Look, Table};
 use perfbase_analysis::versus::runs::Comparison;
@@ -40,11 +40,7 @@ pub fn body(c: &Comparison, a: (&str, &RunResult), b: (&str, &RunResult)) -> Str
     };
     let _ = writeln!(out, "<p id=\"verdict\"><strong>{verdict}</strong></p>");
     for e in &c.entries {
-        let runs = if e.runs_a > 1 || e.runs_b > 1 {
-            format!(" ({} vs {} runs)", e.runs_a, e.runs_b)
-        } else {
-            String::new()
-        };
+        let runs = runs_note(e);
         let _ = writeln!(
             out,
             "<h2>{}{}: {}{}</h2>",
@@ -67,18 +63,12 @@ pub fn body(c: &Comparison, a: (&str, &RunResult), b: (&str, &RunResult)) -> Str
                 } else {
                     Look::Plain
                 };
-                let p = m.p_value.map_or("-".into(), |p| {
-                    let text = perfbase_analysis::versus::welch::p_text(p);
-                    text.trim_start_matches("p ")
-                        .trim_start_matches("= ")
-                        .to_string()
-                });
                 vec![
                     Cell::from(m.metric.as_str()),
                     Cell::from(value(&m.metric, m.a)),
                     Cell::from(value(&m.metric, m.b)),
                     Cell::from(delta(&m.metric, m.delta, m.delta_pct)),
-                    Cell::from(p),
+                    Cell::from(p_cell(m.p_value)),
                     Cell::new(m.verdict.as_str(), look),
                 ]
             })
