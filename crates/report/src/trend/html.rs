@@ -107,7 +107,10 @@ fn chart(s: &Series) -> Option<String> {
     let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01).max(1e-9);
+    let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01);
+    // Every value zero (an error rate that never moved): an axis up to 1, where 1e-9 drew
+    // ticks no one can read.
+    let pad = if pad > 0.0 { pad } else { 1.0 };
     let x_max = x.last().copied().unwrap_or(1.0).max(1e-9);
     let y_label = format!("{} ({})", s.metric, s.unit);
     let mut c = Chart::new(
