@@ -7,7 +7,10 @@
 # Two runs are measured for real (one per plan, against `perfbase serve`); the store is then
 # filled to RUNS by copying them, each copy with its own figures, labels, source and outcome,
 # written straight into the tables (10,000 real runs would take hours). Their result_json is
-# the real one, so a run's page renders a real report. About a minute, and ~300 MB of disk.
+# the real one, so a run's page renders a real report. About a minute, and ~100 MB of disk.
+#
+# PG=postgres://user:pass@127.0.0.1:PORT/db also copies the store into the schema ui_bench of
+# that database (dropped and made anew) and times the same pages over it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-10000}
@@ -76,7 +79,30 @@ with c:
     c.execute("INSERT INTO baselines (name, run_id, set_at) VALUES ('release', 1, '2026-10-01T00:00:00Z')")
     c.execute("INSERT INTO baseline_history (name, run_id, set_at) VALUES ('release', 1, '2026-10-01T00:00:00Z')")
 PY
-"$PERFBASE" ui --store "$DB" --listen "127.0.0.1:$PORT" 2>"$OUT/ui.log" &
+# The same store in PostgreSQL: perfbase makes the tables, the rows are copied with COPY.
+pg_copy() {
+    psql -q "$PG" -c "DROP SCHEMA IF EXISTS ui_bench CASCADE; CREATE SCHEMA ui_bench" >/dev/null
+    "$PERFBASE" history --store "$1" >/dev/null
+    python3 - "$DB" <<'PY' | psql -q "$PG" -v ON_ERROR_STOP=1 >/dev/null
+import csv, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+out = csv.writer(sys.stdout, lineterminator="\n")
+print("SET search_path TO ui_bench;")
+for table in ["runs", "run_labels", "run_env", "run_points", "baselines", "baseline_history"]:
+    cols = [r[1] for r in c.execute(f"PRAGMA table_info({table})")]
+    print(f"COPY {table} ({', '.join(cols)}) FROM STDIN WITH (FORMAT csv);")
+    for row in c.execute(f"SELECT {', '.join(cols)} FROM {table}"):
+        out.writerow(["t" if v is True else v for v in row])
+    print("\\.")
+print("SELECT setval(pg_get_serial_sequence('runs', 'id'), (SELECT max(id) FROM runs));")
+print("SELECT setval(pg_get_serial_sequence('baseline_history', 'id'), (SELECT max(id) FROM baseline_history));")
+print("ANALYZE;")
+PY
+}
+
+# Times every page of the UI over store $1 (named $2 in the output).
+pages() {
+"$PERFBASE" ui --store "$1" --listen "127.0.0.1:$PORT" 2>"$OUT/ui.log" &
 UI=$!
 sleep 1
 BASE="http://127.0.0.1:$PORT"
@@ -87,7 +113,7 @@ t() {
     done | sort -n | awk '{a[NR]=$1} END {printf "%.1f", a[int((NR+1)/2)] * 1000}'
 }
 first_run=$(curl -s -o /dev/null -w '%{time_total}' "$BASE/runs/5000" | awk '{printf "%.1f", $1 * 1000}')
-echo "store: $RUNS runs of 2 plans ($(du -m "$DB" | cut -f1) MB); median of $REPS requests each"
+echo "store: $2, $RUNS runs of 2 plans; median of $REPS requests each"
 printf '  %-44s %8s ms\n' \
     "runs page (newest 50 of $RUNS)" "$(t /)" \
     "runs page, plan=checkout" "$(t '/?plan=checkout')" \
@@ -100,3 +126,13 @@ printf '  %-44s %8s ms\n' \
     "plans" "$(t /plans)" \
     "a plan's trend (its newest 500 runs)" "$(REPS=3 t /plans/checkout)"
 echo "  ui's peak memory (VmHWM): $(awk '/VmHWM/ {print $2, $3}' /proc/$UI/status)"
+kill $UI; wait $UI 2>/dev/null || true
+}
+
+pages "$DB" "SQLite ($(du -m "$DB" | cut -f1) MB)"
+if [ -n "${PG:-}" ]; then
+    sep='?'; case "$PG" in *\?*) sep='&';; esac
+    pg_store="$PG${sep}options=-csearch_path%3Dui_bench"
+    pg_copy "$pg_store"
+    pages "$pg_store" "PostgreSQL"
+fi

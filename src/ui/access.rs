@@ -21,8 +21,8 @@ pub struct Access {
     names: Vec<String>,
 }
 
-/// What a request may do: go on (with a cookie to set, after a `?token=` visit), or get this
-/// answer instead.
+/// What a request may do: go on, or get this answer instead (a 401, a 403, or after a
+/// `?token=` visit the redirect that sets the cookie).
 pub enum Verdict {
     Pass,
     Refuse(Response),

@@ -43,6 +43,20 @@ pub fn encode_target(bytes: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+/// `s` as one component of a query string or path: everything but `A–Z a–z 0–9 - . _ ~`
+/// percent-encoded, UTF-8 byte by byte.
+pub fn encode_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,18 +80,4 @@ mod tests {
             "/a%20b%0D%0AX:%201%0D%0A%0D%0AGET%20/x%23f%00%C3%A9?q=%41&k=%7Bv%7D"
         );
     }
-}
-
-/// `s` as one component of a query string or path: everything but `A–Z a–z 0–9 - . _ ~`
-/// percent-encoded, UTF-8 byte by byte.
-pub fn encode_component(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
