@@ -81,7 +81,7 @@ with c:
 PY
 # The same store in PostgreSQL: perfbase makes the tables, the rows are copied with COPY.
 pg_copy() {
-    psql -q "$PG" -c "DROP SCHEMA IF EXISTS ui_bench CASCADE; CREATE SCHEMA ui_bench" >/dev/null
+    PGOPTIONS=--client-min-messages=warning psql -q "$PG" -c "DROP SCHEMA IF EXISTS ui_bench CASCADE; CREATE SCHEMA ui_bench" >/dev/null
     "$PERFBASE" history --store "$1" >/dev/null
     python3 - "$DB" <<'PY' | psql -q "$PG" -v ON_ERROR_STOP=1 >/dev/null
 import csv, sqlite3, sys
@@ -96,7 +96,7 @@ for table in ["runs", "run_labels", "run_env", "run_points", "baselines", "basel
     print("\\.")
 print("SELECT setval(pg_get_serial_sequence('runs', 'id'), (SELECT max(id) FROM runs));")
 print("SELECT setval(pg_get_serial_sequence('baseline_history', 'id'), (SELECT max(id) FROM baseline_history));")
-print("ANALYZE;")
+print("ANALYZE runs; ANALYZE run_labels; ANALYZE run_env; ANALYZE run_points;")
 PY
 }
 
