@@ -197,5 +197,5 @@ fn list(server: &Server) -> Response {
             &perfbase_core::redact::text(&e.to_string()),
         ),
     };
-    super::pages::page(server, "200 OK", Section::Live, "perfbase: live", &body)
+    super::frame::page(server, "200 OK", Section::Live, "perfbase: live", &body)
 }

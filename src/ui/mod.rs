@@ -2,10 +2,11 @@
 //! answers each connection on a thread (at most [`CONNECTIONS`] at once: the next get a 503),
 //! each request once (`Connection: close`), GET and HEAD only: nothing on these pages changes
 //! the store. http.rs reads and writes the requests, access.rs decides who is answered,
-//! pages.rs and plan.rs answer from the store through a few kept connections (pool.rs),
+//! pages.rs and plan.rs answer from the store in frame.rs's frame through a few kept connections (pool.rs),
 //! live.rs follows the runs agents are doing.
 
 mod access;
+mod frame;
 mod http;
 mod live;
 mod pages;

@@ -4,6 +4,7 @@
 //! before any page sees it: label values (whole under a secret name), sources, the store's
 //! own location.
 
+use super::frame::{page, unavailable, Problem};
 use super::http::{Request, Response};
 use super::Server;
 use perfbase_analysis::versus::runs::compare_results;
@@ -47,21 +48,6 @@ pub fn answer(server: &Server, req: &Request) -> Response {
     }
 }
 
-pub enum Problem {
-    NotFound(String),
-    Bad(String),
-    Store(StoreError),
-}
-
-impl From<StoreError> for Problem {
-    fn from(e: StoreError) -> Problem {
-        match e {
-            StoreError::NotFound(what) => Problem::NotFound(format!("no run {what} in the store")),
-            e => Problem::Store(e),
-        }
-    }
-}
-
 fn route(
     server: &Server,
     store: &mut Store,
@@ -100,33 +86,6 @@ fn route(
         return run(server, store, rest);
     }
     Err(Problem::NotFound(format!("nothing at {path}")))
-}
-
-/// A page in the app's frame.
-pub fn page(
-    server: &Server,
-    status: &'static str,
-    section: Section,
-    title: &str,
-    body: &str,
-) -> Response {
-    let mut r = Response::html(view::page(title, section, &server.store_name, body));
-    r.status = status;
-    r
-}
-
-fn unavailable(server: &Server, e: &StoreError) -> Response {
-    let text = format!(
-        "the store cannot be read now: {}",
-        redact::text(&e.to_string())
-    );
-    page(
-        server,
-        "503 Service Unavailable",
-        Section::Runs,
-        "Store unavailable",
-        &view::problem("Store unavailable", &text),
-    )
 }
 
 fn runs(server: &Server, store: &mut Store, req: &Request) -> Result<Response, Problem> {

@@ -2,7 +2,7 @@
 //! change points included), the gate's verdict on its newest run as `trend --check` gives it
 //! at its defaults, and the history of the baselines that named its runs.
 
-use super::pages::{page, Problem};
+use super::frame::{page, Problem};
 use super::Server;
 use perfbase_analysis::changepoint::Settings;
 use perfbase_analysis::trend::check;

@@ -5,6 +5,16 @@
 use perfbase_core::result::{Measurement, RunResult};
 use perfbase_core::study::{ScenarioStudy, Study};
 
+/// The plan a result is a run of (empty without a study): stored with it, so runs are listed
+/// by plan without reading their results.
+pub(crate) fn plan_of(result: &RunResult) -> String {
+    result
+        .study
+        .as_ref()
+        .map(|s| s.plan.clone())
+        .unwrap_or_default()
+}
+
 /// One figure of one repetition.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct NewPoint {

@@ -67,16 +67,6 @@ pub struct LiveRun {
     pub age_ms: i64,
 }
 
-/// The plan a result is a run of (empty without a study): stored with it, so runs are listed
-/// by plan without reading their results.
-pub(crate) fn plan_of(result: &RunResult) -> String {
-    result
-        .study
-        .as_ref()
-        .map(|s| s.plan.clone())
-        .unwrap_or_default()
-}
-
 impl Store {
     /// A page of the runs `q` selects, newest first, and their total.
     pub fn browse(&mut self, q: &RunQuery) -> Result<RunPage, StoreError> {
@@ -281,7 +271,7 @@ pub(crate) fn backfill(db: &mut dyn Tx) -> Result<(), StoreError> {
         db.execute(
             "UPDATE runs SET plan = $1, outcome = $2 WHERE id = $3",
             &[
-                Val::text(plan_of(&result)),
+                Val::text(crate::points::plan_of(&result)),
                 Val::text(RunOutcome::of(&result).name()),
                 Val::Int(id),
             ],

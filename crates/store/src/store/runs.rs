@@ -143,7 +143,7 @@ fn insert_run(
         Val::text(run.result_json.as_str()),
     ];
     let (columns, values) = if plan_and_outcome {
-        params.push(Val::text(super::browse::plan_of(run.result)));
+        params.push(Val::text(crate::points::plan_of(run.result)));
         params.push(Val::text(RunOutcome::of(run.result).name()));
         (", plan, outcome", ", $15, $16")
     } else {
