@@ -273,7 +273,7 @@ fn compare_choices(store: &mut Store, r: &BrowsedRun) -> Result<Vec<(String, Str
             limit: 1,
             ..RunQuery::default()
         };
-        if let Some(prev) = store.browse(&q)?.runs.first() {
+        if let Some(prev) = store.runs(&q)?.first() {
             let id = prev.summary.id;
             out.push((format!("the run before it ({id})"), id.to_string()));
         }

@@ -28,14 +28,14 @@ pub fn page_of(
     };
     // The oldest of the newest runs shown: the store reads no figure before it, so the page's
     // memory does not grow with the history.
-    let newest = store.browse(&RunQuery {
+    let newest = store.runs(&RunQuery {
         plan: Some(name.to_string()),
         limit: NEWEST,
         ..RunQuery::default()
     })?;
     let q = TrendQuery {
         plan: Some(name.to_string()),
-        from_run: newest.runs.last().map(|r| r.summary.id),
+        from_run: newest.last().map(|r| r.summary.id),
         ..TrendQuery::default()
     };
     let settings = Settings::default();

@@ -71,48 +71,23 @@ impl Store {
     /// A page of the runs `q` selects, newest first, and their total.
     pub fn browse(&mut self, q: &RunQuery) -> Result<RunPage, StoreError> {
         self.tx(false, |db| {
-            let (filter, mut params) = conditions(q);
+            let (filter, params) = conditions(q);
             let total = db.query(&format!("SELECT count(*) FROM runs{filter}"), &params)?;
             let total = total
                 .first()
                 .map(|r| int(r, 0, "count"))
                 .transpose()?
                 .unwrap_or(0);
-            let mut sql = format!(
-                "SELECT {SUMMARY_COLUMNS}, runs.plan, runs.outcome, e.fingerprint, \
-                 e.source_json FROM runs LEFT JOIN run_env e ON e.run_id = runs.id{filter}"
-            );
-            if let Some(before) = q.before {
-                params.push(Val::Int(before));
-                sql.push_str(&format!(
-                    "{} runs.id < ${}",
-                    if filter.is_empty() { " WHERE" } else { " AND" },
-                    params.len()
-                ));
-            }
-            params.push(Val::Int(q.limit.clamp(1, 500) as i64));
-            sql.push_str(&format!(" ORDER BY runs.id DESC LIMIT ${}", params.len()));
-            let rows = db.query(&sql, &params)?;
-            let runs = rows
-                .iter()
-                .map(|r| {
-                    let summary = summary_from_row(r)?;
-                    let at = SUMMARY_LEN;
-                    let source = text(r, at + 3, "run_env.source_json").unwrap_or_default();
-                    Ok(BrowsedRun {
-                        plan: text(r, at, "runs.plan")?,
-                        outcome: text(r, at + 1, "runs.outcome")?,
-                        fingerprint: text(r, at + 2, "run_env.fingerprint").unwrap_or_default(),
-                        source: json_map(summary.id, &source)?,
-                        summary,
-                    })
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?;
             Ok(RunPage {
-                runs,
+                runs: select(db, q)?,
                 total: u64::try_from(total).unwrap_or(0),
             })
         })
+    }
+
+    /// The page of runs `q` selects, newest first, without counting them all.
+    pub fn runs(&mut self, q: &RunQuery) -> Result<Vec<BrowsedRun>, StoreError> {
+        self.tx(false, |db| select(db, q))
     }
 
     /// One run as browsed, without its result.
@@ -122,8 +97,7 @@ impl Store {
             limit: 1,
             ..RunQuery::default()
         };
-        self.browse(&q)?
-            .runs
+        self.runs(&q)?
             .into_iter()
             .find(|r| r.summary.id == id)
             .ok_or_else(|| StoreError::NotFound(id.to_string()))
@@ -201,6 +175,40 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// The runs `q` selects, newest first, at most its limit.
+fn select(db: &mut dyn Tx, q: &RunQuery) -> Result<Vec<BrowsedRun>, StoreError> {
+    let (filter, mut params) = conditions(q);
+    let mut sql = format!(
+        "SELECT {SUMMARY_COLUMNS}, runs.plan, runs.outcome, e.fingerprint, \
+         e.source_json FROM runs LEFT JOIN run_env e ON e.run_id = runs.id{filter}"
+    );
+    if let Some(before) = q.before {
+        params.push(Val::Int(before));
+        sql.push_str(&format!(
+            "{} runs.id < ${}",
+            if filter.is_empty() { " WHERE" } else { " AND" },
+            params.len()
+        ));
+    }
+    params.push(Val::Int(q.limit.clamp(1, 500) as i64));
+    sql.push_str(&format!(" ORDER BY runs.id DESC LIMIT ${}", params.len()));
+    let rows = db.query(&sql, &params)?;
+    rows.iter()
+        .map(|r| {
+            let summary = summary_from_row(r)?;
+            let at = SUMMARY_LEN;
+            let source = text(r, at + 3, "run_env.source_json").unwrap_or_default();
+            Ok(BrowsedRun {
+                plan: text(r, at, "runs.plan")?,
+                outcome: text(r, at + 1, "runs.outcome")?,
+                fingerprint: text(r, at + 2, "run_env.fingerprint").unwrap_or_default(),
+                source: json_map(summary.id, &source)?,
+                summary,
+            })
+        })
+        .collect()
 }
 
 /// The `WHERE …` of a query (empty when it selects every run) and its parameters.

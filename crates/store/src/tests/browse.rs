@@ -78,6 +78,11 @@ fn check_browse_selects_and_pages(loc: &str) {
     let next = s.browse(&since).unwrap();
     assert_eq!(next.runs[0].summary.id, ids[2]);
     assert_eq!(s.browsed(ids[0]).unwrap().plan, "checkout");
+    check_plans_baselines_and_live(&mut s, &ids, lone);
+}
+
+/// The plans, a plan's baselines, the runs agents beat for.
+fn check_plans_baselines_and_live(s: &mut Store, ids: &[RunId], lone: RunId) {
     assert!(s.browsed(9_999).is_err());
     let plans = s.plans().unwrap();
     assert_eq!(plans.len(), 1);
