@@ -23,6 +23,8 @@ const IDLE: Duration = Duration::from_secs(60);
 const LISTED_MS: i64 = 10_000;
 /// Agents whose newest heartbeat is older than this are done (they beat every 250 ms).
 const QUIET_MS: i64 = 3_000;
+/// Quiet agents with no result saved are lost after this.
+const LOST_MS: i64 = 30_000;
 
 struct Watch {
     feed: Arc<Feed>,
@@ -95,6 +97,11 @@ fn finished(store: &mut Store, run: &str) -> Option<String> {
         return None;
     }
     let saved = store.history(&label(crate::store::RUN_LABEL), 0).ok()?;
+    // Quiet agents that saved nothing yet may still be saving (a busy store, a long report):
+    // they are taken as lost only after a while.
+    if saved.is_empty() && beats.iter().any(|(_, age)| *age < LOST_MS) {
+        return None;
+    }
     Some(match saved.as_slice() {
         [one] => format!("/runs/{}", one.id),
         _ => perfbase_report::ui::href(

@@ -119,6 +119,7 @@ fn connection(server: &Server, mut stream: TcpStream) {
     let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
     let req = match http::read(&stream) {
         Ok(req) => req,
+        Err(http::NOTHING) => return,
         Err(why) => {
             let r = http::Response::text("400 Bad Request", why);
             let _ = http::write(&mut stream, &r, false);
