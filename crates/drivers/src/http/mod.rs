@@ -15,6 +15,7 @@ pub(crate) mod events;
 pub mod fetch;
 pub(crate) mod h2;
 pub mod journey;
+mod outcome;
 pub(crate) mod request;
 mod response;
 mod stamp;
@@ -31,8 +32,9 @@ pub use targets::{parse_targets, TargetsError};
 use crate::workload::{Corpus, Mix};
 use buffers::Lent;
 use conn::{Conn, Tls};
+use outcome::{answered, cut_off, ended, timing_of};
 use perfbase_core::recorder::MAX_LABELS;
-use perfbase_core::{Class, ConnUse, Driver, Outcome, Session, Timing};
+use perfbase_core::{Class, Driver, Outcome, Session};
 use request::{Prepared, Templated};
 use response::{read_response, ReadError};
 use std::io;
@@ -438,15 +440,8 @@ pub struct HttpSession {
 
 impl HttpSession {
     async fn attempt(&mut self, req: Req<'_>) -> Result<Outcome, (Outcome, bool)> {
+        let reused = self.reusable();
         let shared = &self.shared;
-        let reused = match &self.stream {
-            Some(s) if s.closed_while_idle() => {
-                self.stream = None;
-                false
-            }
-            Some(_) => true,
-            None => false,
-        };
         let stream = match self.stream {
             Some(ref mut s) => s,
             None => {
@@ -484,39 +479,22 @@ impl HttpSession {
         .await
         {
             Ok(resp) if resp.cut => {
-                let end = std::time::Instant::now();
-                self.stream = None;
-                let messages = resp.events.as_ref().map_or(0, |e| e.clock.count);
                 let length = self.until.map(|(_, t)| t).unwrap_or_default();
-                let mut o = Outcome::error(Class::Timeout, events::cut(length, messages))
-                    .with_bytes(resp.bytes_in, out)
-                    .with_timing(timing);
-                o.status = resp.status;
-                o.stream = resp.events.map(|e| Box::new(e.reply(sent, end)));
+                let o = cut_off(resp, sent, out, timing, length);
+                self.stream = None;
                 Ok(o)
             }
             Ok(mut resp) => {
-                let mut end = std::time::Instant::now();
-                // Read late (the open model's slots), a response still ends when it came; an
-                // event stream's messages are timed as they are read, so it keeps the clock.
-                if let (Some((first, last)), None) = (stream.arrivals(), &resp.events) {
-                    resp.first_byte = first.clamp(sent, end);
-                    end = last.clamp(sent, end);
+                let (end, stamped) = ended(stream, &mut resp, sent, &mut timing);
+                if stamped {
                     self.arrived = Some(end);
                 }
-                timing.waiting_us = conn::micros(resp.first_byte.saturating_duration_since(sent));
-                timing.receiving_us = conn::micros(end.saturating_duration_since(resp.first_byte));
                 if resp.close || !shared.keepalive {
                     self.stream = None;
                 } else {
                     stream.forget_readiness();
                 }
-                let mut o = Outcome::http(resp.status, resp.bytes_in, out).with_timing(timing);
-                if let (Some(describe), Some(body)) = (shared.describe_error, &resp.error_body) {
-                    o.detail = Some(describe(resp.status, body).into_boxed_str());
-                }
-                o.stream = resp.events.map(|e| Box::new(e.reply(sent, end)));
-                Ok(o)
+                Ok(answered(shared, resp, out, timing, (sent, end)))
             }
             Err(e) => {
                 self.stream = None;
@@ -530,22 +508,14 @@ impl HttpSession {
             }
         }
     }
-}
 
-/// A request's connection timing: a connection opened for it (or before it, for a session's
-/// first) brings its connect and TLS times (µs); any other was reused.
-fn timing_of(opened: Option<(u32, u32)>) -> Timing {
-    match opened {
-        Some((connect_us, tls_us)) => Timing {
-            conn: ConnUse::New,
-            connect_us,
-            tls_us,
-            ..Timing::default()
-        },
-        None => Timing {
-            conn: ConnUse::Reused,
-            ..Timing::default()
-        },
+    /// Whether the session holds a connection to reuse; one the server closed while it was
+    /// idle is dropped first.
+    fn reusable(&mut self) -> bool {
+        if self.stream.as_ref().is_some_and(Conn::closed_while_idle) {
+            self.stream = None;
+        }
+        self.stream.is_some()
     }
 }
 

@@ -105,41 +105,20 @@ fn chart(s: &Series) -> Option<String> {
     }
     let (x, x_label) = times(s);
     let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01);
-    // Every value zero (an error rate that never moved): an axis up to 1, where 1e-9 drew
-    // ticks no one can read.
-    let pad = if pad > 0.0 { pad } else { 1.0 };
+    let (y_lo, y_hi) = y_range(&values);
     let x_max = x.last().copied().unwrap_or(1.0).max(1e-9);
     let y_label = format!("{} ({})", s.metric, s.unit);
     let mut c = Chart::new(
         "trend",
         s.name.clone(),
         Axis::linear(x_label, 0.0, x_max, 8),
-        Axis::linear(y_label, (lo - pad).max(0.0).min(lo), hi + pad, 6),
+        Axis::linear(y_label, y_lo, y_hi, 6),
     );
-    let dots = s
-        .points
-        .iter()
-        .zip(&x)
-        .map(|(p, &xv)| {
-            let mut tip = format!("run {}", p.run);
-            if !p.at.is_empty() {
-                tip.push_str(&format!(" · {}", p.at));
-            }
-            for (k, v) in p.labels.iter() {
-                tip.push_str(&format!(" · {k}={v}"));
-            }
-            tip.push_str(&format!(": {}", figure(s, p.value)));
-            (xv, p.value, tip)
-        })
-        .collect();
     c.series.push(Line {
         name: s.metric.clone(),
         color: PALETTE[0],
         line: x.iter().copied().zip(values.iter().copied()).collect(),
-        dots,
+        dots: run_dots(s, &x),
         ..Line::default()
     });
     if !s.bursts.is_empty() {
@@ -192,6 +171,37 @@ fn chart(s: &Series) -> Option<String> {
     Some(c.render())
 }
 
+/// The y axis' range: the values with a tenth of their spread (at least 1 % of the largest)
+/// either side, never below 0 unless a value is.
+fn y_range(values: &[f64]) -> (f64, f64) {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let pad = ((hi - lo) * 0.1).max(hi.abs() * 0.01);
+    // Every value zero (an error rate that never moved): an axis up to 1, where 1e-9 drew
+    // ticks no one can read.
+    let pad = if pad > 0.0 { pad } else { 1.0 };
+    ((lo - pad).max(0.0).min(lo), hi + pad)
+}
+
+/// A dot per run, its tooltip naming the run, when it started, its labels and its figure.
+fn run_dots(s: &Series, x: &[f64]) -> Vec<(f64, f64, String)> {
+    s.points
+        .iter()
+        .zip(x)
+        .map(|(p, &xv)| {
+            let mut tip = format!("run {}", p.run);
+            if !p.at.is_empty() {
+                tip.push_str(&format!(" · {}", p.at));
+            }
+            for (k, v) in p.labels.iter() {
+                tip.push_str(&format!(" · {k}={v}"));
+            }
+            tip.push_str(&format!(": {}", figure(s, p.value)));
+            (xv, p.value, tip)
+        })
+        .collect()
+}
+
 /// The segment means (bursts left out) as a step line: flat within a segment, a NaN gap
 /// between segments.
 fn segment_steps(s: &Series, x: &[f64]) -> Vec<(f64, f64)> {
@@ -215,4 +225,29 @@ fn segment_steps(s: &Series, x: &[f64]) -> Vec<(f64, f64)> {
         line.push((f64::NAN, f64::NAN));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn near(got: (f64, f64), want: (f64, f64)) -> bool {
+        (got.0 - want.0).abs() < 1e-9 && (got.1 - want.1).abs() < 1e-9
+    }
+
+    #[test]
+    fn the_y_axis_pads_the_values_and_an_all_zero_series_goes_up_to_one() {
+        // An error rate of 0 in every run: the axis used to end at 1e-9.
+        assert_eq!(y_range(&[0.0, 0.0, 0.0]), (0.0, 1.0));
+        // A tenth of the spread either side, or 1 % of the largest value when that is more.
+        let r = y_range(&[100.0, 200.0]);
+        assert!(near(r, (90.0, 210.0)), "{r:?}");
+        let r = y_range(&[100.0, 110.0]);
+        assert!(near(r, (98.9, 111.1)), "{r:?}");
+        let r = y_range(&[50.0, 50.0]);
+        assert!(near(r, (49.5, 50.5)), "{r:?}");
+        // Never below 0 for positive values, but a negative value stays on the chart.
+        assert_eq!(y_range(&[0.0, 10.0]).0, 0.0);
+        assert_eq!(y_range(&[-5.0, 10.0]).0, -5.0);
+    }
 }
