@@ -42,13 +42,21 @@ pub const NOTHING: &str = "";
 /// Reads one request's head; the error says why it is not one this server reads (answered
 /// 400 by the caller), or is [`NOTHING`] when nothing came (closed without an answer).
 pub fn read(stream: &TcpStream) -> Result<Request, &'static str> {
-    let mut reader = BufReader::new(stream.take(HEAD_LIMIT));
+    read_from(stream)
+}
+
+/// [`read`] from any input (the fuzzer's bytes).
+pub fn read_from(input: impl Read) -> Result<Request, &'static str> {
+    let mut reader = BufReader::new(input.take(HEAD_LIMIT));
     let mut line = String::new();
-    // A browser opens connections ahead of its requests; one that sent nothing before the
-    // timeout is closed without an answer, which the browser could take for its next
-    // request's.
-    if !matches!(reader.read_line(&mut line), Ok(n) if n > 0) && line.is_empty() {
-        return Err(NOTHING);
+    match reader.read_line(&mut line) {
+        // Bytes that are not text are no request, and get their 400.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Err("not an HTTP request"),
+        // A browser opens connections ahead of its requests; one that sent nothing before
+        // the timeout is closed without an answer, which the browser could take for its next
+        // request's.
+        Ok(0) | Err(_) if line.is_empty() => return Err(NOTHING),
+        _ => {}
     }
     let mut parts = line.split_whitespace();
     let (Some(method), Some(target)) = (parts.next(), parts.next()) else {

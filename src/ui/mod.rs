@@ -20,6 +20,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Reads a request's head from `bytes` as a loopback server does, checks who may have it and
+/// writes the refusal when there is one, for the fuzzer (`perfbase-fuzz ui_request`): whether
+/// the head was read.
+pub fn fuzz_request(bytes: &[u8]) -> bool {
+    let Ok(req) = http::read_from(bytes) else {
+        return false;
+    };
+    let _ = req.param("plan");
+    let loopback = SocketAddr::from(([127, 0, 0, 1], 8080));
+    if let Ok(rules) = access::Access::new(loopback, false, &[]) {
+        if let access::Verdict::Refuse(r) = rules.check(&req) {
+            let _ = http::write(&mut Vec::new(), &r, req.method == "HEAD");
+        }
+    }
+    true
+}
+
 /// Connections answered at once.
 const CONNECTIONS: usize = 64;
 

@@ -440,6 +440,14 @@ fn remote_pages_need_the_token_a_known_host_and_only_read() {
         &"X-Pad: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n".repeat(500),
     );
     assert!(status.contains("400"), "{status}");
+    // Bytes that are not text get their 400 too, not a silent close.
+    let mut s = TcpStream::connect(("127.0.0.1", ui.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"\xff\xfe\x00 / HTTP/1.1\r\n\r\n").unwrap();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
 }
 
 /// A UI on all addresses: the token (Bearer or the cookie a `?token=` visit sets), a known

@@ -301,6 +301,11 @@ pub const HARNESSES: &[Harness] = &[
         ],
     },
     Harness {
+        name: "ui_request",
+        run: crate::ui::request,
+        dictionary: crate::ui::DICTIONARY,
+    },
+    Harness {
         name: "journey",
         run: journey,
         dictionary: &[

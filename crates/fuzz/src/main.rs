@@ -7,6 +7,7 @@
 mod engine;
 mod harnesses;
 mod journeys;
+mod ui;
 
 use engine::{Current, Harness};
 use harnesses::HARNESSES;

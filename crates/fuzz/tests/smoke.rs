@@ -1,4 +1,4 @@
-//! Every harness, a few seconds each (about 30 s in all, well within the suite's fuzzing
+//! Every harness, a few seconds each (about 45 s for 15, within the suite's fuzzing
 //! budget of 60 s): the checked-in corpus and its mutations must give no panic, abort or
 //! hang. `scripts/fuzz.sh` runs the same harnesses for as long as asked.
 
