@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 pub const MAX_SAVED: usize = 10;
 /// Longest input the mutator makes.
 pub const MAX_INPUT: usize = 64 * 1024;
+/// The longest input the request, scrub and journey harnesses take: a request's fields and a
+/// server's error sample are short, and longer inputs would only slow the runs down.
+pub const SHORT: usize = 4096;
 
 /// One harness: a name, the function that feeds an input to the parser (true when the parser
 /// accepted it), and the tokens its format is made of.

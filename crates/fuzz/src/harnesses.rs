@@ -3,7 +3,7 @@
 //! (validation, expansion, rendering). It returns whether the parser accepted the input. Any
 //! panic is a finding; so is an abort or a hang, which `main` reports.
 
-use crate::engine::Harness;
+use crate::engine::{Harness, SHORT};
 use crate::journeys::{journey, stream_growth};
 use std::path::Path;
 
@@ -346,10 +346,6 @@ pub const HARNESSES: &[Harness] = &[
         ],
     },
 ];
-
-/// The longest input the request and scrub harnesses take: a request's fields and a server's
-/// error sample are short, and longer inputs would only slow the runs down.
-pub(crate) const SHORT: usize = 4096;
 
 /// Where plans and targets files resolve relative files: nowhere, so no input reads one.
 const NOWHERE: &str = "/nonexistent-perfbase-fuzz";

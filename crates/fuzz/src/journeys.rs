@@ -9,7 +9,7 @@ pub(crate) fn journey(input: &[u8]) -> bool {
     let Some((&mode, rest)) = input.split_first() else {
         return false;
     };
-    let rest = &rest[..rest.len().min(crate::harnesses::SHORT)];
+    let rest = &rest[..rest.len().min(crate::engine::SHORT)];
     let text = String::from_utf8_lossy(rest);
     let (first, body) = text.split_once('\n').unwrap_or((&text, ""));
     match mode & 3 {

@@ -2,7 +2,6 @@
 //! deletion, and what the cluster says it is.
 
 use super::errors::{code_name, describe};
-use super::produce::METADATA_WAIT;
 use super::{Broker, KafkaError, HEADER};
 use crate::apart::now_ns;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
@@ -15,6 +14,9 @@ use std::io::{Read, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// How long set-up waits for the cluster's metadata.
+pub(super) const METADATA_WAIT: Duration = Duration::from_secs(10);
 
 /// How long `--init` keeps trying to create a topic that is still being deleted.
 const RECREATE_LIMIT: Duration = Duration::from_secs(20);

@@ -125,7 +125,7 @@ fn assign(broker: &Broker, topic: &str, n: usize) -> Result<Vec<StreamConsumer>,
         let mut list = TopicPartitionList::new();
         for p in (0..partitions).filter(|p| p % n == i as i32) {
             let (_, high) = c
-                .fetch_watermarks(topic, p, Timeout::After(super::produce::METADATA_WAIT))
+                .fetch_watermarks(topic, p, Timeout::After(super::admin::METADATA_WAIT))
                 .map_err(|e| {
                     KafkaError::Broker(format!("topic {topic} partition {p}: {}", describe(&e)))
                 })?;

@@ -17,8 +17,6 @@ use std::time::Duration;
 const MAX_RECORD: usize = 64 << 20;
 /// How long the end of a run waits for records still queued in librdkafka.
 const FLUSH_LIMIT: Duration = Duration::from_secs(5);
-/// How long set-up waits for the cluster's metadata.
-pub(super) const METADATA_WAIT: Duration = Duration::from_secs(10);
 
 /// Produces to `topic`: the driver of `-w produce` and of the producers of `-w e2e`.
 pub struct ProduceDriver {
