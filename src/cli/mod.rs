@@ -524,7 +524,7 @@ pub(crate) mod parse {
     }
 
     pub fn threshold(s: &str) -> Result<perfbase_analysis::threshold::Threshold, String> {
-        perfbase_analysis::threshold::parse_threshold(s).map_err(|e| e.to_string())
+        perfbase_analysis::parse_threshold(s).map_err(|e| e.to_string())
     }
 
     pub fn rate(s: &str) -> Result<f64, String> {

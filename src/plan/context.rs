@@ -3,7 +3,7 @@
 
 use super::file::S;
 use super::model::{PlanError, Workload};
-use perfbase_analysis::threshold::{parse_threshold, Threshold};
+use perfbase_analysis::{parse_threshold, Threshold};
 use perfbase_core::units::parse_duration;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

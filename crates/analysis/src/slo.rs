@@ -72,7 +72,7 @@ mod tests {
     use crate::fixtures::{measurement, step};
     use crate::knee::find_knee;
     use crate::sweep::{step_row, Offered};
-    use crate::threshold::parse_threshold;
+    use crate::threshold_parse::parse_threshold;
 
     /// A rate ladder 10..80/s against a capacity of 40/s, p99 rising with load.
     fn ladder() -> (Vec<StepRow>, Vec<Measurement>) {

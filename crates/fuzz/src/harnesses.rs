@@ -401,7 +401,7 @@ fn units(input: &[u8]) -> bool {
             true
         }),
         2 => perfbase_core::units::parse_count(text).is_ok(),
-        _ => perfbase_analysis::threshold::parse_threshold(text).is_ok(),
+        _ => perfbase_analysis::parse_threshold(text).is_ok(),
     }
 }
 

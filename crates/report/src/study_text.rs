@@ -178,7 +178,7 @@ pub fn availability_line(a: &perfbase_core::result::AvailabilityOut) -> Option<S
 /// A verdict's measured value in its threshold's unit (`12.3 ms`, `0.52 %`, `1,234.5/s`), or
 /// None when nothing was measured (no operation completed). Every report says it this way.
 pub fn threshold_value(threshold: &str, v: f64) -> Option<String> {
-    use perfbase_analysis::threshold::{parse_threshold, Metric};
+    use perfbase_analysis::{parse_threshold, Metric};
     if v.is_nan() {
         return None;
     }

@@ -47,7 +47,7 @@ use crate::svg::{
 use crate::{thousands, thousands_f};
 use perfbase_analysis::study::{ScenarioStudy, Study};
 use perfbase_analysis::sweep::Offered;
-use perfbase_analysis::threshold::{parse_threshold, Metric};
+use perfbase_analysis::{parse_threshold, Metric};
 use perfbase_core::result::{decode_histogram, Endpoint, Measurement, Model, RunResult};
 use perfbase_core::timeline::TimelinePoint;
 use perfbase_monitor::MonitorReport;

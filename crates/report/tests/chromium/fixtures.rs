@@ -8,7 +8,7 @@ use perfbase_analysis::study::{
     repetition_stats, CheckVerdict, PhaseVerdict, ScenarioStudy, Study,
 };
 use perfbase_analysis::sweep::{step_row, Offered};
-use perfbase_analysis::threshold::{parse_threshold, Threshold};
+use perfbase_analysis::{parse_threshold, Threshold};
 use perfbase_core::result::{Env, LoadConfig, Measurement, Model, PhaseResult, RunResult};
 use perfbase_core::{Class, Outcome, Recorder};
 use serde_json::{json, Value};
