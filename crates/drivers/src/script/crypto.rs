@@ -1,10 +1,9 @@
 //! Hashes, HMACs, random bytes, UUIDs, base64 and hex for signed requests, and CSV for data
 //! files: natives on `__perfbase`, on ring (already built for TLS), base64 and csv.
 
-use super::natives::bytes_of;
 use base64::Engine as _;
 use ring::rand::{SecureRandom, SystemRandom};
-use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Result, Value};
+use rquickjs::{Array, ArrayBuffer, Ctx, Exception, Function, Object, Result, TypedArray, Value};
 
 /// The most random bytes one call gives.
 const MAX_RANDOM: usize = 1 << 20;
@@ -212,6 +211,22 @@ fn csv<'js>(ctx: Ctx<'js>, text: String, header: bool) -> Result<Array<'js>> {
         rows.set(i, row)?;
     }
     Ok(rows)
+}
+
+/// The bytes of a string, an ArrayBuffer or a Uint8Array; None for other values.
+pub(crate) fn bytes_of(v: &Value<'_>) -> Result<Option<Vec<u8>>> {
+    if let Some(s) = v.as_string() {
+        return Ok(Some(s.to_string()?.into_bytes()));
+    }
+    if let Some(b) = ArrayBuffer::from_value(v.clone()) {
+        // SAFETY: copied at once; no script runs while the slice is held.
+        return Ok(unsafe { b.as_bytes() }.map(<[u8]>::to_vec));
+    }
+    if let Ok(a) = TypedArray::<u8>::from_value(v.clone()) {
+        // SAFETY: as above.
+        return Ok(unsafe { a.as_bytes() }.map(<[u8]>::to_vec));
+    }
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! its module loader, its limits, error text).
 
 mod crypto;
+mod host;
 mod modules;
 mod names;
 mod natives;

@@ -1,15 +1,15 @@
 //! The native functions a script reaches through `globalThis.__perfbase` (wrapped by the
 //! modules in modules.rs) and the globals it sees: `open`, `console`, `__ENV`. Natives
-//! only record what the virtual user asked for in the thread's [`Slot`]; the session sends
+//! only record what the virtual user asked for in the thread's [`Slot`](super::host::Slot); the session sends
 //! the request and the engine times it, so no script touches a clock or a histogram.
 
-use super::crypto;
-use super::vm::{Host, Pending, Request};
+use super::crypto::{self, bytes_of};
+use super::host::{Host, Pending, Request};
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use perfbase_core::redact;
 use rquickjs::function::{Opt, Rest};
-use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Promise, Result, TypedArray, Value};
+use rquickjs::{ArrayBuffer, Ctx, Exception, Function, Object, Promise, Result, Value};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -219,22 +219,6 @@ fn open<'js>(ctx: Ctx<'js>, host: &Host, path: String, mode: Opt<String>) -> Res
     let text = crate::input::text(bytes)
         .map_err(|e| Exception::throw_message(&ctx, &format!("open('{path}'): {e}")))?;
     rquickjs::String::from_str(ctx, &text).map(|s| s.into_value())
-}
-
-/// The bytes of a string, an ArrayBuffer or a Uint8Array; None for other values.
-pub(crate) fn bytes_of(v: &Value<'_>) -> Result<Option<Vec<u8>>> {
-    if let Some(s) = v.as_string() {
-        return Ok(Some(s.to_string()?.into_bytes()));
-    }
-    if let Some(b) = ArrayBuffer::from_value(v.clone()) {
-        // SAFETY: copied at once; no script runs while the slice is held.
-        return Ok(unsafe { b.as_bytes() }.map(<[u8]>::to_vec));
-    }
-    if let Ok(a) = TypedArray::<u8>::from_value(v.clone()) {
-        // SAFETY: as above.
-        return Ok(unsafe { a.as_bytes() }.map(<[u8]>::to_vec));
-    }
-    Ok(None)
 }
 
 /// The most requests one `http.batch` sends (k6's own default is 20 at a time): the answers

@@ -4,8 +4,9 @@
 //! `then` hands the response to the code, runs it to its next request or its end, and says
 //! which, with the think time its `sleep`s added up to.
 
+use super::host::{Request, Slot};
 use super::natives::BATCH_PER_HOST;
-use super::vm::{outcome_of, Request, Slot, Vm};
+use super::vm::{outcome_of, Vm};
 use crate::http::journey::client::{Client, Link, Reply};
 use crate::http::journey::cookies::Jar;
 use hyper::header::COOKIE;

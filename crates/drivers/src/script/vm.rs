@@ -4,17 +4,16 @@
 //! runs only inside [`Vm::run`], in slices bounded by time (the interrupt handler) and the
 //! runtime by memory, so a loop or a runaway allocation fails one iteration, not the run.
 
+use super::host::Host;
 use super::natives;
 use super::Run;
-use crate::http::journey::client::{Client, Outgoing};
-use perfbase_core::CheckBits;
 use rquickjs::loader::{ImportAttributes, Loader, Resolver};
 use rquickjs::module::Declared;
 use rquickjs::{
     CatchResultExt, CaughtError, Context, Ctx, Function, Module, Object, Persistent, Promise,
     Runtime, Value,
 };
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -29,80 +28,6 @@ const INIT: Duration = Duration::from_secs(30);
 pub(crate) const MEMORY: usize = 256 << 20;
 /// The deepest the script's stack may grow (a worker thread's stack is 2 MiB).
 const STACK: usize = 512 << 10;
-
-/// What a user asked to send and has not been sent yet, with the promise its answer settles.
-pub(crate) struct Pending {
-    /// One request, or an `http.batch`'s (sent together).
-    pub(crate) requests: Vec<Request>,
-    /// Whether the promise settles with an array of responses (`http.batch`).
-    pub(crate) batch: bool,
-    pub(crate) settle: (Persistent<Function<'static>>, Persistent<Function<'static>>),
-}
-
-/// One request the code made.
-pub(crate) struct Request {
-    pub(crate) out: Outgoing,
-    pub(crate) client: Arc<Client>,
-    pub(crate) label: u16,
-    /// The whole URL, for the response's `url`.
-    pub(crate) url: String,
-    /// The path, for the cookie jar.
-    pub(crate) path: String,
-}
-
-/// What the running user asked for since it last waited.
-#[derive(Default)]
-pub(crate) struct Slot {
-    pub(crate) pending: Option<Pending>,
-    /// `sleep` since the last request: the next one's think time.
-    pub(crate) think: Duration,
-    pub(crate) checks: CheckBits,
-    /// The groups it is in, outermost first.
-    pub(crate) groups: Vec<String>,
-    /// Values its code added to its metrics since the last step.
-    pub(crate) samples: Vec<perfbase_core::metric::Sample>,
-}
-
-/// An origin: scheme, host, port.
-type Origin = (String, String, u16);
-
-/// What the natives of one thread share: the running user's slot, the run, the names seen.
-pub(crate) struct Host {
-    pub(crate) slot: RefCell<Slot>,
-    /// True while the script loads (only then may it `open` files).
-    pub(crate) init: Cell<bool>,
-    /// False for set-up and tear-down, whose requests and checks are not the run's.
-    pub(crate) measured: bool,
-    /// The running user's number and its iteration's (`__VU`, `__ITER`).
-    pub(crate) user: Cell<(u64, u64)>,
-    pub(crate) run: Arc<Run>,
-    pub(crate) seen: super::names::Seen,
-    /// Each origin's connection settings.
-    clients: RefCell<Vec<(Origin, Arc<Client>)>>,
-}
-
-impl Host {
-    /// The connection settings for `url`'s origin, made once per thread.
-    pub(crate) fn client(&self, url: &url::Url) -> Result<Arc<Client>, String> {
-        let (scheme, host, port) = (
-            url.scheme(),
-            url.host_str().unwrap_or(""),
-            url.port_or_known_default().unwrap_or(0),
-        );
-        if let Some((_, c)) = self
-            .clients
-            .borrow()
-            .iter()
-            .find(|((s, h, p), _)| s == scheme && h == host && *p == port)
-        {
-            return Ok(c.clone());
-        }
-        let c = Arc::new(Client::for_url(url, &self.run.tls).map_err(|e| e.to_string())?);
-        let origin = (scheme.to_string(), host.to_string(), port);
-        self.clients.borrow_mut().push((origin, c.clone()));
-        Ok(c)
-    }
-}
 
 /// A worker thread's runtime with the script loaded.
 pub(crate) struct Vm {
@@ -166,15 +91,7 @@ impl Vm {
             },
         );
         let ctx = Context::full(&rt).map_err(|e| e.to_string())?;
-        let host = Rc::new(Host {
-            slot: RefCell::new(Slot::default()),
-            init: Cell::new(true),
-            measured: function.is_some(),
-            user: Cell::new((0, 0)),
-            run: run.clone(),
-            seen: Default::default(),
-            clients: RefCell::new(Vec::new()),
-        });
+        let host = Rc::new(Host::new(run.clone(), function.is_some()));
         let loaded = ctx.with(|ctx| load(&ctx, &host, run, function));
         host.init.set(false);
         deadline.set(far());
