@@ -36,17 +36,14 @@ impl Request {
     }
 }
 
-/// What [`read`] says of a connection that sent nothing: it gets no answer.
-pub const NOTHING: &str = "";
-
-/// Reads one request's head; the error says why it is not one this server reads (answered
-/// 400 by the caller), or is [`NOTHING`] when nothing came (closed without an answer).
-pub fn read(stream: &TcpStream) -> Result<Request, &'static str> {
+/// Reads one request's head: None when nothing came (closed without an answer), or an error
+/// that says why it is not one this server reads (answered 400 by the caller).
+pub fn read(stream: &TcpStream) -> Result<Option<Request>, &'static str> {
     read_from(stream)
 }
 
 /// [`read`] from any input (the fuzzer's bytes).
-pub fn read_from(input: impl Read) -> Result<Request, &'static str> {
+pub fn read_from(input: impl Read) -> Result<Option<Request>, &'static str> {
     let mut reader = BufReader::new(input.take(HEAD_LIMIT));
     let mut line = String::new();
     match reader.read_line(&mut line) {
@@ -55,7 +52,7 @@ pub fn read_from(input: impl Read) -> Result<Request, &'static str> {
         // A browser opens connections ahead of its requests; one that sent nothing before
         // the timeout is closed without an answer, which the browser could take for its next
         // request's.
-        Ok(0) | Err(_) if line.is_empty() => return Err(NOTHING),
+        Ok(0) | Err(_) if line.is_empty() => return Ok(None),
         _ => {}
     }
     let mut parts = line.split_whitespace();
@@ -81,7 +78,7 @@ pub fn read_from(input: impl Read) -> Result<Request, &'static str> {
         let mut header = String::new();
         match reader.read_line(&mut header) {
             Ok(0) => return Err("the request's head was cut short or too long"),
-            Ok(_) if header.trim().is_empty() => return Ok(req),
+            Ok(_) if header.trim().is_empty() => return Ok(Some(req)),
             Ok(_) => {}
             Err(_) => return Err("the request's head did not come"),
         }

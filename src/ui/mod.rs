@@ -2,8 +2,8 @@
 //! answers each connection on a thread (at most [`CONNECTIONS`] at once: the next get a 503),
 //! each request once (`Connection: close`), GET and HEAD only: nothing on these pages changes
 //! the store. http.rs reads and writes the requests, access.rs decides who is answered,
-//! pages.rs and plan.rs answer from the store in frame.rs's frame through a few kept connections (pool.rs),
-//! live.rs follows the runs agents are doing.
+//! pages.rs and plan.rs answer from the store in frame.rs's frame through a few kept
+//! connections (pool.rs), live.rs follows the runs agents are doing.
 
 mod access;
 mod frame;
@@ -24,10 +24,9 @@ use std::time::Duration;
 /// writes the refusal when there is one, for the fuzzer (`perfbase-fuzz ui_request`): whether
 /// the head was read.
 pub fn fuzz_request(bytes: &[u8]) -> bool {
-    let Ok(req) = http::read_from(bytes) else {
+    let Ok(Some(req)) = http::read_from(bytes) else {
         return false;
     };
-    let _ = req.param("plan");
     let loopback = SocketAddr::from(([127, 0, 0, 1], 8080));
     if let Ok(rules) = access::Access::new(loopback, false, &[]) {
         if let access::Verdict::Refuse(r) = rules.check(&req) {
@@ -135,8 +134,8 @@ fn connection(server: &Server, mut stream: TcpStream) {
     let _ = stream.set_read_timeout(Some(http::READ_TIMEOUT));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
     let req = match http::read(&stream) {
-        Ok(req) => req,
-        Err(http::NOTHING) => return,
+        Ok(Some(req)) => req,
+        Ok(None) => return,
         Err(why) => {
             let r = http::Response::text("400 Bad Request", why);
             let _ = http::write(&mut stream, &r, false);
